@@ -1,0 +1,38 @@
+# model-foundry: `make up` (UI + daemon), `make demo` (one shot), `make test` (the suite).
+# Each target creates .venv with the project installed if it is missing or stale.
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: venv up demo test lint bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "model-foundry needs Python 3.11 or newer (set PYTHON=python3.11)")'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+up: $(STAMP)
+	$(VENV)/bin/model-foundry up
+
+demo: $(STAMP)
+	$(VENV)/bin/model-foundry demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check model_foundry model_foundry_tests
+	$(VENV)/bin/ruff format --check model_foundry model_foundry_tests
+
+bench: $(STAMP)
+	$(VENV)/bin/model-foundry bench ingest --events 100000 --json
+	$(VENV)/bin/model-foundry bench slots --prompts 400 --json
+
+clean:
+	rm -rf $(VENV) data/dagster_home data/nats data/slot_locks

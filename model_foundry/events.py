@@ -1,0 +1,266 @@
+"""The event contract: subjects, legacy names and validation of one NATS message body.
+
+Pure logic, no I/O: the inbox asset, the CLI, the benchmarks and the hypothesis tests all
+call :func:`validate_message` and get back either an :class:`InboxEvent` or a
+:class:`DeadLetter` with a readable reason. It never raises on bad input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+CHAT_PERSIST = "llm.chat.persist"
+TOOL_CALL = "llm.tool_call"
+FLOW_LINEAGE = "llm.flow.lineage"
+SEMANTIC_SEARCH = "obsidian.semantic_search"
+
+SUBJECTS: tuple[str, ...] = (CHAT_PERSIST, TOOL_CALL, FLOW_LINEAGE, SEMANTIC_SEARCH)
+
+# Names used before the rename; stored under the new name with the original kept.
+LEGACY_SUBJECTS: dict[str, str] = {
+    "knowledge.chat.persist": CHAT_PERSIST,
+    "knowledge.embedding": SEMANTIC_SEARCH,
+    "knowledge.flow.lineage": FLOW_LINEAGE,
+    "knowledge.tool_call": TOOL_CALL,
+}
+
+ALL_SUBJECTS: tuple[str, ...] = SUBJECTS + tuple(LEGACY_SUBJECTS)
+
+# A body past this size is refused before parsing: a multi-megabyte event is a publisher
+# bug, and keeping it would bloat every downstream prompt. The raw bytes still go to the
+# dead-letter table so nothing is lost.
+MAX_EVENT_BYTES = 1024 * 1024
+MAX_ID_LENGTH = 256
+
+
+def canonical_subject(subject: str) -> str | None:
+    """The contract name for a NATS subject, or ``None`` when it is outside the contract."""
+    if subject in SUBJECTS:
+        return subject
+    return LEGACY_SUBJECTS.get(subject)
+
+
+def subjects_for(canonical: str) -> list[str]:
+    """Every NATS subject that lands in the partition ``canonical`` (its own and legacy)."""
+    return [canonical, *(old for old, new in LEGACY_SUBJECTS.items() if new == canonical)]
+
+
+@dataclass(frozen=True, slots=True)
+class InboxEvent:
+    event_id: str
+    subject: str
+    source_subject: str
+    correlation_id: str
+    occurred_at: datetime
+    received_at: datetime
+    stream_seq: int
+    payload_json: str
+    body_sha256: str
+    raw: bytes = field(repr=False, default=b"")
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    subject: str
+    source_subject: str
+    stream_seq: int
+    received_at: datetime
+    reason: str
+    raw: bytes
+    event_id: str | None = None
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.astimezone(UTC)
+
+
+def _require_list_of_objects(payload: dict[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    if not isinstance(value, list):
+        return f"payload.{key} must be a list"
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            return f"payload.{key}[{i}] must be an object"
+    return None
+
+
+def _check_payload(subject: str, payload: dict[str, Any]) -> str | None:
+    """What a downstream step needs of each subject's payload; everything else is kept as is."""
+    if subject == CHAT_PERSIST:
+        problem = _require_list_of_objects(payload, "messages")
+        if problem:
+            return problem
+        for i, message in enumerate(payload["messages"]):
+            if not isinstance(message.get("role"), str):
+                return f"payload.messages[{i}].role must be a string"
+            content = message.get("content")
+            if not isinstance(content, str | list) and content is not None:
+                return f"payload.messages[{i}].content must be a string, a list or null"
+    elif subject == TOOL_CALL:
+        if not isinstance(payload.get("tool"), str) or not payload["tool"]:
+            return "payload.tool must be a non-empty string"
+        if "arguments" not in payload:
+            return "payload.arguments is required"
+        duration = payload.get("duration_ms")
+        if duration is not None and (
+            isinstance(duration, bool) or not isinstance(duration, int | float)
+        ):
+            return "payload.duration_ms must be a number"
+    elif subject == FLOW_LINEAGE:
+        kind = payload.get("kind")
+        if kind == "node":
+            if not isinstance(payload.get("node_id"), str) or not payload["node_id"]:
+                return "payload.node_id must be a non-empty string for kind 'node'"
+        elif kind == "edge":
+            for key in ("source", "target"):
+                if not isinstance(payload.get(key), str) or not payload[key]:
+                    return f"payload.{key} must be a non-empty string for kind 'edge'"
+        else:
+            return "payload.kind must be 'node' or 'edge'"
+    elif subject == SEMANTIC_SEARCH:
+        if not isinstance(payload.get("query"), str):
+            return "payload.query must be a string"
+        if "results" in payload and payload["results"] is not None:
+            problem = _require_list_of_objects(payload, "results")
+            if problem:
+                return problem
+    return None
+
+
+def _reject(
+    reason: str,
+    subject: str,
+    source_subject: str,
+    seq: int,
+    received_at: datetime,
+    raw: bytes,
+    event_id: str | None = None,
+) -> DeadLetter:
+    return DeadLetter(subject, source_subject, seq, received_at, reason, raw, event_id)
+
+
+def validate_message(
+    source_subject: str, data: bytes, stream_seq: int, received_at: datetime | None = None
+) -> InboxEvent | DeadLetter:
+    """Check one message against the contract; never raises on bad input."""
+    received_at = received_at or datetime.now(UTC)
+    subject = canonical_subject(source_subject)
+    if subject is None:
+        return _reject(
+            f"subject {source_subject!r} is not part of the event contract",
+            source_subject,
+            source_subject,
+            stream_seq,
+            received_at,
+            data,
+        )
+    args = (subject, source_subject, stream_seq, received_at, data)
+    if len(data) > MAX_EVENT_BYTES:
+        return _reject(f"body is {len(data)} bytes, over the {MAX_EVENT_BYTES} byte limit", *args)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _reject(f"body is not valid UTF-8 ({exc.reason} at byte {exc.start})", *args)
+    try:
+        # orjson also refuses lone surrogates, integers past 64 bits and nesting deeper than
+        # 1024, each with a message that names the position; all are contract breaks here.
+        body = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        return _reject(f"body is not valid JSON: {exc}", *args)
+    if not isinstance(body, dict):
+        return _reject(f"body must be a JSON object, got {type(body).__name__}", *args)
+
+    event_id = body.get("event_id")
+    if not isinstance(event_id, str) or not event_id.strip():
+        return _reject("event_id is missing or not a non-empty string", *args)
+    if len(event_id) > MAX_ID_LENGTH:
+        return _reject(f"event_id is longer than {MAX_ID_LENGTH} characters", *args)
+    correlation_id = body.get("correlation_id")
+    if not isinstance(correlation_id, str) or not correlation_id.strip():
+        return _reject(
+            "correlation_id is missing or not a non-empty string", *args, event_id=event_id
+        )
+    if len(correlation_id) > MAX_ID_LENGTH:
+        return _reject(
+            f"correlation_id is longer than {MAX_ID_LENGTH} characters", *args, event_id=event_id
+        )
+    declared = body.get("subject")
+    if declared is not None and (
+        not isinstance(declared, str) or canonical_subject(declared) != subject
+    ):
+        return _reject(
+            f"subject field {declared!r} disagrees with the NATS subject {source_subject!r}",
+            *args,
+            event_id=event_id,
+        )
+    occurred_raw = body.get("occurred_at")
+    if occurred_raw is None:
+        occurred_at = received_at
+    else:
+        parsed = _parse_time(occurred_raw)
+        if parsed is None:
+            return _reject(
+                f"occurred_at {occurred_raw!r} is not an ISO 8601 time", *args, event_id=event_id
+            )
+        occurred_at = parsed
+    payload = body.get("payload")
+    if not isinstance(payload, dict):
+        return _reject(
+            f"payload must be a JSON object, got {type(payload).__name__}",
+            *args,
+            event_id=event_id,
+        )
+    problem = _check_payload(subject, payload)
+    if problem:
+        return _reject(problem, *args, event_id=event_id)
+    try:
+        payload_json = orjson.dumps(payload).decode("utf-8")
+    except (orjson.JSONEncodeError, UnicodeDecodeError) as exc:
+        return _reject(f"payload cannot be stored as JSON text: {exc}", *args, event_id=event_id)
+    if "\x00" in event_id or "\x00" in correlation_id:
+        # NUL inside an id breaks C-string tooling downstream; payload text keeps it escaped.
+        return _reject("ids must not contain NUL characters", *args, event_id=event_id)
+    return InboxEvent(
+        event_id=event_id,
+        subject=subject,
+        source_subject=source_subject,
+        correlation_id=correlation_id,
+        occurred_at=occurred_at,
+        received_at=received_at,
+        stream_seq=stream_seq,
+        payload_json=payload_json,
+        body_sha256=hashlib.sha256(data).hexdigest(),
+        raw=data,
+    )
+
+
+__all__ = [
+    "ALL_SUBJECTS",
+    "CHAT_PERSIST",
+    "FLOW_LINEAGE",
+    "LEGACY_SUBJECTS",
+    "SEMANTIC_SEARCH",
+    "SUBJECTS",
+    "TOOL_CALL",
+    "DeadLetter",
+    "InboxEvent",
+    "canonical_subject",
+    "subjects_for",
+    "validate_message",
+]

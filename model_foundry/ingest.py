@@ -1,0 +1,219 @@
+"""Draining one subject's durable consumer into the DuckDB inbox.
+
+The one code path behind the ``pipeline_event_inbox_record`` asset, ``make demo`` and
+``model-foundry bench ingest``. Per batch: fetch from the durable pull consumer, validate,
+write inbox rows and dead letters in one DuckDB transaction, and only then acknowledge
+(``ack`` for stored and duplicate events, ``term`` for dead letters). A process killed at
+any point therefore leaves each message either unacknowledged (JetStream redelivers it) or
+committed (the ``event_id`` key turns the redelivery into a counted duplicate).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import nats.errors
+from nats.aio.msg import Msg
+
+from model_foundry.events import DeadLetter, InboxEvent, validate_message
+from model_foundry.nats_resource import NatsResource, consumer_name
+from model_foundry.storage import INBOX_SCHEMA, BatchResult, BatchWriter, write_batch
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BATCH_SIZE = 1000
+# Metadata and the returned record keep at most this many ids, so a drain of a million events
+# stays small in the Dagster event log.
+MAX_RECORDED_IDS = 1000
+
+
+@dataclass
+class InboxRecord:
+    """What one drain of one subject did; the asset's output, the same keys when empty."""
+
+    subject: str
+    received: int = 0
+    inserted: int = 0
+    duplicates: int = 0
+    conflicts: int = 0
+    dead_lettered: int = 0
+    batches: int = 0
+    first_stream_seq: int | None = None
+    last_stream_seq: int | None = None
+    event_ids: list[str] = field(default_factory=list)
+    correlation_ids: list[str] = field(default_factory=list)
+    events: list[dict[str, str]] = field(default_factory=list)
+    dead_letter_reasons: list[str] = field(default_factory=list)
+    capped: bool = False
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def _add(
+        self,
+        msgs: Sequence[Msg],
+        events: Sequence[InboxEvent],
+        dead: Sequence[DeadLetter],
+        result: BatchResult,
+    ) -> None:
+        self.batches += 1
+        self.received += len(msgs)
+        self.inserted += len(result.inserted_ids)
+        self.duplicates += result.duplicates
+        self.conflicts += result.conflicts
+        self.dead_lettered += result.dead_lettered
+        seqs = [e.stream_seq for e in events] + [d.stream_seq for d in dead]
+        if seqs:
+            low, high = min(seqs), max(seqs)
+            self.first_stream_seq = (
+                low if self.first_stream_seq is None else min(low, self.first_stream_seq)
+            )
+            self.last_stream_seq = (
+                high if self.last_stream_seq is None else max(high, self.last_stream_seq)
+            )
+        room = MAX_RECORDED_IDS - len(self.event_ids)
+        if room > 0 and result.inserted_ids:
+            inserted = set(result.inserted_ids[:room])
+            for e in events:
+                if e.event_id in inserted and len(self.event_ids) < MAX_RECORDED_IDS:
+                    inserted.discard(e.event_id)
+                    self.event_ids.append(e.event_id)
+                    self.events.append(
+                        {
+                            "event_id": e.event_id,
+                            "subject": e.subject,
+                            "correlation_id": e.correlation_id,
+                        }
+                    )
+        seen = set(self.correlation_ids)
+        for e in events:
+            if len(self.correlation_ids) >= MAX_RECORDED_IDS:
+                break
+            if e.correlation_id not in seen:
+                seen.add(e.correlation_id)
+                self.correlation_ids.append(e.correlation_id)
+
+
+def _validate_batch(
+    msgs: Sequence[Msg],
+) -> tuple[list[InboxEvent], list[DeadLetter], list[Msg], list[Msg]]:
+    received_at = datetime.now(UTC)
+    events: list[InboxEvent] = []
+    dead: list[DeadLetter] = []
+    keep: list[Msg] = []
+    reject: list[Msg] = []
+    for msg in msgs:
+        # Msg.metadata parses the reply subject on every access; read it once per message.
+        checked = validate_message(msg.subject, msg.data, _stream_seq(msg), received_at)
+        if isinstance(checked, InboxEvent):
+            events.append(checked)
+            keep.append(msg)
+        else:
+            dead.append(checked)
+            reject.append(msg)
+    return events, dead, keep, reject
+
+
+def _stream_seq(msg: Msg) -> int:
+    return msg.metadata.sequence.stream
+
+
+async def _fetch(sub: Any, batch: int, timeout: float) -> list[Msg]:
+    try:
+        return await sub.fetch(batch, timeout=timeout)
+    except (nats.errors.TimeoutError, TimeoutError):
+        # nats-py raises either, depending on where in the pull the deadline passed.
+        return []
+
+
+async def drain_subject(
+    nats_resource: NatsResource,
+    db_path: str | Path,
+    subject: str,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    max_events: int | None = None,
+    fetch_timeout_s: float = 1.0,
+    after_commit: Callable[[Sequence[Msg]], None] | None = None,
+    progress: Callable[[InboxRecord], None] | None = None,
+) -> InboxRecord:
+    """Drain ``subject``'s consumer until it is empty or ``max_events`` were received.
+
+    ``after_commit`` runs between the DuckDB commit and the acks; the crash tests use it to
+    kill the process at exactly that point.
+    """
+    started = time.perf_counter()
+    record = InboxRecord(subject=subject)
+    nc = await nats_resource.connect()
+    try:
+        js = nc.jetstream()
+        await nats_resource.ensure_stream(js)
+        sub = await js.pull_subscribe_bind(consumer_name(subject), stream=nats_resource.stream)
+
+        def want(already: int) -> int:
+            if max_events is None:
+                return batch_size
+            return max(0, min(batch_size, max_events - already))
+
+        next_fetch: asyncio.Task[list[Msg]] | None = (
+            asyncio.create_task(_fetch(sub, want(0), fetch_timeout_s)) if want(0) else None
+        )
+        writer = BatchWriter(db_path, schema=INBOX_SCHEMA)
+        try:
+            while next_fetch is not None:
+                if not next_fetch.done():
+                    # About to wait on the network: let other writers and readers in.
+                    await asyncio.to_thread(writer.release)
+                msgs = await next_fetch
+                next_fetch = None
+                if not msgs:
+                    break
+                events, dead, keep, reject = _validate_batch(msgs)
+                fetched = record.received + len(msgs)
+                # Fetch the next batch while this one commits: the network wait and the DuckDB
+                # write overlap, and the next batch is only acknowledged after its own commit.
+                if want(fetched):
+                    next_fetch = asyncio.create_task(_fetch(sub, want(fetched), fetch_timeout_s))
+                result = await asyncio.to_thread(
+                    writer.write,
+                    partial(write_batch, stream=nats_resource.stream, events=events, dead=dead),
+                )
+                if after_commit is not None:
+                    after_commit(msgs)
+                for msg in keep:
+                    await msg.ack()
+                for msg in reject:
+                    await msg.term()
+                await nc.flush()
+                writer.release_if_held_too_long()
+                record._add(msgs, events, dead, result)
+                for d in dead:
+                    if len(record.dead_letter_reasons) < MAX_RECORDED_IDS:
+                        record.dead_letter_reasons.append(f"seq {d.stream_seq}: {d.reason}")
+                if progress is not None:
+                    progress(record)
+            if max_events is not None and record.received >= max_events:
+                info = await nats_resource.pending(js, subject)
+                record.capped = info.num_pending > 0
+        finally:
+            await asyncio.to_thread(writer.release)
+            if next_fetch is not None:
+                next_fetch.cancel()
+                # Whatever it fetched stays unacknowledged and is redelivered after ack_wait.
+                await asyncio.gather(next_fetch, return_exceptions=True)
+    finally:
+        await nc.close()
+    record.seconds = round(time.perf_counter() - started, 3)
+    return record
+
+
+__all__ = ["DEFAULT_BATCH_SIZE", "MAX_RECORDED_IDS", "InboxRecord", "drain_subject"]

@@ -1,0 +1,43 @@
+"""Dagster resources: the DuckDB file and the NATS servers, configured from the environment."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import duckdb
+from dagster_duckdb import DuckDBResource
+from pydantic import Field
+
+from model_foundry import settings, storage
+from model_foundry.nats_resource import NatsResource, nats_resource_from_env
+
+
+class FoundryDuckDB(DuckDBResource):
+    """``DuckDBResource`` whose connections wait out other processes' locks with jitter.
+
+    The stock resource retries ten times without jitter and then surfaces DuckDB's raw lock
+    error; runs, sensors and a person's ad-hoc query share one file here, so a busy file
+    must cost a short wait, and a long one a sentence naming the file.
+    """
+
+    lock_timeout_s: float = Field(
+        default=storage.DEFAULT_LOCK_TIMEOUT_S,
+        description="How long to wait for another process to release the DuckDB file.",
+    )
+
+    @contextmanager
+    def get_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with storage.connect(self.database, lock_timeout_s=self.lock_timeout_s) as con:
+            yield con
+
+
+def duckdb_resource_from_env() -> FoundryDuckDB:
+    return FoundryDuckDB(database=str(settings.duckdb_path()))
+
+
+def resources_from_env() -> dict[str, object]:
+    return {"duckdb": duckdb_resource_from_env(), "nats": nats_resource_from_env()}
+
+
+__all__ = ["FoundryDuckDB", "NatsResource", "duckdb_resource_from_env", "resources_from_env"]

