@@ -1,0 +1,126 @@
+"""Helpers for the slot tests: slot files, fast dispatcher options, a child-process dispatcher.
+
+Run as ``python -m model_foundry_tests.slot_fixtures --slots F --role R --count N --lock-dir D``
+to dispatch N tasks from a separate process (the cross-process limit test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import json
+import sys
+import time
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from model_foundry.dispatcher import DispatchOptions, RetryPolicy, Task, run_dispatch
+from model_foundry.slot_config import SHIPPED_SLOT_FILE, SlotFile, load_slot_file, parse_slot_file
+
+T = TypeVar("T")
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine from a plain pytest test (no pytest-asyncio needed)."""
+    return asyncio.run(coro)
+
+
+def shipped_data() -> dict[str, Any]:
+    return yaml.safe_load(SHIPPED_SLOT_FILE.read_text(encoding="utf-8"))
+
+
+def shipped_slot_file() -> SlotFile:
+    return load_slot_file(SHIPPED_SLOT_FILE)
+
+
+def slot_file_from(data: dict[str, Any], source: str = "test-slots.yaml") -> SlotFile:
+    return parse_slot_file(copy.deepcopy(data), source=source)
+
+
+def write_yaml(path: Path, data: dict[str, Any]) -> Path:
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def fast_options(lock_dir: Path, **overrides: Any) -> DispatchOptions:
+    """Small backoffs and timeouts so failure tests take fractions of a second."""
+    retry = overrides.pop(
+        "retry", RetryPolicy(max_attempts=4, backoff_base_s=0.01, backoff_max_s=0.05)
+    )
+    base: dict[str, Any] = {
+        "retry": retry,
+        "failures_before_cooldown": 3,
+        "cooldown_s": 0.2,
+        "stop_error_share": 1.0,
+        "min_attempts_before_stop": 10,
+        "request_timeout_s": 10.0,
+        "lock_dir": lock_dir,
+        "token_poll_s": 0.005,
+    }
+    base.update(overrides)
+    return DispatchOptions(**base)
+
+
+def chat_tasks(
+    role: str, count: int, prefix: str = "t", words: str = "alpha beta gamma"
+) -> list[Task]:
+    return [
+        Task(
+            key=f"{prefix}-{role}-{i}",
+            task="test",
+            role=role,
+            messages=[{"role": "user", "content": f"{words} {i}"}],
+            text=f"{words} {i}",
+        )
+        for i in range(count)
+    ]
+
+
+def wait_at_barrier(barrier: Path, name: str, timeout_s: float = 60.0) -> None:
+    """Say ``<name>.ready`` in ``barrier`` and wait for ``go``, so child processes overlap."""
+    (barrier / f"{name}.ready").touch()
+    deadline = time.monotonic() + timeout_s
+    while not (barrier / "go").exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no go signal in {barrier}")
+        time.sleep(0.005)
+
+
+async def release_barrier(barrier: Path, names: list[str], timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not all((barrier / f"{n}.ready").exists() for n in names):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"children did not reach the barrier in {barrier}")
+        await asyncio.sleep(0.01)
+    (barrier / "go").touch()
+
+
+def _child_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--slots", type=Path, required=True)
+    p.add_argument("--profile", default="standard")
+    p.add_argument("--role", required=True)
+    p.add_argument("--count", type=int, required=True)
+    p.add_argument("--prefix", default="child")
+    p.add_argument("--lock-dir", type=Path, required=True)
+    p.add_argument("--barrier", type=Path, default=None, help="start together: see wait_at_barrier")
+    args = p.parse_args(argv)
+    slot_file = load_slot_file(args.slots)
+    if args.barrier:
+        wait_at_barrier(args.barrier, args.prefix)
+    result = run_dispatch(
+        chat_tasks(args.role, args.count, prefix=args.prefix),
+        slot_file,
+        args.profile,
+        options=fast_options(args.lock_dir),
+    )
+    print(json.dumps(result.summary()))
+    return 0 if result.error_count == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(_child_main(sys.argv[1:]))
