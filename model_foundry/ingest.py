@@ -168,21 +168,26 @@ async def drain_subject(
             asyncio.create_task(_fetch(sub, want(0), fetch_timeout_s)) if want(0) else None
         )
         writer = BatchWriter(db_path, schema=INBOX_SCHEMA)
+        asked = want(0)
+        backlog_ended = False
         try:
             while next_fetch is not None:
-                if not next_fetch.done():
-                    # About to wait on the network: let other writers and readers in.
+                if backlog_ended:
+                    # The last fetch came back short, so this one may long-poll an empty
+                    # queue: let other writers and readers have the file meanwhile.
                     await asyncio.to_thread(writer.release)
                 msgs = await next_fetch
                 next_fetch = None
                 if not msgs:
                     break
+                backlog_ended = len(msgs) < asked
                 events, dead, keep, reject = _validate_batch(msgs)
                 fetched = record.received + len(msgs)
                 # Fetch the next batch while this one commits: the network wait and the DuckDB
                 # write overlap, and the next batch is only acknowledged after its own commit.
-                if want(fetched):
-                    next_fetch = asyncio.create_task(_fetch(sub, want(fetched), fetch_timeout_s))
+                asked = want(fetched)
+                if asked:
+                    next_fetch = asyncio.create_task(_fetch(sub, asked, fetch_timeout_s))
                 result = await asyncio.to_thread(
                     writer.write,
                     partial(write_batch, stream=nats_resource.stream, events=events, dead=dead),
