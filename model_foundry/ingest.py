@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -30,6 +31,9 @@ from model_foundry.storage import INBOX_SCHEMA, BatchResult, BatchWriter, write_
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH_SIZE = 1000
+# DuckDB memory for the drain's writer: inserts need little, and a cap keeps the drain's
+# footprint flat however large the inbox table has grown (bench ingest checks this).
+DEFAULT_MEMORY_LIMIT = os.environ.get("MODEL_FOUNDRY_INGEST_MEMORY_LIMIT", "64MB")
 # Metadata and the returned record keep at most this many ids, so a drain of a million events
 # stays small in the Dagster event log.
 MAX_RECORDED_IDS = 1000
@@ -145,6 +149,7 @@ async def drain_subject(
     fetch_timeout_s: float = 1.0,
     after_commit: Callable[[Sequence[Msg]], None] | None = None,
     progress: Callable[[InboxRecord], None] | None = None,
+    memory_limit: str | None = DEFAULT_MEMORY_LIMIT,
 ) -> InboxRecord:
     """Drain ``subject``'s consumer until it is empty or ``max_events`` were received.
 
@@ -167,7 +172,7 @@ async def drain_subject(
         next_fetch: asyncio.Task[list[Msg]] | None = (
             asyncio.create_task(_fetch(sub, want(0), fetch_timeout_s)) if want(0) else None
         )
-        writer = BatchWriter(db_path, schema=INBOX_SCHEMA)
+        writer = BatchWriter(db_path, schema=INBOX_SCHEMA, memory_limit=memory_limit)
         asked = want(0)
         backlog_ended = False
         try:

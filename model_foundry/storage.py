@@ -28,6 +28,8 @@ DEFAULT_LOCK_TIMEOUT_S = 120.0
 
 T = TypeVar("T")
 
+_MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*[KMGT]i?B", re.IGNORECASE)
+
 
 class DuckDBBusyError(RuntimeError):
     """The DuckDB file stayed locked by another process for longer than we were willing to wait."""
@@ -131,11 +133,15 @@ class BatchWriter:
         schema: Sequence[str] | None = None,
         lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
         max_hold_s: float = 2.0,
+        memory_limit: str | None = None,
     ) -> None:
         self.path = Path(path)
         self.schema = schema
         self.lock_timeout_s = lock_timeout_s
         self.max_hold_s = max_hold_s
+        if memory_limit is not None and not _MEMORY_LIMIT.fullmatch(memory_limit):
+            raise ValueError(f"memory limit {memory_limit!r} is not like '64MB' or '1GiB'")
+        self.memory_limit = memory_limit
         self._cm: Any = None
         self._con: duckdb.DuckDBPyConnection | None = None
         self._opened_at = 0.0
@@ -145,6 +151,10 @@ class BatchWriter:
             self._cm = connect(self.path, schema=self.schema, lock_timeout_s=self.lock_timeout_s)
             self._con = self._cm.__enter__()
             self._opened_at = time.monotonic()
+            if self.memory_limit:
+                # Validated above; SET takes no parameters. Left unlimited, DuckDB's cache
+                # grows with the table, so a long drain's memory would grow with history.
+                self._con.execute(f"SET memory_limit = '{self.memory_limit}'")
         return self._con
 
     def release(self) -> None:
