@@ -132,6 +132,12 @@ def cmd_bench_ingest(args: argparse.Namespace) -> int:
     return main(args)
 
 
+def cmd_bench_e2e(args: argparse.Namespace) -> int:
+    from model_foundry.bench_e2e import main
+
+    return main(args)
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     from model_foundry.devstack import up
 
@@ -201,6 +207,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=int, default=2, help="alternating rounds; best of each")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_ingest)
+
+    p = bench_sub.add_parser(
+        "e2e", help="steady publishing through the real sensors and runs (daemon + NATS)"
+    )
+    p.add_argument("--rate", type=float, default=200.0, help="events per second")
+    p.add_argument("--seconds", type=float, default=30.0, help="how long to publish")
+    p.add_argument("--timeout", type=float, default=300.0, help="give up waiting after this")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench_e2e)
 
     from model_foundry import bench_slots, slot_simulator
 
