@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import dagster as dg
 
@@ -30,16 +31,36 @@ def _publish(count: int) -> int:
     return asyncio.run(run())
 
 
+def _metadata(result: dg.ExecuteInProcessResult, node: str) -> dict[str, object]:
+    materialization = result.asset_materializations_for_node(node)[-1]
+    return {k: getattr(v, "value", v) for k, v in materialization.metadata.items()}
+
+
+def _prompt_dir() -> Path:
+    """The data dir's prompt files, or the shipped example when it has none (a fresh run)."""
+    own = settings.data_dir() / "prompts"
+    if any(own.glob("*.jsonl")) or any(own.glob("*.parquet")):
+        return own
+    return settings.DEFAULT_DATA_DIR / "prompts"
+
+
 def run_demo(events: int = 200) -> int:
+    from model_foundry.completions import slots_resource_from_env
+    from model_foundry.datasets import dataset_samples
     from model_foundry.inbox import pipeline_event_inbox_record
+    from model_foundry.inbox_tables import inbox_tables
+    from model_foundry.summaries import session_summaries, session_summary_translations
+    from model_foundry.throughput import slot_throughput
 
     print(f"publishing {events} sample events (and one malformed one)")
     _publish(events)
     resources = {
         "nats": nats_resource_from_env(resolve_secrets=True),
         "duckdb": duckdb_resource_from_env(),
+        "slots": slots_resource_from_env(),
     }
     with dg.instance_for_test() as instance:
+        print("inbox (what the sensors' runs do):")
         for subject in SUBJECTS:
             result = dg.materialize(
                 [pipeline_event_inbox_record],
@@ -52,17 +73,71 @@ def run_demo(events: int = 200) -> int:
                 f"  {subject:<26} received {record['received']:>4}  inserted "
                 f"{record['inserted']:>4}  dead-lettered {record['dead_lettered']}"
             )
+        print("downstream (what the automation sensor runs): tables, summaries, translations")
+        result = dg.materialize(
+            [inbox_tables, session_summaries, session_summary_translations],
+            resources=resources,
+            instance=instance,
+        )
+        summaries = _metadata(result, "session_summaries")
+        translations = _metadata(result, "session_summary_translations")
+        print(
+            f"  session_summaries: {summaries['summaries_written']} written by "
+            f"{', '.join(summaries['slots_used']) or '-'} ({summaries['gen_tokens_per_s']} tok/s)"
+        )
+        print(
+            f"  session_summary_translations: {translations['translations_written']} written "
+            f"({', '.join(f'{k}: {v}' for k, v in translations['directions'].items())})"
+        )
+        print("dataset collection (what the nightly schedule runs):")
+        result = dg.materialize(
+            [dataset_samples],
+            resources=resources,
+            instance=instance,
+            run_config={
+                "ops": {
+                    "dataset_samples": {
+                        "config": {"name": "demo", "prompt_dir": str(_prompt_dir())}
+                    }
+                }
+            },
+        )
+        dataset = _metadata(result, "dataset_samples")
+        print(
+            f"  {dataset['samples_written']} samples from {dataset['prompts']} prompts x "
+            f"{len(dataset['roles'])} roles; {dataset['empty']} empty, "
+            f"{dataset['truncated']} truncated"
+        )
+        dg.materialize([slot_throughput], resources=resources, instance=instance)
     db = settings.duckdb_path()
     print(f"\nDuckDB report ({db}):")
     print(
         run_query(
-            "SELECT subject, count(*) AS events, count(DISTINCT correlation_id) AS sessions, "
-            "min(occurred_at) AS first, max(occurred_at) AS last "
+            "SELECT subject, count(*) AS events, count(DISTINCT correlation_id) AS sessions "
             "FROM pipeline_event_inbox GROUP BY subject ORDER BY subject",
             db,
         )
     )
     print(run_query("SELECT subject, reason FROM pipeline_event_dead_letter LIMIT 5", db))
+    print(
+        run_query(
+            "SELECT correlation_id, events, messages, tool_errors, summary_language AS lang, "
+            "left(summary, 40) AS summary, left(translation, 40) AS translation "
+            "FROM session_overview ORDER BY correlation_id",
+            db,
+        )
+    )
+    print(
+        run_query(
+            "SELECT slot, model, attempts, error_share, gen_tps, latency_p50_s, latency_p95_s "
+            "FROM slot_throughput_latest ORDER BY slot",
+            db,
+        )
+    )
+    print(
+        run_query("SELECT dataset, version, role, samples, empty, truncated FROM dataset_stats", db)
+    )
+    print(f"\ndataset exported to {dataset['export_path']}")
     return 0
 
 

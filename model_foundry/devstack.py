@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -75,7 +76,60 @@ def local_slots() -> Iterator[None]:
             proc.kill()
 
 
+@contextmanager
+def simulated_slots(work_dir: Path, *, speed: float = 20.0) -> Iterator[Path]:
+    """The slot simulator on free ports, ``MODEL_FOUNDRY_SLOTS`` pointing at it meanwhile.
+
+    Free ports, so a demo never collides with a running ``make up`` or real servers.
+    """
+    slot_path = work_dir / "slots.yaml"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "model_foundry.slot_simulator",
+            "--all",
+            "--free-ports",
+            "--speed",
+            str(speed),
+            "--write-slot-file",
+            str(slot_path),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
+    previous = os.environ.get("MODEL_FOUNDRY_SLOTS")
+    try:
+        deadline = time.monotonic() + 60
+        while not slot_path.exists():
+            if proc.poll() is not None:
+                raise RuntimeError("the slot simulator exited before it was ready")
+            if time.monotonic() > deadline:
+                raise RuntimeError("the slot simulator did not start within 60s")
+            time.sleep(0.05)
+        os.environ["MODEL_FOUNDRY_SLOTS"] = str(slot_path)
+        yield slot_path
+    finally:
+        if previous is None:
+            os.environ.pop("MODEL_FOUNDRY_SLOTS", None)
+        else:
+            os.environ["MODEL_FOUNDRY_SLOTS"] = previous
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _exit_on_sigterm() -> None:
+    # A service manager or `timeout` stops us with SIGTERM; turning it into SystemExit runs
+    # the cleanup below, so nats-server, the simulator and Dagster are never left orphaned.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
 def up(port: int = 3000) -> int:
+    _exit_on_sigterm()
     with ExitStack() as stack:
         url = stack.enter_context(
             local_nats(port=LOCAL_NATS_PORT, store_dir=settings.data_dir() / "nats")
@@ -86,32 +140,63 @@ def up(port: int = 3000) -> int:
         for item in nats_resource_from_env(resolve_secrets=True).setup():
             print(f"created {item}")
         stack.enter_context(local_slots())
-        env = dict(os.environ, DAGSTER_HOME=str(_dagster_home()))
+        home = _dagster_home()
+        env = dict(os.environ, DAGSTER_HOME=str(home))
+        workspace = str(settings.PROJECT_ROOT / "workspace.yaml")
+        bin_dir = Path(sys.executable).parent
+        # The UI and the daemon as two processes, as in production (`dagster dev` is
+        # superseded and warns). They run in DAGSTER_HOME so Dagster finds only that copy
+        # of dagster.yaml.
+        commands = [
+            [str(bin_dir / "dagster-daemon"), "run", "-w", workspace],
+            [
+                str(bin_dir / "dagster-webserver"),
+                "-w",
+                workspace,
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(port),
+            ],
+        ]
+        procs = [subprocess.Popen(cmd, cwd=home, env=env) for cmd in commands]
         print(f"Dagster UI on http://127.0.0.1:{port} (Ctrl-C stops everything)")
-        dagster = shutil.which("dagster", path=str(Path(sys.executable).parent)) or "dagster"
-        proc = subprocess.Popen(
-            [dagster, "dev", "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
-            cwd=settings.PROJECT_ROOT,
-            env=env,
-        )
         try:
-            return proc.wait()
+            while all(p.poll() is None for p in procs):
+                time.sleep(0.5)
+            return next(p.returncode for p in procs if p.returncode is not None)
         except KeyboardInterrupt:
-            proc.send_signal(signal.SIGINT)
-            return proc.wait()
+            return 130
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.send_signal(signal.SIGINT)
+            for p in procs:
+                try:
+                    p.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    p.kill()
 
 
 def demo(events: int = 200) -> int:
-    """Publish sample events, materialize the real assets, print a report from DuckDB."""
+    """Publish sample events, materialize the real assets, print a report from DuckDB.
+
+    Its own NATS server and slot simulator on free ports, unless ``NATS_URL`` or
+    ``MODEL_FOUNDRY_SLOTS`` name real ones.
+    """
     import tempfile
 
+    _exit_on_sigterm()
     with ExitStack() as stack:
-        store = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mf-demo-nats-")))
-        url = stack.enter_context(local_nats(port=None, store_dir=store))
+        work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mf-demo-")))
+        url = stack.enter_context(local_nats(port=None, store_dir=work / "nats"))
         os.environ["NATS_URL"] = url
+        if not os.environ.get("MODEL_FOUNDRY_SLOTS"):
+            stack.enter_context(simulated_slots(work))
+            print("started the slot simulator (dev tool) on free ports")
         from model_foundry.demo import run_demo
 
         return run_demo(events=events)
 
 
-__all__ = ["demo", "local_nats", "local_slots", "up"]
+__all__ = ["demo", "local_nats", "local_slots", "simulated_slots", "up"]

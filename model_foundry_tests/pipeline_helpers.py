@@ -1,0 +1,162 @@
+"""Pipeline test helpers: the slot simulator as a process, DuckDB polling, a Dagster home."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import yaml
+
+from model_foundry import settings, storage
+
+# Settings a developer may have exported; child processes of a test get only the test's own.
+FOREIGN_ENV = (
+    "NATS_URL",
+    "NATS_USER",
+    "NATS_PASSWORD",
+    "NATS_TOKEN",
+    "NATS_CREDS",
+    "NATS_TLS_CA",
+    "MODEL_FOUNDRY_SLOTS",
+    "MODEL_FOUNDRY_PROFILE",
+    "MODEL_FOUNDRY_DUCKDB",
+    "MODEL_FOUNDRY_DATA_DIR",
+    "DAGSTER_HOME",
+)
+
+
+def clean_env(**overrides: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in FOREIGN_ENV}
+    env.update(overrides)
+    return env
+
+
+@contextmanager
+def slot_simulator_process(
+    work_dir: Path, *, speed: float = 20.0, extra_args: tuple[str, ...] = ()
+) -> Iterator[Path]:
+    """Every slot of the shipped file served by a simulator process on free ports.
+
+    Yields the path of a slot file pointing at the ports it really bound.
+    """
+    work_dir.mkdir(parents=True, exist_ok=True)
+    slot_path = work_dir / "slots.yaml"
+    log = (work_dir / "simulator.log").open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "model_foundry.slot_simulator",
+            "--all",
+            "--free-ports",
+            "--speed",
+            str(speed),
+            "--write-slot-file",
+            str(slot_path),
+            *extra_args,
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=clean_env(),
+    )
+    try:
+        wait_for(lambda: slot_path.exists(), 60, "the slot simulator to start", proc=proc)
+        yield slot_path
+    finally:
+        stop_process(proc)
+        log.close()
+
+
+def stop_process(proc: subprocess.Popen[Any], timeout: float = 20) -> None:
+    """SIGINT, then SIGKILL; the process group too, so a daemon's children go with it."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGINT)
+        except (ProcessLookupError, PermissionError, OSError):
+            proc.send_signal(signal.SIGINT)
+        with suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=timeout)
+    # Whatever the group left behind (run workers, code servers) goes now.
+    with suppress(ProcessLookupError, PermissionError, OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def wait_for(
+    predicate: Callable[[], Any],
+    timeout_s: float,
+    what: str,
+    *,
+    proc: subprocess.Popen[Any] | None = None,
+    interval_s: float = 0.2,
+) -> Any:
+    """Poll until ``predicate()`` is truthy; bounded, never a wall-clock assertion on speed."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} while waiting for {what}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"gave up after {timeout_s}s waiting for {what}")
+        time.sleep(interval_s)
+
+
+def count(db_path: Path, sql: str, *params: Any) -> int:
+    """A count from the DuckDB file, 0 while the file or the table does not exist yet."""
+    if not db_path.exists():
+        return 0
+    try:
+        with storage.connect(db_path, read_only=True) as con:
+            row = con.execute(sql, list(params)).fetchone()
+    except duckdb.CatalogException:
+        return 0
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def rows(db_path: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    with storage.connect(db_path, read_only=True) as con:
+        return con.execute(sql, list(params)).fetchall()
+
+
+def write_dagster_home(home: Path, *, queued: bool = True) -> Path:
+    """The repo's dagster.yaml with storage moved into ``home``."""
+    home.mkdir(parents=True, exist_ok=True)
+    config = yaml.safe_load((settings.PROJECT_ROOT / "dagster.yaml").read_text(encoding="utf-8"))
+    config["storage"] = {"sqlite": {"base_dir": str(home / "storage")}}
+    config["local_artifact_storage"] = {
+        "module": "dagster._core.storage.root",
+        "class": "LocalArtifactStorage",
+        "config": {"base_dir": str(home / "artifacts")},
+    }
+    if not queued:
+        config.pop("run_coordinator", None)
+    (home / "dagster.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    return home
+
+
+def dagster_bin(name: str) -> str:
+    return shutil.which(name, path=str(Path(sys.executable).parent)) or name
+
+
+def write_prompts(path: Path, n: int, prefix: str = "prompt") -> Path:
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"id": f"{prefix}-{i}", "prompt": f"{prefix} number {i} words"}))
+            fh.write("\n")
+    return path
