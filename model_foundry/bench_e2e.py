@@ -14,21 +14,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from contextlib import ExitStack, suppress
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from model_foundry import settings, storage
 from model_foundry.bench_ingest import run_bench_ingest
+from model_foundry.devstack import simulator_process, stop_process_group, write_dagster_home
 from model_foundry.events import CHAT_PERSIST, FLOW_LINEAGE, SEMANTIC_SEARCH, TOOL_CALL
 from model_foundry.local_nats import LocalNatsServer
 from model_foundry.nats_resource import NatsResource
@@ -40,34 +38,6 @@ _PAYLOADS = {
     FLOW_LINEAGE: {"kind": "node", "node_id": "bench"},
     SEMANTIC_SEARCH: {"query": "bench"},
 }
-
-
-def write_dagster_home(home: Path) -> Path:
-    """The project's dagster.yaml with every storage inside ``home`` (a throwaway instance)."""
-    home.mkdir(parents=True, exist_ok=True)
-    config = yaml.safe_load((settings.PROJECT_ROOT / "dagster.yaml").read_text(encoding="utf-8"))
-    config["storage"] = {"sqlite": {"base_dir": str(home / "storage")}}
-    config["local_artifact_storage"] = {
-        "module": "dagster._core.storage.root",
-        "class": "LocalArtifactStorage",
-        "config": {"base_dir": str(home / "artifacts")},
-    }
-    (home / "dagster.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    return home
-
-
-def stop_process_group(proc: subprocess.Popen[Any], timeout_s: float = 20.0) -> None:
-    """SIGINT to the whole group (the daemon's code server and run workers), then SIGKILL."""
-    if proc.poll() is None:
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGINT)
-        with suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=timeout_s)
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait()
 
 
 async def _publish_steady(url: str, rate: float, seconds: float, tag: str) -> int:
@@ -120,9 +90,7 @@ def run_bench_e2e(rate: float, seconds: float, *, timeout_s: float = 300.0) -> d
         NatsResource(servers=server.url).setup()
         db_path = tmp / "e2e.duckdb"
         home = write_dagster_home(tmp / "dagster_home")
-        from model_foundry.devstack import simulated_slots
-
-        slot_path = stack.enter_context(simulated_slots(tmp))
+        slot_path = stack.enter_context(simulator_process(tmp / "sim"))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "MODEL_FOUNDRY_"))}
         env.update(
             DAGSTER_HOME=str(home),
@@ -210,4 +178,4 @@ def main(args: Any) -> int:
     return 0 if result["lost"] == 0 else 1
 
 
-__all__ = ["main", "run_bench_e2e", "stop_process_group", "write_dagster_home"]
+__all__ = ["main", "run_bench_e2e"]

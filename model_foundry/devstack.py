@@ -14,9 +14,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from model_foundry import settings
 from model_foundry.local_nats import LocalNatsServer, port_open
@@ -29,6 +32,7 @@ def _dagster_home() -> Path:
     home.mkdir(parents=True, exist_ok=True)
     # The instance settings live at the project root, where people edit them.
     shutil.copyfile(settings.PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
+    initialize_instance(home)
     return home
 
 
@@ -77,49 +81,115 @@ def local_slots() -> Iterator[None]:
 
 
 @contextmanager
-def simulated_slots(work_dir: Path, *, speed: float = 20.0) -> Iterator[Path]:
-    """The slot simulator on free ports, ``MODEL_FOUNDRY_SLOTS`` pointing at it meanwhile.
+def simulator_process(
+    work_dir: Path,
+    *,
+    speed: float = 20.0,
+    extra_args: Sequence[str] = (),
+    env: dict[str, str] | None = None,
+) -> Iterator[Path]:
+    """Every slot of the slot file served by a simulator process on free ports.
 
-    Free ports, so a demo never collides with a running ``make up`` or real servers.
+    Yields a copy of the slot file pointing at the ports it really bound; free ports, so it
+    never collides with a running ``make up`` or real servers. Its log is in ``work_dir``.
     """
+    work_dir.mkdir(parents=True, exist_ok=True)
     slot_path = work_dir / "slots.yaml"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "model_foundry.slot_simulator",
-            "--all",
-            "--free-ports",
-            "--speed",
-            str(speed),
-            "--write-slot-file",
-            str(slot_path),
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-    )
+    with (work_dir / "simulator.log").open("w") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "model_foundry.slot_simulator",
+                "--all",
+                "--free-ports",
+                "--speed",
+                str(speed),
+                "--write-slot-file",
+                str(slot_path),
+                *extra_args,
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not slot_path.exists():
+                if proc.poll() is not None:
+                    raise RuntimeError("the slot simulator exited before it was ready")
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the slot simulator did not start within 60s")
+                time.sleep(0.05)
+            yield slot_path
+        finally:
+            stop_process_group(proc)
+
+
+@contextmanager
+def simulated_slots(work_dir: Path, *, speed: float = 20.0) -> Iterator[Path]:
+    """:func:`simulator_process` with ``MODEL_FOUNDRY_SLOTS`` pointing at it meanwhile."""
     previous = os.environ.get("MODEL_FOUNDRY_SLOTS")
     try:
-        deadline = time.monotonic() + 60
-        while not slot_path.exists():
-            if proc.poll() is not None:
-                raise RuntimeError("the slot simulator exited before it was ready")
-            if time.monotonic() > deadline:
-                raise RuntimeError("the slot simulator did not start within 60s")
-            time.sleep(0.05)
-        os.environ["MODEL_FOUNDRY_SLOTS"] = str(slot_path)
-        yield slot_path
+        with simulator_process(work_dir, speed=speed) as slot_path:
+            os.environ["MODEL_FOUNDRY_SLOTS"] = str(slot_path)
+            yield slot_path
     finally:
         if previous is None:
             os.environ.pop("MODEL_FOUNDRY_SLOTS", None)
         else:
             os.environ["MODEL_FOUNDRY_SLOTS"] = previous
-        proc.send_signal(signal.SIGINT)
+
+
+def stop_process_group(proc: subprocess.Popen[Any], timeout_s: float = 20.0) -> None:
+    """SIGINT to the process group (a daemon's code server and run workers too), then SIGKILL.
+
+    Falls back to the process alone when it does not lead its own group.
+    """
+    if proc.poll() is None:
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            os.killpg(proc.pid, signal.SIGINT)
+        except OSError:
+            proc.send_signal(signal.SIGINT)
+        with suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=timeout_s)
+    # Whatever the group left behind (run workers, code servers) goes now.
+    with suppress(OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def write_dagster_home(home: Path, *, queued: bool = True) -> Path:
+    """The project's dagster.yaml with every storage inside ``home`` (a throwaway instance)."""
+    home.mkdir(parents=True, exist_ok=True)
+    config = yaml.safe_load((settings.PROJECT_ROOT / "dagster.yaml").read_text(encoding="utf-8"))
+    config["storage"] = {"sqlite": {"base_dir": str(home / "storage")}}
+    config["local_artifact_storage"] = {
+        "module": "dagster._core.storage.root",
+        "class": "LocalArtifactStorage",
+        "config": {"base_dir": str(home / "artifacts")},
+    }
+    if not queued:
+        config.pop("run_coordinator", None)
+    (home / "dagster.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    initialize_instance(home)
+    return home
+
+
+def initialize_instance(home: Path) -> None:
+    """Create the instance's SQLite storage once, before the daemon and the UI start.
+
+    Two processes that find a fresh DAGSTER_HOME at the same moment both create and stamp the
+    schema, leaving two alembic heads; every later load of the code location then fails.
+    """
+    import dagster as dg
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        instance.get_runs_count()
 
 
 def _exit_on_sigterm() -> None:
@@ -199,4 +269,14 @@ def demo(events: int = 200) -> int:
         return run_demo(events=events)
 
 
-__all__ = ["demo", "local_nats", "local_slots", "simulated_slots", "up"]
+__all__ = [
+    "demo",
+    "initialize_instance",
+    "local_nats",
+    "local_slots",
+    "simulated_slots",
+    "simulator_process",
+    "stop_process_group",
+    "up",
+    "write_dagster_home",
+]

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import yaml
 
-from model_foundry import settings, storage
+from model_foundry import storage
+from model_foundry.devstack import simulator_process
+from model_foundry.devstack import stop_process_group as stop_process  # noqa: F401 - re-export
+from model_foundry.devstack import write_dagster_home as write_dagster_home
 
 # Settings a developer may have exported; child processes of a test get only the test's own.
 FOREIGN_ENV = (
@@ -40,57 +41,14 @@ def clean_env(**overrides: str) -> dict[str, str]:
     return env
 
 
-@contextmanager
 def slot_simulator_process(
     work_dir: Path, *, speed: float = 20.0, extra_args: tuple[str, ...] = ()
-) -> Iterator[Path]:
+) -> AbstractContextManager[Path]:
     """Every slot of the shipped file served by a simulator process on free ports.
 
     Yields the path of a slot file pointing at the ports it really bound.
     """
-    work_dir.mkdir(parents=True, exist_ok=True)
-    slot_path = work_dir / "slots.yaml"
-    log = (work_dir / "simulator.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "model_foundry.slot_simulator",
-            "--all",
-            "--free-ports",
-            "--speed",
-            str(speed),
-            "--write-slot-file",
-            str(slot_path),
-            *extra_args,
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=clean_env(),
-    )
-    try:
-        wait_for(lambda: slot_path.exists(), 60, "the slot simulator to start", proc=proc)
-        yield slot_path
-    finally:
-        stop_process(proc)
-        log.close()
-
-
-def stop_process(proc: subprocess.Popen[Any], timeout: float = 20) -> None:
-    """SIGINT, then SIGKILL; the process group too, so a daemon's children go with it."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGINT)
-        except (ProcessLookupError, PermissionError, OSError):
-            proc.send_signal(signal.SIGINT)
-        with suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=timeout)
-    # Whatever the group left behind (run workers, code servers) goes now.
-    with suppress(ProcessLookupError, PermissionError, OSError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait()
+    return simulator_process(work_dir, speed=speed, extra_args=extra_args, env=clean_env())
 
 
 def wait_for(
@@ -129,22 +87,6 @@ def count(db_path: Path, sql: str, *params: Any) -> int:
 def rows(db_path: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     with storage.connect(db_path, read_only=True) as con:
         return con.execute(sql, list(params)).fetchall()
-
-
-def write_dagster_home(home: Path, *, queued: bool = True) -> Path:
-    """The repo's dagster.yaml with storage moved into ``home``."""
-    home.mkdir(parents=True, exist_ok=True)
-    config = yaml.safe_load((settings.PROJECT_ROOT / "dagster.yaml").read_text(encoding="utf-8"))
-    config["storage"] = {"sqlite": {"base_dir": str(home / "storage")}}
-    config["local_artifact_storage"] = {
-        "module": "dagster._core.storage.root",
-        "class": "LocalArtifactStorage",
-        "config": {"base_dir": str(home / "artifacts")},
-    }
-    if not queued:
-        config.pop("run_coordinator", None)
-    (home / "dagster.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    return home
 
 
 def dagster_bin(name: str) -> str:
