@@ -217,8 +217,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_e2e)
 
-    from model_foundry import bench_slots, slot_simulator
+    from model_foundry import bench_slots, datasets, slot_simulator
 
+    datasets.add_cli(sub)
     slot_simulator.add_cli(sub)
     bench_slots.add_cli(bench_sub)
     return parser

@@ -469,20 +469,25 @@ def collect(config: dict[str, Any], *, db_path: str | None = None) -> dg.Execute
             "duckdb": FoundryDuckDB(database=db_path or str(settings.duckdb_path())),
             "slots": slots_resource_from_env(),
         },
-        run_config={"ops": {"dataset_samples": {"config": config}}},
+        run_config={
+            # Progress lines (INFO) stay; Dagster's per-step DEBUG events would drown them.
+            "loggers": {"console": {"config": {"log_level": "INFO"}}},
+            "ops": {"dataset_samples": {"config": config}},
+        },
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m model_foundry.datasets", description=__doc__)
-    p.add_argument("--name", default="foundry")
-    p.add_argument("--version", default=None)
-    p.add_argument("--prompt-dir", default=None)
-    p.add_argument("--samples", type=int, default=1)
-    p.add_argument("--roles", nargs="+", default=None)
-    p.add_argument("--no-chat-sessions", action="store_true")
-    p.add_argument("--no-export", action="store_true")
-    args = p.parse_args(argv)
+def _add_collect_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--name", default="foundry", help="dataset name (the export folder)")
+    p.add_argument("--version", default=None, help="export version (default: UTC date)")
+    p.add_argument("--prompt-dir", default=None, help="prompt files (default data/prompts)")
+    p.add_argument("--samples", type=int, default=1, help="samples per prompt and role")
+    p.add_argument("--roles", nargs="+", default=None, help="roles (default: the profile's)")
+    p.add_argument("--no-chat-sessions", action="store_true", help="skip inbox chat prompts")
+    p.add_argument("--no-export", action="store_true", help="collect without exporting")
+
+
+def run_collect(args: argparse.Namespace) -> int:
     config: dict[str, Any] = {
         "name": args.name,
         "samples_per_prompt": args.samples,
@@ -502,10 +507,27 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if result.success else 1
 
 
+def add_cli(subparsers: Any) -> argparse.ArgumentParser:
+    """Register ``model-foundry dataset collect`` (what the nightly schedule runs)."""
+    dataset = subparsers.add_parser("dataset", help="dataset collection outside the daemon")
+    sub = dataset.add_subparsers(dest="dataset_command", required=True)
+    p = sub.add_parser("collect", help="prompt sources -> slots -> dataset_samples -> export")
+    _add_collect_arguments(p)
+    p.set_defaults(func=run_collect)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m model_foundry.datasets", description=__doc__)
+    _add_collect_arguments(p)
+    return run_collect(p.parse_args(argv))
+
+
 __all__ = [
     "DatasetCollectionConfig",
     "ExportResult",
     "PromptRecord",
+    "add_cli",
     "chat_record",
     "chat_roles",
     "collect",

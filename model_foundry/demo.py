@@ -14,6 +14,9 @@ from model_foundry.publish import publish_events, sample_events
 from model_foundry.query import run_query
 from model_foundry.resources import duckdb_resource_from_env
 
+# The demo prints its own summary lines; the runs' step-by-step DEBUG log would bury them.
+QUIET: dict = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
 
 def _publish(count: int) -> int:
     async def run() -> int:
@@ -67,6 +70,7 @@ def run_demo(events: int = 200) -> int:
                 partition_key=subject,
                 resources=resources,
                 instance=instance,
+                run_config=QUIET,
             )
             record = result.output_for_node("pipeline_event_inbox_record")
             print(
@@ -78,6 +82,7 @@ def run_demo(events: int = 200) -> int:
             [inbox_tables, session_summaries, session_summary_translations],
             resources=resources,
             instance=instance,
+            run_config=QUIET,
         )
         summaries = _metadata(result, "session_summaries")
         translations = _metadata(result, "session_summary_translations")
@@ -95,11 +100,12 @@ def run_demo(events: int = 200) -> int:
             resources=resources,
             instance=instance,
             run_config={
+                **QUIET,
                 "ops": {
                     "dataset_samples": {
                         "config": {"name": "demo", "prompt_dir": str(_prompt_dir())}
                     }
-                }
+                },
             },
         )
         dataset = _metadata(result, "dataset_samples")
@@ -108,7 +114,7 @@ def run_demo(events: int = 200) -> int:
             f"{len(dataset['roles'])} roles; {dataset['empty']} empty, "
             f"{dataset['truncated']} truncated"
         )
-        dg.materialize([slot_throughput], resources=resources, instance=instance)
+        dg.materialize([slot_throughput], resources=resources, instance=instance, run_config=QUIET)
     db = settings.duckdb_path()
     print(f"\nDuckDB report ({db}):")
     print(
