@@ -31,6 +31,19 @@ def sensor_interval_s() -> int:
     return int(os.environ.get("MODEL_FOUNDRY_SENSOR_INTERVAL_S", "15"))
 
 
+def stale_run_s() -> float:
+    """Silence after which a STARTED inbox run counts as dead. A live drain logs progress
+    every 20 batches and waits at most DuckDB's lock timeout (120 s) between batches."""
+    return float(os.environ.get("MODEL_FOUNDRY_STALE_RUN_S", "600"))
+
+
+def _last_sign_of_life(instance: dg.DagsterInstance, record: dg.RunRecord) -> float:
+    latest = instance.get_records_for_run(record.dagster_run.run_id, limit=1, ascending=False)
+    if latest.records:
+        return latest.records[0].event_log_entry.timestamp
+    return record.start_time or record.update_timestamp.timestamp()
+
+
 def sensor_name(subject: str) -> str:
     return consumer_name(subject) + "_sensor"
 
@@ -43,10 +56,24 @@ def evaluate_inbox_tick(
         filters=dg.RunsFilter(
             job_name=inbox_job.name, statuses=IN_PROGRESS, tags={INBOX_SUBJECT_TAG: subject}
         ),
-        limit=1,
     )
-    if active:
-        run = active[0].dagster_run
+    for record in active:
+        run = record.dagster_run
+        silent_s = time.time() - _last_sign_of_life(context.instance, record)
+        if run.status == dg.DagsterRunStatus.STARTED and silent_s > stale_run_s():
+            # Its worker died without a word (killed with the daemon, the machine rebooted):
+            # the default run launcher cannot tell, so the run would stay STARTED for ever and
+            # this subject would never drain again. Its messages are unacknowledged and come
+            # back after ack_wait; failing the run lets the next one take them.
+            context.instance.report_run_failed(
+                run,
+                message=(
+                    f"no event for {silent_s:.0f}s; its worker is gone, so it is marked failed "
+                    f"and the {subject} sensor starts a new run for its messages"
+                ),
+            )
+            context.log.warning(f"marked stale inbox run {run.run_id[:8]} for {subject} failed")
+            continue
         return dg.SkipReason(f"run {run.run_id[:8]} for {subject} is {run.status.value.lower()}")
     try:
         pending = nats.pending_for(subject)

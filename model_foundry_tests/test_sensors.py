@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import dagster as dg
+import pytest
 
 from model_foundry.inbox import INBOX_SUBJECT_TAG, inbox_job, pipeline_event_inbox_record
 from model_foundry.nats_resource import NatsResource
@@ -111,3 +113,32 @@ def test_unreachable_nats_skips_with_the_url() -> None:
         result = tick("llm.tool_call", instance, NatsResource(servers=url, connect_timeout_s=0.5))
     assert result.run_requests == []
     assert url in (result.skip_message or "")
+
+
+def test_a_started_run_whose_worker_died_is_failed_and_replaced(
+    nats_resource: NatsResource, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run killed with the daemon stays STARTED for ever under the default run launcher;
+    # without this, its subject would never be drained again.
+    publish(
+        nats_resource,
+        [make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1")],
+    )
+    monkeypatch.setenv("MODEL_FOUNDRY_STALE_RUN_S", "3")
+    with dg.instance_for_test() as instance:
+        run_id = str(uuid.uuid4())
+        instance.add_run(
+            dg.DagsterRun(
+                job_name=inbox_job.name,
+                run_id=run_id,
+                status=dg.DagsterRunStatus.STARTED,
+                tags={INBOX_SUBJECT_TAG: "llm.tool_call"},
+            )
+        )
+        fresh = tick("llm.tool_call", instance, nats_resource)
+        assert fresh.run_requests == []  # silent for less than the threshold: still alive
+        time.sleep(3.5)
+        result = tick("llm.tool_call", instance, nats_resource)
+        assert [r.partition_key for r in result.run_requests] == ["llm.tool_call"]
+        run = instance.get_run_by_id(run_id)
+        assert run is not None and run.status == dg.DagsterRunStatus.FAILURE
