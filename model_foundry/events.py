@@ -83,11 +83,26 @@ def _parse_time(value: Any) -> datetime | None:
         text = text[:-1] + "+00:00"
     try:
         parsed = datetime.fromisoformat(text)
-    except ValueError:
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        # Times at the calendar's edges (year 1 east of UTC, year 9999 west of it) overflow
+        # when moved to UTC; they are unparseable times, not a reason to crash the drain.
+        return parsed.astimezone(UTC)
+    except (ValueError, OverflowError):
         return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.astimezone(UTC)
+
+
+def _brief(value: Any, limit: int = 80) -> str:
+    """A bad field as a reason shows it: short, and never ``repr`` of a nested value.
+
+    ``repr`` of an array nested ~1000 deep (orjson parses up to 1024) raises RecursionError,
+    and a megabyte string would make a megabyte reason.
+    """
+    if isinstance(value, str):
+        return repr(value[:limit]) + ("..." if len(value) > limit else "")
+    if value is None or isinstance(value, bool | int | float):
+        return repr(value)
+    return f"a JSON {'object' if isinstance(value, dict) else 'array'}"
 
 
 def _require_list_of_objects(payload: dict[str, Any], key: str) -> str | None:
@@ -205,7 +220,7 @@ def validate_message(
         not isinstance(declared, str) or canonical_subject(declared) != subject
     ):
         return _reject(
-            f"subject field {declared!r} disagrees with the NATS subject {source_subject!r}",
+            f"subject field {_brief(declared)} disagrees with the NATS subject {source_subject!r}",
             *args,
             event_id=event_id,
         )
@@ -216,7 +231,9 @@ def validate_message(
         parsed = _parse_time(occurred_raw)
         if parsed is None:
             return _reject(
-                f"occurred_at {occurred_raw!r} is not an ISO 8601 time", *args, event_id=event_id
+                f"occurred_at {_brief(occurred_raw)} is not an ISO 8601 time",
+                *args,
+                event_id=event_id,
             )
         occurred_at = parsed
     payload = body.get("payload")

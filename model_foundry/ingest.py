@@ -37,6 +37,9 @@ DEFAULT_MEMORY_LIMIT = os.environ.get("MODEL_FOUNDRY_INGEST_MEMORY_LIMIT", "64MB
 # Metadata and the returned record keep at most this many ids, so a drain of a million events
 # stays small in the Dagster event log.
 MAX_RECORDED_IDS = 1000
+# How long a drain holding the DuckDB file waits for the next fetch before it lets the file
+# go: a fetch from a backlog is back in milliseconds, one from an empty queue long-polls.
+LONG_POLL_GRACE_S = 0.1
 
 
 @dataclass
@@ -181,6 +184,13 @@ async def drain_subject(
                     # The last fetch came back short, so this one may long-poll an empty
                     # queue: let other writers and readers have the file meanwhile.
                     await asyncio.to_thread(writer.release)
+                elif not next_fetch.done():
+                    # A full batch does not prove more are waiting (a backlog that is an exact
+                    # multiple of the batch size ends on one): a fetch not back promptly is
+                    # long-polling, and the file must not stay locked across that wait.
+                    await asyncio.wait({next_fetch}, timeout=LONG_POLL_GRACE_S)
+                    if not next_fetch.done():
+                        await asyncio.to_thread(writer.release)
                 msgs = await next_fetch
                 next_fetch = None
                 if not msgs:

@@ -15,7 +15,6 @@ import ssl
 from dataclasses import dataclass
 
 import dagster as dg
-import nats
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
@@ -26,6 +25,16 @@ from model_foundry import settings
 from model_foundry.events import ALL_SUBJECTS, SUBJECTS, subjects_for
 
 log = logging.getLogger(__name__)
+
+
+def _not_tls_eof_noise(record: logging.LogRecord) -> bool:
+    # asyncio warns on every TLS connection that nats-py's stream protocol ends (its
+    # eof_received returns True, which SSL ignores); harmless, but it buried the one-sentence
+    # errors the CLI prints for a refused or untrusted NATS server.
+    return "eof_received() has no effect when using ssl" not in record.getMessage()
+
+
+logging.getLogger("asyncio").addFilter(_not_tls_eof_noise)
 
 DEFAULT_STREAM = "PIPELINE_EVENTS"
 
@@ -46,6 +55,9 @@ class ConsumerPending:
     num_pending: int
     num_ack_pending: int
     num_redelivered: int
+    # The consumer's own setting, which may differ from this resource's if it was created
+    # by another configuration: redelivery follows the consumer, so the sensor does too.
+    ack_wait_s: float
 
     @property
     def outstanding(self) -> int:
@@ -91,16 +103,22 @@ class NatsResource(dg.ConfigurableResource):
 
     async def connect(self) -> NATS:
         """Connect, or raise :class:`NatsUnavailableError` naming the URLs and the cause."""
-        failures: list[str] = []
+        failures: list[BaseException] = []
+        # A failed certificate check leaves nats-py's connect hanging forever
+        # (nats-io/nats.py#718); it cannot succeed on retry either, so it ends the attempt.
+        untrusted = asyncio.Event()
 
         async def on_error(exc: Exception) -> None:
             # nats-py reports each failed attempt here; keep them for one clear message.
-            failures.append(f"{type(exc).__name__}: {exc}".strip())
+            failures.append(exc)
+            if isinstance(exc, ssl.SSLCertVerificationError):
+                untrusted.set()
 
+        attempts = 3
         kwargs: dict = {
             "servers": self.server_list,
             "connect_timeout": self.connect_timeout_s,
-            "max_reconnect_attempts": 3,
+            "max_reconnect_attempts": attempts,
             "reconnect_time_wait": 0.5,
             "error_cb": on_error,
             "name": "model-foundry",
@@ -115,14 +133,59 @@ class NatsResource(dg.ConfigurableResource):
         tls = self._tls_context()
         if tls is not None:
             kwargs["tls"] = tls
+        nc = NATS()
+        connecting = asyncio.ensure_future(nc.connect(**kwargs))
+        giving_up = asyncio.ensure_future(untrusted.wait())
+        # Every attempt is bounded by connect_timeout; this bounds the whole, hangs included.
+        deadline = self.connect_timeout_s * (attempts + 1) + 0.5 * attempts + 2.0
         try:
-            return await nats.connect(**kwargs)
-        except Exception as exc:
-            cause = failures[-1] if failures else f"{type(exc).__name__}: {exc}"
-            raise NatsUnavailableError(
-                f"cannot reach NATS at {', '.join(self.server_list)} ({cause}); start it with "
-                "`make up` or point NATS_URL at a running server."
-            ) from None
+            await asyncio.wait(
+                {connecting, giving_up}, timeout=deadline, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            giving_up.cancel()
+        if connecting.done() and not connecting.cancelled() and connecting.exception() is None:
+            return nc
+        error: BaseException | None = None
+        if connecting.done() and not connecting.cancelled():
+            error = connecting.exception()
+        else:
+            connecting.cancel()
+            await asyncio.wait({connecting}, timeout=1.0)
+        raise NatsUnavailableError(self._connect_failure(failures, error)) from None
+
+    def _connect_failure(self, failures: list[BaseException], error: BaseException | None) -> str:
+        """One sentence that names the URLs, what went wrong and what to do about it."""
+        urls = ", ".join(_without_userinfo(url) for url in self.server_list)
+
+        def describe(exc: BaseException) -> str:
+            return f"{type(exc).__name__}: {exc}".strip()
+
+        # The last failure is often the reset that follows a refusal, so look for the cause.
+        refused = [
+            f for f in failures if "authori" in str(f).lower() or "authenti" in str(f).lower()
+        ]
+        if refused:
+            return (
+                f"NATS at {urls} refused the credentials ({describe(refused[-1])}); check "
+                "NATS_USER and NATS_PASSWORD, NATS_TOKEN or NATS_CREDS."
+            )
+        untrusted = [f for f in failures if isinstance(f, ssl.SSLCertVerificationError)]
+        if untrusted:
+            return (
+                f"NATS at {urls} presented a TLS certificate that could not be verified "
+                f"({describe(untrusted[-1])}); point NATS_TLS_CA at the CA file that signed it."
+            )
+        if failures:
+            cause = describe(failures[-1])
+        elif error is not None:
+            cause = describe(error)
+        else:
+            cause = "no answer"
+        return (
+            f"cannot reach NATS at {urls} ({cause}); start it with "
+            "`make up` or point NATS_URL at a running server."
+        )
 
     def consumer_config(self, subject: str) -> ConsumerConfig:
         return ConsumerConfig(
@@ -176,6 +239,7 @@ class NatsResource(dg.ConfigurableResource):
             num_pending=int(info.num_pending or 0),
             num_ack_pending=int(info.num_ack_pending or 0),
             num_redelivered=int(info.num_redelivered or 0),
+            ack_wait_s=float(info.config.ack_wait or self.ack_wait_s),
         )
 
     def setup(self) -> list[str]:
@@ -206,6 +270,17 @@ class NatsResource(dg.ConfigurableResource):
                 await nc.close()
 
         return asyncio.run(run())
+
+
+def _without_userinfo(url: str) -> str:
+    """``url`` with any ``user:password@`` replaced, so error messages never carry a secret."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    host = rest.rsplit("@", 1)[-1]
+    if host == rest:
+        return url
+    return f"{scheme}{sep}***@{host}"
 
 
 def nats_resource_from_env(*, resolve_secrets: bool = False) -> NatsResource:
