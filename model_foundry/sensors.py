@@ -10,12 +10,14 @@ for no second run while one for the same subject is queued or running.
 
 import json
 import os
+import socket
 import time
+from pathlib import Path
 
 import dagster as dg
 
 from model_foundry.events import SUBJECTS
-from model_foundry.inbox import INBOX_SUBJECT_TAG, inbox_job
+from model_foundry.inbox import INBOX_SUBJECT_TAG, WORKER_HOST_TAG, WORKER_PID_TAG, inbox_job
 from model_foundry.nats_resource import NatsResource, NatsUnavailableError, consumer_name
 
 IN_PROGRESS = [
@@ -32,9 +34,24 @@ def sensor_interval_s() -> int:
 
 
 def stale_run_s() -> float:
-    """Silence after which a STARTED inbox run counts as dead. A live drain logs progress
-    every 20 batches and waits at most DuckDB's lock timeout (120 s) between batches."""
+    """Silence after which a STARTED inbox run whose worker cannot be checked counts as dead.
+
+    A live drain logs progress every 20 batches and waits at most DuckDB's lock timeout
+    (120 s) between batches."""
     return float(os.environ.get("MODEL_FOUNDRY_STALE_RUN_S", "600"))
+
+
+def worker_alive(run: dg.DagsterRun) -> bool | None:
+    """Whether the run's worker process still exists; None when this host cannot tell."""
+    pid_text = run.tags.get(WORKER_PID_TAG)
+    if not pid_text or run.tags.get(WORKER_HOST_TAG) != socket.gethostname():
+        return None
+    try:
+        cmdline = Path(f"/proc/{int(pid_text)}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return False
+    # A reused pid belongs to some other program; a run worker is a Python process.
+    return b"python" in cmdline or b"dagster" in cmdline
 
 
 def _last_sign_of_life(instance: dg.DagsterInstance, record: dg.RunRecord) -> float:
@@ -59,21 +76,24 @@ def evaluate_inbox_tick(
     )
     for record in active:
         run = record.dagster_run
-        silent_s = time.time() - _last_sign_of_life(context.instance, record)
-        if run.status == dg.DagsterRunStatus.STARTED and silent_s > stale_run_s():
-            # Its worker died without a word (killed with the daemon, the machine rebooted):
-            # the default run launcher cannot tell, so the run would stay STARTED for ever and
-            # this subject would never drain again. Its messages are unacknowledged and come
-            # back after ack_wait; failing the run lets the next one take them.
-            context.instance.report_run_failed(
-                run,
-                message=(
-                    f"no event for {silent_s:.0f}s; its worker is gone, so it is marked failed "
-                    f"and the {subject} sensor starts a new run for its messages"
-                ),
-            )
-            context.log.warning(f"marked stale inbox run {run.run_id[:8]} for {subject} failed")
-            continue
+        if run.status == dg.DagsterRunStatus.STARTED:
+            alive = worker_alive(run)
+            silent_s = time.time() - _last_sign_of_life(context.instance, record)
+            if alive is False or (alive is None and silent_s > stale_run_s()):
+                # Its worker died without a word (killed with the daemon, the machine
+                # rebooted): the default run launcher cannot tell, so the run would stay
+                # STARTED for ever and this subject would never drain again. Its messages
+                # are unacknowledged and come back after ack_wait; the next run takes them.
+                why = (
+                    "its worker process is gone"
+                    if alive is False
+                    else (f"no event for {silent_s:.0f}s")
+                )
+                context.instance.report_run_failed(
+                    run, message=f"{why}; marked failed so a new {subject} run can drain"
+                )
+                context.log.warning(f"marked inbox run {run.run_id[:8]} failed: {why}")
+                continue
         return dg.SkipReason(f"run {run.run_id[:8]} for {subject} is {run.status.value.lower()}")
     try:
         pending = nats.pending_for(subject)
@@ -90,7 +110,7 @@ def evaluate_inbox_tick(
         # Delivered to a run that is gone and not acknowledged: JetStream redelivers them once
         # ack_wait has passed, so ask for a run then, not on every tick before it.
         since = cursor.setdefault("orphaned_since", now)
-        if now - since >= nats.ack_wait_s:
+        if now - since >= pending.ack_wait_s:
             reason = f"{pending.num_ack_pending} messages due for redelivery"
             cursor.pop("orphaned_since", None)
     else:

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
 import time
 import uuid
+from pathlib import Path
 
 import dagster as dg
 import pytest
 
-from model_foundry.inbox import INBOX_SUBJECT_TAG, inbox_job, pipeline_event_inbox_record
+from model_foundry.inbox import (
+    INBOX_SUBJECT_TAG,
+    WORKER_HOST_TAG,
+    WORKER_PID_TAG,
+    inbox_job,
+    pipeline_event_inbox_record,
+)
 from model_foundry.nats_resource import NatsResource
 from model_foundry.publish import make_event
 from model_foundry.resources import FoundryDuckDB
@@ -142,3 +153,61 @@ def test_a_started_run_whose_worker_died_is_failed_and_replaced(
         assert [r.partition_key for r in result.run_requests] == ["llm.tool_call"]
         run = instance.get_run_by_id(run_id)
         assert run is not None and run.status == dg.DagsterRunStatus.FAILURE
+
+
+def test_a_run_whose_worker_process_is_gone_is_failed_at_once(
+    nats_resource: NatsResource,
+) -> None:
+    publish(
+        nats_resource,
+        [make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1")],
+    )
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    with dg.instance_for_test() as instance:
+
+        def started_run(pid: int) -> str:
+            run_id = str(uuid.uuid4())
+            instance.add_run(
+                dg.DagsterRun(
+                    job_name=inbox_job.name,
+                    run_id=run_id,
+                    status=dg.DagsterRunStatus.STARTED,
+                    tags={
+                        INBOX_SUBJECT_TAG: "llm.tool_call",
+                        WORKER_PID_TAG: str(pid),
+                        WORKER_HOST_TAG: socket.gethostname(),
+                    },
+                )
+            )
+            return run_id
+
+        alive = started_run(os.getpid())  # this test's own Python process: a live worker
+        assert tick("llm.tool_call", instance, nats_resource).run_requests == []
+        instance.report_run_canceled(instance.get_run_by_id(alive))
+
+        dead = started_run(gone.pid)
+        result = tick("llm.tool_call", instance, nats_resource)
+        assert [r.partition_key for r in result.run_requests] == ["llm.tool_call"]
+        assert instance.get_run_by_id(dead).status == dg.DagsterRunStatus.FAILURE
+
+
+def test_inbox_runs_record_their_worker_for_the_sensor(
+    nats_resource: NatsResource, tmp_path: Path
+) -> None:
+    with dg.instance_for_test() as instance:
+        result = dg.materialize(
+            [pipeline_event_inbox_record],
+            partition_key="llm.tool_call",
+            resources={
+                "nats": nats_resource,
+                "duckdb": FoundryDuckDB(database=str(tmp_path / "db.duckdb")),
+            },
+            instance=instance,
+            run_config={
+                "ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.2}}}
+            },
+        )
+        tags = instance.get_run_by_id(result.run_id).tags
+    assert tags[WORKER_PID_TAG] == str(os.getpid())
+    assert tags[WORKER_HOST_TAG] == socket.gethostname()
