@@ -11,6 +11,7 @@ committed (the ``event_id`` key turns the redelivery into a counted duplicate).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import time
@@ -23,10 +24,17 @@ from typing import Any
 
 import nats.errors
 from nats.aio.msg import Msg
+from nats.js.errors import ServiceUnavailableError
 
 from model_foundry.events import DeadLetter, InboxEvent, validate_message
-from model_foundry.nats_resource import NatsResource, consumer_name
-from model_foundry.storage import INBOX_SCHEMA, BatchResult, BatchWriter, write_batch
+from model_foundry.nats_resource import NatsResource, NatsUnavailableError, consumer_name
+from model_foundry.storage import (
+    INBOX_SCHEMA,
+    BatchResult,
+    BatchWriter,
+    backoff_delays,
+    write_batch,
+)
 
 log = logging.getLogger(__name__)
 
@@ -134,12 +142,33 @@ def _stream_seq(msg: Msg) -> int:
     return msg.metadata.sequence.stream
 
 
-async def _fetch(sub: Any, batch: int, timeout: float) -> list[Msg]:
-    try:
-        return await sub.fetch(batch, timeout=timeout)
-    except (nats.errors.TimeoutError, TimeoutError):
-        # nats-py raises either, depending on where in the pull the deadline passed.
-        return []
+_CONNECTION_LOST = (
+    ConnectionError,
+    nats.errors.ConnectionClosedError,
+    nats.errors.StaleConnectionError,
+    nats.errors.NoServersError,
+    nats.errors.ConnectionReconnectingError,
+    nats.errors.OutboundBufferLimitError,
+    nats.errors.FlushTimeoutError,
+    ServiceUnavailableError,
+)
+
+
+async def _fetch(sub: Any, batch: int, timeout: float, unavailable_s: float = 15.0) -> list[Msg]:
+    delays = backoff_delays(first=0.2, cap=2.0)
+    deadline = time.monotonic() + unavailable_s
+    while True:
+        try:
+            return await sub.fetch(batch, timeout=timeout)
+        except (nats.errors.TimeoutError, TimeoutError):
+            # nats-py raises either, depending on where in the pull the deadline passed.
+            return []
+        except (ServiceUnavailableError, nats.errors.ConnectionReconnectingError):
+            # A server that just restarted answers 503 until JetStream has recovered its
+            # streams; back off and pull again rather than failing the run.
+            if time.monotonic() >= deadline:
+                raise
+            await asyncio.sleep(next(delays))
 
 
 async def drain_subject(
@@ -230,8 +259,17 @@ async def drain_subject(
                 next_fetch.cancel()
                 # Whatever it fetched stays unacknowledged and is redelivered after ack_wait.
                 await asyncio.gather(next_fetch, return_exceptions=True)
+    except _CONNECTION_LOST as exc:
+        # What is committed is safe and what is not is unacknowledged and comes back, so a
+        # lost server is a retryable condition, not a bug: one sentence, no stack trace.
+        raise NatsUnavailableError(
+            f"lost NATS at {nats_resource.servers} while draining {subject} after "
+            f"{record.received} messages ({type(exc).__name__}); committed batches are "
+            "kept and the rest is redelivered to the next run"
+        ) from None
     finally:
-        await nc.close()
+        with contextlib.suppress(Exception):
+            await nc.close()
     record.seconds = round(time.perf_counter() - started, 3)
     return record
 
