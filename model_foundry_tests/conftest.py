@@ -14,22 +14,13 @@ from hypothesis import settings as hypothesis_settings
 
 from model_foundry.local_nats import LocalNatsServer
 from model_foundry.nats_resource import NatsResource
+from model_foundry_tests.pipeline_helpers import FOREIGN_ENV
 
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep tests away from the developer's data/ folder, NATS and slot settings."""
-    for var in (
-        "NATS_URL",
-        "NATS_USER",
-        "NATS_PASSWORD",
-        "NATS_TOKEN",
-        "NATS_CREDS",
-        "NATS_TLS_CA",
-        "MODEL_FOUNDRY_SLOTS",
-        "MODEL_FOUNDRY_PROFILE",
-        "MODEL_FOUNDRY_DUCKDB",
-    ):
+    for var in FOREIGN_ENV:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("MODEL_FOUNDRY_DATA_DIR", str(tmp_path / "data"))
 

@@ -102,3 +102,32 @@ def write_prompts(path: Path, n: int, prefix: str = "prompt") -> Path:
             fh.write(json.dumps({"id": f"{prefix}-{i}", "prompt": f"{prefix} number {i} words"}))
             fh.write("\n")
     return path
+
+
+def start_collection(
+    name: str, prompt_dir: Path, db_path: Path, slot_path: Path, data_dir: Path
+) -> subprocess.Popen[str]:
+    """A dataset collection in its own process (and process group), as the CLI runs it."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "model_foundry.datasets",
+            "--name",
+            name,
+            "--version",
+            "v1",
+            "--prompt-dir",
+            str(prompt_dir),
+            "--no-chat-sessions",
+        ],
+        env=clean_env(
+            MODEL_FOUNDRY_DUCKDB=str(db_path),
+            MODEL_FOUNDRY_SLOTS=str(slot_path),
+            MODEL_FOUNDRY_DATA_DIR=str(data_dir),
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )

@@ -39,6 +39,7 @@ from model_foundry_tests.pipeline_helpers import (
     dagster_bin,
     rows,
     slot_simulator_process,
+    start_collection,
     stop_process,
     wait_for,
     write_dagster_home,
@@ -132,34 +133,6 @@ def fixed_port_simulator(work_dir: Path) -> Iterator[FixedPortSimulator]:
         sim.stop()
 
 
-def _collector(
-    prompt_dir: Path, db_path: Path, slot_path: Path, data_dir: Path
-) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "model_foundry.datasets",
-            "--name",
-            "outage",
-            "--version",
-            "v1",
-            "--prompt-dir",
-            str(prompt_dir),
-            "--no-chat-sessions",
-        ],
-        env=clean_env(
-            MODEL_FOUNDRY_DUCKDB=str(db_path),
-            MODEL_FOUNDRY_SLOTS=str(slot_path),
-            MODEL_FOUNDRY_DATA_DIR=str(data_dir),
-        ),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-
-
 def _finish(proc: subprocess.Popen[str], timeout_s: float, what: str) -> dict[str, Any]:
     """The collection's summary line; a hang or a crash fails the test with its stderr."""
     try:
@@ -180,7 +153,7 @@ def test_slot_server_killed_during_a_dataset_job_and_brought_back(
     ok_sql = "SELECT count(*) FROM llm_completions WHERE status = 'ok'"
     error_sql = "SELECT count(*) FROM llm_completions WHERE status <> 'ok'"
     with fixed_port_simulator(tmp_path / "sim") as sim:
-        first = _collector(prompt_dir, db_path, sim.slot_path, data_dir)
+        first = start_collection("outage", prompt_dir, db_path, sim.slot_path, data_dir)
         try:
             # Kill early, in the first wave of answers: the requests in flight then fail at
             # once and outnumber the answers, so the run's error-share stop ends it quickly
@@ -196,7 +169,7 @@ def test_slot_server_killed_during_a_dataset_job_and_brought_back(
         finally:
             stop_process(first)
         # Whatever the first run did not answer, a second one does; it resends nothing done.
-        second = _collector(prompt_dir, db_path, sim.slot_path, data_dir)
+        second = start_collection("outage", prompt_dir, db_path, sim.slot_path, data_dir)
         try:
             summary_2 = _finish(second, 150, "the collection after the outage")
         finally:

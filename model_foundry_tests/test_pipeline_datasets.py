@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,10 +23,10 @@ from model_foundry.pipeline_schema import PIPELINE_SCHEMA
 from model_foundry.query import run_query
 from model_foundry.resources import FoundryDuckDB
 from model_foundry_tests.pipeline_helpers import (
-    clean_env,
     count,
     rows,
     slot_simulator_process,
+    start_collection,
     stop_process,
     wait_for,
     write_prompts,
@@ -150,39 +148,12 @@ def test_export_read_back_with_pandas_holds_what_the_table_holds(
     assert (out / "ft" / "v2" / "chat.jsonl").read_text() == ""
 
 
-def _collector(
-    name: str, prompt_dir: Path, db_path: Path, slot_path: Path, data_dir: Path
-) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "model_foundry.datasets",
-            "--name",
-            name,
-            "--version",
-            "v1",
-            "--prompt-dir",
-            str(prompt_dir),
-            "--no-chat-sessions",
-        ],
-        env=clean_env(
-            MODEL_FOUNDRY_DUCKDB=str(db_path),
-            MODEL_FOUNDRY_SLOTS=str(slot_path),
-            MODEL_FOUNDRY_DATA_DIR=str(data_dir),
-        ),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def test_collection_killed_midway_and_run_again_does_each_request_once(
     tmp_path: Path, db_path: Path, slow_slots: Path
 ) -> None:
     prompt_dir = write_prompts(tmp_path / "prompts" / "p.jsonl", 16).parent
     data_dir = tmp_path / "data"
-    proc = _collector("resume", prompt_dir, db_path, slow_slots, data_dir)
+    proc = start_collection("resume", prompt_dir, db_path, slow_slots, data_dir)
     ok_sql = "SELECT count(*) FROM llm_completions WHERE status = 'ok'"
     try:
         wait_for(lambda: count(db_path, ok_sql) >= 6, 120, "some answers", proc=proc)
@@ -193,7 +164,7 @@ def test_collection_killed_midway_and_run_again_does_each_request_once(
     assert done_before < 32, "the run finished before it was killed; nothing was resumed"
     assert count(db_path, "SELECT count(*) FROM dataset_samples") == 0
 
-    proc = _collector("resume", prompt_dir, db_path, slow_slots, data_dir)
+    proc = start_collection("resume", prompt_dir, db_path, slow_slots, data_dir)
     out, err = proc.communicate(timeout=240)
     assert proc.returncode == 0, err[-3000:]
     summary = json.loads(out.strip().splitlines()[-1])
@@ -218,7 +189,7 @@ def test_two_runs_writing_and_a_reader_querying_at_once_all_succeed(
     with storage.connect(db_path, schema=PIPELINE_SCHEMA):
         pass
     procs = {
-        name: _collector(
+        name: start_collection(
             name,
             write_prompts(tmp_path / name / "p.jsonl", 6, prefix=name).parent,
             db_path,
