@@ -156,3 +156,14 @@ def test_bench_ingest_reports_every_field_and_loses_nothing() -> None:
     assert report["events"] == 400 and report["inserted"] == 400
     assert report["lost"] == 0 and report["duplicates"] == 0
     assert report["raw_events_per_s"] > 0 and report["ratio"] > 0
+
+
+def test_bench_e2e_runs_the_daemon_and_loses_nothing() -> None:
+    # A smoke run of the whole benchmark: nats-server, simulator, dagster-daemon, sensors.
+    result = cli("bench", "e2e", "--rate", "20", "--seconds", "3", "--json", timeout=480)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["events"] == 60 and report["stored"] == 60 and report["lost"] == 0
+    assert report["runs"] >= 1
+    assert report["ceiling_events_per_s"] > 0
+    assert 0 <= report["delay_p50_s"] <= report["delay_p95_s"] <= report["delay_max_s"]
