@@ -10,6 +10,7 @@ from model_foundry.datasets import dataset_assets, dataset_jobs, dataset_schedul
 from model_foundry.inbox import inbox_assets, inbox_checks, inbox_jobs
 from model_foundry.inbox_tables import inbox_table_assets
 from model_foundry.resources import resources_from_env
+from model_foundry.run_health import run_health_sensors
 from model_foundry.sensors import inbox_sensors
 from model_foundry.summaries import summary_assets
 from model_foundry.throughput import throughput_assets
@@ -25,7 +26,7 @@ defs = dg.Definitions(
     asset_checks=[*inbox_checks],
     jobs=[*inbox_jobs, *dataset_jobs],
     schedules=[*dataset_schedules],
-    sensors=[*inbox_sensors, *automation_sensors],
+    sensors=[*inbox_sensors, *automation_sensors, *run_health_sensors],
     resources={**resources_from_env(), "slots": slots_resource_from_env()},
     # One process per run, not one per step: every step writes the same DuckDB file (one
     # writer at a time anyway), and a subprocess per asset check costs seconds of imports.

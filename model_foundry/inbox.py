@@ -10,7 +10,6 @@ with the same keys whether it stored a million events or none.
 
 import asyncio
 import os
-import socket
 from typing import Any
 
 import dagster as dg
@@ -28,8 +27,6 @@ subject_partitions = dg.StaticPartitionsDefinition(list(SUBJECTS))
 METADATA_EVENTS = 200
 PREVIEW_ROWS = 10
 INBOX_SUBJECT_TAG = "model_foundry/inbox_subject"
-WORKER_PID_TAG = "model_foundry/worker_pid"
-WORKER_HOST_TAG = "model_foundry/worker_host"
 
 
 class InboxDrainConfig(dg.Config):
@@ -98,12 +95,6 @@ def pipeline_event_inbox_record(
     duckdb: FoundryDuckDB,
 ) -> dg.Output[dict]:
     subject = context.partition_key
-    # Lets the sensor see at once when this run's worker dies (see sensors.worker_alive):
-    # the default run launcher cannot, and the run would otherwise stay STARTED for ever.
-    context.instance.add_run_tags(
-        context.run.run_id,
-        {WORKER_PID_TAG: str(os.getpid()), WORKER_HOST_TAG: socket.gethostname()},
-    )
 
     def progress(record: InboxRecord) -> None:
         if record.batches % 20 == 0:
@@ -222,8 +213,6 @@ inbox_jobs = [inbox_job]
 
 __all__ = [
     "INBOX_SUBJECT_TAG",
-    "WORKER_HOST_TAG",
-    "WORKER_PID_TAG",
     "InboxDrainConfig",
     "inbox_assets",
     "inbox_checks",

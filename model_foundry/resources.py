@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
 from model_foundry import settings, storage
 from model_foundry.nats_resource import NatsResource, nats_resource_from_env
+from model_foundry.run_health import record_worker
 
 
 class FoundryDuckDB(DuckDBResource):
@@ -25,6 +28,12 @@ class FoundryDuckDB(DuckDBResource):
         default=storage.DEFAULT_LOCK_TIMEOUT_S,
         description="How long to wait for another process to release the DuckDB file.",
     )
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        # Every run of this code location uses DuckDB, so this is where a run worker says
+        # who it is: run_health can then tell a dead worker's run from a slow one.
+        if context.instance is not None and context.run is not None:
+            record_worker(context.instance, context.run.run_id, os.getpid())
 
     @contextmanager
     def get_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -10,15 +10,14 @@ for no second run while one for the same subject is queued or running.
 
 import json
 import os
-import socket
 import time
-from pathlib import Path
 
 import dagster as dg
 
 from model_foundry.events import SUBJECTS
-from model_foundry.inbox import INBOX_SUBJECT_TAG, WORKER_HOST_TAG, WORKER_PID_TAG, inbox_job
+from model_foundry.inbox import INBOX_SUBJECT_TAG, inbox_job
 from model_foundry.nats_resource import NatsResource, NatsUnavailableError, consumer_name
+from model_foundry.run_health import worker_alive
 
 IN_PROGRESS = [
     dg.DagsterRunStatus.QUEUED,
@@ -39,19 +38,6 @@ def stale_run_s() -> float:
     A live drain logs progress every 20 batches and waits at most DuckDB's lock timeout
     (120 s) between batches."""
     return float(os.environ.get("MODEL_FOUNDRY_STALE_RUN_S", "600"))
-
-
-def worker_alive(run: dg.DagsterRun) -> bool | None:
-    """Whether the run's worker process still exists; None when this host cannot tell."""
-    pid_text = run.tags.get(WORKER_PID_TAG)
-    if not pid_text or run.tags.get(WORKER_HOST_TAG) != socket.gethostname():
-        return None
-    try:
-        cmdline = Path(f"/proc/{int(pid_text)}/cmdline").read_bytes()
-    except (OSError, ValueError):
-        return False
-    # A reused pid belongs to some other program; a run worker is a Python process.
-    return b"python" in cmdline or b"dagster" in cmdline
 
 
 def _last_sign_of_life(instance: dg.DagsterInstance, record: dg.RunRecord) -> float:

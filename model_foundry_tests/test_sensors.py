@@ -13,16 +13,11 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from model_foundry.inbox import (
-    INBOX_SUBJECT_TAG,
-    WORKER_HOST_TAG,
-    WORKER_PID_TAG,
-    inbox_job,
-    pipeline_event_inbox_record,
-)
+from model_foundry.inbox import INBOX_SUBJECT_TAG, inbox_job, pipeline_event_inbox_record
 from model_foundry.nats_resource import NatsResource
 from model_foundry.publish import make_event
 from model_foundry.resources import FoundryDuckDB
+from model_foundry.run_health import WORKER_HOST_TAG, WORKER_PID_TAG
 from model_foundry.sensors import build_inbox_sensor, inbox_sensors, sensor_name
 from model_foundry_tests.nats_helpers import publish
 
@@ -211,3 +206,34 @@ def test_inbox_runs_record_their_worker_for_the_sensor(
         tags = instance.get_run_by_id(result.run_id).tags
     assert tags[WORKER_PID_TAG] == str(os.getpid())
     assert tags[WORKER_HOST_TAG] == socket.gethostname()
+
+
+def test_dead_run_sensor_fails_any_started_run_whose_worker_is_gone() -> None:
+    # Downstream runs too: automation never updates an asset whose run stays "in progress".
+    from model_foundry.run_health import stale_run_sensor
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    with dg.instance_for_test() as instance:
+        ids = {}
+        for name, pid in (("dead", gone.pid), ("alive", os.getpid()), ("untagged", None)):
+            ids[name] = str(uuid.uuid4())
+            tags = {WORKER_HOST_TAG: socket.gethostname()}
+            if pid is not None:
+                tags[WORKER_PID_TAG] = str(pid)
+            instance.add_run(
+                dg.DagsterRun(
+                    job_name="__ASSET_JOB",
+                    run_id=ids[name],
+                    status=dg.DagsterRunStatus.STARTED,
+                    tags=tags,
+                )
+            )
+        result = stale_run_sensor.evaluate_tick(dg.build_sensor_context(instance=instance))
+        assert ids["dead"] in (result.skip_message or "")
+        status = {n: instance.get_run_by_id(i).status for n, i in ids.items()}
+    assert status == {
+        "dead": dg.DagsterRunStatus.FAILURE,
+        "alive": dg.DagsterRunStatus.STARTED,
+        "untagged": dg.DagsterRunStatus.STARTED,
+    }
