@@ -27,12 +27,8 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 @pytest.fixture
 def nats_server(tmp_path: Path) -> Iterator[LocalNatsServer]:
-    server = LocalNatsServer(store_dir=tmp_path / "nats")
-    server.start()
-    try:
+    with LocalNatsServer(store_dir=tmp_path / "nats") as server:
         yield server
-    finally:
-        server.cleanup()
 
 
 @pytest.fixture

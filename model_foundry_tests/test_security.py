@@ -62,28 +62,20 @@ def certs(tmp_path: Path) -> Certs:
 
 @pytest.fixture
 def secure_nats(tmp_path: Path, certs: Certs) -> Iterator[LocalNatsServer]:
-    server = LocalNatsServer(
+    with LocalNatsServer(
         store_dir=tmp_path / "nats-tls",
         user=USER,
         password=PASSWORD,
         tls_cert=str(certs.cert),
         tls_key=str(certs.key),
-    )
-    server.start()
-    try:
+    ) as server:
         yield server
-    finally:
-        server.cleanup()
 
 
 @pytest.fixture
 def token_nats(tmp_path: Path) -> Iterator[LocalNatsServer]:
-    server = LocalNatsServer(store_dir=tmp_path / "nats-token", token=TOKEN)
-    server.start()
-    try:
+    with LocalNatsServer(store_dir=tmp_path / "nats-token", token=TOKEN) as server:
         yield server
-    finally:
-        server.cleanup()
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -38,6 +38,34 @@ def tick(subject: str, instance: dg.DagsterInstance, res: NatsResource, cursor: 
     return sensor.evaluate_tick(context)
 
 
+def add_started_run(
+    instance: dg.DagsterInstance,
+    *,
+    job_name: str = inbox_job.name,
+    subject: str | None = None,
+    worker_pid: int | None = None,
+) -> str:
+    """A run the instance believes is STARTED, as a run killed with the daemon is left."""
+    tags = {WORKER_HOST_TAG: socket.gethostname()}
+    if subject is not None:
+        tags[INBOX_SUBJECT_TAG] = subject
+    if worker_pid is not None:
+        tags[WORKER_PID_TAG] = str(worker_pid)
+    run_id = str(uuid.uuid4())
+    instance.add_run(
+        dg.DagsterRun(
+            job_name=job_name, run_id=run_id, status=dg.DagsterRunStatus.STARTED, tags=tags
+        )
+    )
+    return run_id
+
+
+def dead_pid() -> int:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    return gone.pid
+
+
 def test_one_sensor_per_subject_running_by_default() -> None:
     names = {s.name for s in inbox_sensors}
     assert names == {
@@ -93,14 +121,7 @@ def test_running_run_for_the_subject_prevents_a_second_request(
         ],
     )
     with dg.instance_for_test() as instance:
-        instance.add_run(
-            dg.DagsterRun(
-                job_name=inbox_job.name,
-                run_id=str(uuid.uuid4()),
-                status=dg.DagsterRunStatus.STARTED,
-                tags={INBOX_SUBJECT_TAG: "llm.flow.lineage"},
-            )
-        )
+        add_started_run(instance, subject="llm.flow.lineage")
         blocked = tick("llm.flow.lineage", instance, nats_resource)
         assert blocked.run_requests == []
         assert "started" in (blocked.skip_message or "")
@@ -132,15 +153,7 @@ def test_a_started_run_whose_worker_died_is_failed_and_replaced(
     )
     monkeypatch.setenv("MODEL_FOUNDRY_STALE_RUN_S", "3")
     with dg.instance_for_test() as instance:
-        run_id = str(uuid.uuid4())
-        instance.add_run(
-            dg.DagsterRun(
-                job_name=inbox_job.name,
-                run_id=run_id,
-                status=dg.DagsterRunStatus.STARTED,
-                tags={INBOX_SUBJECT_TAG: "llm.tool_call"},
-            )
-        )
+        run_id = add_started_run(instance, subject="llm.tool_call")
         fresh = tick("llm.tool_call", instance, nats_resource)
         assert fresh.run_requests == []  # silent for less than the threshold: still alive
         time.sleep(3.5)
@@ -157,31 +170,13 @@ def test_a_run_whose_worker_process_is_gone_is_failed_at_once(
         nats_resource,
         [make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1")],
     )
-    gone = subprocess.Popen([sys.executable, "-c", "pass"])
-    gone.wait()
     with dg.instance_for_test() as instance:
-
-        def started_run(pid: int) -> str:
-            run_id = str(uuid.uuid4())
-            instance.add_run(
-                dg.DagsterRun(
-                    job_name=inbox_job.name,
-                    run_id=run_id,
-                    status=dg.DagsterRunStatus.STARTED,
-                    tags={
-                        INBOX_SUBJECT_TAG: "llm.tool_call",
-                        WORKER_PID_TAG: str(pid),
-                        WORKER_HOST_TAG: socket.gethostname(),
-                    },
-                )
-            )
-            return run_id
-
-        alive = started_run(os.getpid())  # this test's own Python process: a live worker
+        # This test's own Python process stands for a live worker.
+        alive = add_started_run(instance, subject="llm.tool_call", worker_pid=os.getpid())
         assert tick("llm.tool_call", instance, nats_resource).run_requests == []
         instance.report_run_canceled(instance.get_run_by_id(alive))
 
-        dead = started_run(gone.pid)
+        dead = add_started_run(instance, subject="llm.tool_call", worker_pid=dead_pid())
         result = tick("llm.tool_call", instance, nats_resource)
         assert [r.partition_key for r in result.run_requests] == ["llm.tool_call"]
         assert instance.get_run_by_id(dead).status == dg.DagsterRunStatus.FAILURE
@@ -212,23 +207,11 @@ def test_dead_run_sensor_fails_any_started_run_whose_worker_is_gone() -> None:
     # Downstream runs too: automation never updates an asset whose run stays "in progress".
     from model_foundry.run_health import stale_run_sensor
 
-    gone = subprocess.Popen([sys.executable, "-c", "pass"])
-    gone.wait()
     with dg.instance_for_test() as instance:
-        ids = {}
-        for name, pid in (("dead", gone.pid), ("alive", os.getpid()), ("untagged", None)):
-            ids[name] = str(uuid.uuid4())
-            tags = {WORKER_HOST_TAG: socket.gethostname()}
-            if pid is not None:
-                tags[WORKER_PID_TAG] = str(pid)
-            instance.add_run(
-                dg.DagsterRun(
-                    job_name="__ASSET_JOB",
-                    run_id=ids[name],
-                    status=dg.DagsterRunStatus.STARTED,
-                    tags=tags,
-                )
-            )
+        ids = {
+            name: add_started_run(instance, job_name="__ASSET_JOB", worker_pid=pid)
+            for name, pid in (("dead", dead_pid()), ("alive", os.getpid()), ("untagged", None))
+        }
         result = stale_run_sensor.evaluate_tick(dg.build_sensor_context(instance=instance))
         assert ids["dead"] in (result.skip_message or "")
         status = {n: instance.get_run_by_id(i).status for n, i in ids.items()}
