@@ -14,8 +14,9 @@ import asyncio
 import contextlib
 import logging
 import os
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -142,6 +143,23 @@ def _stream_seq(msg: Msg) -> int:
     return msg.metadata.sequence.stream
 
 
+# The commit runs in a thread while the event loop fetches the next batch. DuckDB releases the
+# GIL while it works, but with CPython's default 5 ms switch interval the committing thread
+# then waits for the GIL behind the busy event loop: measured with `bench ingest`, a 0.5 ms
+# interval made the drain about 20% faster on 2 cores. Set only while a drain runs.
+DRAIN_SWITCH_INTERVAL_S = 0.0005
+
+
+@contextlib.contextmanager
+def _short_gil_switch_interval() -> Iterator[None]:
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(min(previous, DRAIN_SWITCH_INTERVAL_S))
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(previous)
+
+
 _CONNECTION_LOST = (
     ConnectionError,
     nats.errors.ConnectionClosedError,
@@ -188,6 +206,33 @@ async def drain_subject(
     ``after_commit`` runs between the DuckDB commit and the acks; the crash tests use it to
     kill the process at exactly that point.
     """
+    with _short_gil_switch_interval():
+        return await _drain_subject(
+            nats_resource,
+            db_path,
+            subject,
+            batch_size=batch_size,
+            max_events=max_events,
+            fetch_timeout_s=fetch_timeout_s,
+            after_commit=after_commit,
+            progress=progress,
+            memory_limit=memory_limit,
+        )
+
+
+async def _drain_subject(
+    nats_resource: NatsResource,
+    db_path: str | Path,
+    subject: str,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    max_events: int | None = None,
+    fetch_timeout_s: float = 1.0,
+    after_commit: Callable[[Sequence[Msg]], None] | None = None,
+    progress: Callable[[InboxRecord], None] | None = None,
+    memory_limit: str | None = DEFAULT_MEMORY_LIMIT,
+) -> InboxRecord:
+    """:func:`drain_subject` without the switch-interval setting."""
     started = time.perf_counter()
     record = InboxRecord(subject=subject)
     nc = await nats_resource.connect()

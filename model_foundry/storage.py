@@ -336,15 +336,18 @@ def write_batch(
     result = BatchResult()
     dead = list(dead)
     if events:
-        staged = _inbox_table(events)
+        # Insert the earliest copy of each id in the batch; later copies are duplicates (or
+        # conflicts), found below. Deduplicating here spares DuckDB a window over the batch.
+        first: dict[str, InboxEvent] = {}
+        for e in sorted(events, key=lambda e: e.stream_seq):
+            first.setdefault(e.event_id, e)
+        staged = _inbox_table(list(first.values()))
         con.register("_staged_inbox", staged)
         try:
-            # Insert the earliest copy of each id in the batch; later copies are duplicates.
             rows = con.execute(
                 """
                 INSERT INTO pipeline_event_inbox BY NAME
                 SELECT * FROM _staged_inbox
-                QUALIFY row_number() OVER (PARTITION BY event_id ORDER BY stream_seq) = 1
                 ON CONFLICT (event_id) DO NOTHING
                 RETURNING event_id, stream_seq
                 """
