@@ -50,7 +50,7 @@ def cmd_nats_setup(args: argparse.Namespace) -> int:
         for item in created:
             print(f"created {item}")
     else:
-        print(f"stream {res.stream} and its consumers already exist on {res.servers}")
+        print(f"stream {res.stream} and its consumers already exist on {res.redacted_servers}")
     return 0
 
 
@@ -98,7 +98,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
             await nc.close()
 
     count = asyncio.run(run())
-    print(f"published {count} events to {_nats().servers}")
+    print(f"published {count} events to {_nats().redacted_servers}")
     return 0
 
 

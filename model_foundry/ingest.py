@@ -308,7 +308,7 @@ async def _drain_subject(
         # What is committed is safe and what is not is unacknowledged and comes back, so a
         # lost server is a retryable condition, not a bug: one sentence, no stack trace.
         raise NatsUnavailableError(
-            f"lost NATS at {nats_resource.servers} while draining {subject} after "
+            f"lost NATS at {nats_resource.redacted_servers} while draining {subject} after "
             f"{record.received} messages ({type(exc).__name__}); committed batches are "
             "kept and the rest is redelivered to the next run"
         ) from None

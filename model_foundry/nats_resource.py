@@ -91,6 +91,11 @@ class NatsResource(dg.ConfigurableResource):
     max_ack_pending: int = 20_000
 
     @property
+    def redacted_servers(self) -> str:
+        """The server URLs for messages: any ``user:password@`` replaced by ``***@``."""
+        return ", ".join(_without_userinfo(url) for url in self.server_list)
+
+    @property
     def server_list(self) -> list[str]:
         return [s.strip() for s in self.servers.split(",") if s.strip()]
 

@@ -492,3 +492,19 @@ def test_dagster_shows_the_secret_variable_names_not_their_values(
     # The CLI, outside Dagster, gets the values.
     resolved = nats_resource_from_env(resolve_secrets=True)
     assert (resolved.password, resolved.token) == (PASSWORD, TOKEN)
+
+
+def test_credentials_in_the_url_never_reach_the_cli_output(
+    secure_nats: LocalNatsServer, certs: Certs
+) -> None:
+    # The URL form of credentials (nats://user:password@host) works and is never echoed.
+    host_port = secure_nats.url.split("://", 1)[1]
+    env = {"NATS_URL": f"tls://{USER}:{PASSWORD}@{host_port}", "NATS_TLS_CA": str(certs.ca)}
+    first = cli("nats", "setup", env=env)
+    assert first.returncode == 0, first.stderr
+    # These two name the server they talked to: the URL shows, its password does not.
+    for args in (("nats", "setup"), ("publish", "--sample", "5")):
+        result = cli(*args, env=env)
+        assert result.returncode == 0, result.stderr
+        assert PASSWORD not in result.stdout + result.stderr
+        assert f"***@{host_port}" in result.stdout
