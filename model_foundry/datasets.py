@@ -184,26 +184,18 @@ def load_chat_session_prompts(db_path: str | Path, limit: int) -> list[PromptRec
     ]
 
 
+INSERT_SAMPLES_SQL = """
+    INSERT INTO dataset_samples (
+        dataset, version, request_key, prompt_id, source, role, sample_index, messages,
+        prompt, response, reasoning, slot, model, params, prompt_tokens,
+        completion_tokens, finish_reason, is_empty, is_truncated, run_id
+    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT DO NOTHING
+    """
+
+
 def write_samples(db_path: str | Path, rows: list[tuple[Any, ...]]) -> int:
-    if not rows:
-        return 0
-
-    def work(con: Any) -> int:
-        before = con.execute("SELECT count(*) FROM dataset_samples").fetchone()[0]
-        con.executemany(
-            """
-            INSERT INTO dataset_samples (
-                dataset, version, request_key, prompt_id, source, role, sample_index, messages,
-                prompt, response, reasoning, slot, model, params, prompt_tokens,
-                completion_tokens, finish_reason, is_empty, is_truncated, run_id
-            ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT DO NOTHING
-            """,
-            rows,
-        )
-        return con.execute("SELECT count(*) FROM dataset_samples").fetchone()[0] - before
-
-    return storage.run_in_transaction(db_path, work, schema=PIPELINE_SCHEMA)
+    return storage.insert_new_rows(db_path, INSERT_SAMPLES_SQL, rows, schema=PIPELINE_SCHEMA)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -150,8 +150,8 @@ def _stream_seq(msg: Msg) -> int:
 DRAIN_SWITCH_INTERVAL_S = 0.0005
 
 
-@contextlib.contextmanager
-def _short_gil_switch_interval() -> Iterator[None]:
+@contextlib.asynccontextmanager
+async def _short_gil_switch_interval() -> AsyncIterator[None]:
     previous = sys.getswitchinterval()
     sys.setswitchinterval(min(previous, DRAIN_SWITCH_INTERVAL_S))
     try:
@@ -189,6 +189,7 @@ async def _fetch(sub: Any, batch: int, timeout: float, unavailable_s: float = 15
             await asyncio.sleep(next(delays))
 
 
+@_short_gil_switch_interval()
 async def drain_subject(
     nats_resource: NatsResource,
     db_path: str | Path,
@@ -206,33 +207,6 @@ async def drain_subject(
     ``after_commit`` runs between the DuckDB commit and the acks; the crash tests use it to
     kill the process at exactly that point.
     """
-    with _short_gil_switch_interval():
-        return await _drain_subject(
-            nats_resource,
-            db_path,
-            subject,
-            batch_size=batch_size,
-            max_events=max_events,
-            fetch_timeout_s=fetch_timeout_s,
-            after_commit=after_commit,
-            progress=progress,
-            memory_limit=memory_limit,
-        )
-
-
-async def _drain_subject(
-    nats_resource: NatsResource,
-    db_path: str | Path,
-    subject: str,
-    *,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    max_events: int | None = None,
-    fetch_timeout_s: float = 1.0,
-    after_commit: Callable[[Sequence[Msg]], None] | None = None,
-    progress: Callable[[InboxRecord], None] | None = None,
-    memory_limit: str | None = DEFAULT_MEMORY_LIMIT,
-) -> InboxRecord:
-    """:func:`drain_subject` without the switch-interval setting."""
     started = time.perf_counter()
     record = InboxRecord(subject=subject)
     nc = await nats_resource.connect()

@@ -214,6 +214,25 @@ def _rollback_quietly(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("ROLLBACK")
 
 
+def insert_new_rows(
+    path: str | Path,
+    insert_sql: str,
+    rows: Sequence[Sequence[Any]],
+    *,
+    schema: Sequence[str] | None = None,
+) -> int:
+    """Run ``insert_sql`` (an ``INSERT ... ON CONFLICT DO NOTHING`` with ``?`` parameters)
+    for every row in one transaction; returns how many rows were new."""
+    if not rows:
+        return 0
+
+    def work(con: duckdb.DuckDBPyConnection) -> int:
+        # DuckDB reports each INSERT's count, 0 for a row the conflict clause skipped.
+        return sum(con.execute(insert_sql, list(row)).fetchone()[0] for row in rows)
+
+    return run_in_transaction(path, work, schema=schema)
+
+
 INBOX_SCHEMA: tuple[str, ...] = (
     """
     CREATE TABLE IF NOT EXISTS pipeline_event_inbox (
@@ -414,6 +433,7 @@ __all__ = [
     "DuckDBBusyError",
     "backoff_delays",
     "connect",
+    "insert_new_rows",
     "run_in_transaction",
     "write_batch",
 ]

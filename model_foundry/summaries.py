@@ -159,26 +159,18 @@ def sessions_to_summarise(db_path: str | Path, limit: int) -> list[SessionToSumm
     return list(sessions.values())
 
 
+INSERT_SUMMARIES_SQL = """
+    INSERT INTO session_summaries (
+        request_key, correlation_id, chat_events, event_ids, first_event_at,
+        last_event_at, language, summary, slot, model, prompt_tokens,
+        completion_tokens, latency_s, gen_tps, run_id
+    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT DO NOTHING
+    """
+
+
 def write_summaries(db_path: str | Path, rows: list[tuple[Any, ...]]) -> int:
-    if not rows:
-        return 0
-
-    def work(con: Any) -> int:
-        before = con.execute("SELECT count(*) FROM session_summaries").fetchone()[0]
-        con.executemany(
-            """
-            INSERT INTO session_summaries (
-                request_key, correlation_id, chat_events, event_ids, first_event_at,
-                last_event_at, language, summary, slot, model, prompt_tokens,
-                completion_tokens, latency_s, gen_tps, run_id
-            ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT DO NOTHING
-            """,
-            rows,
-        )
-        return con.execute("SELECT count(*) FROM session_summaries").fetchone()[0] - before
-
-    return storage.run_in_transaction(db_path, work, schema=PIPELINE_SCHEMA)
+    return storage.insert_new_rows(db_path, INSERT_SUMMARIES_SQL, rows, schema=PIPELINE_SCHEMA)
 
 
 PENDING_TRANSLATIONS_SQL = """
@@ -197,27 +189,18 @@ def summaries_to_translate(db_path: str | Path, limit: int) -> list[tuple[str, s
         return con.execute(PENDING_TRANSLATIONS_SQL, [limit]).fetchall()
 
 
+INSERT_TRANSLATIONS_SQL = """
+    INSERT INTO session_summary_translations (
+        summary_key, correlation_id, request_key, source_lang, target_lang,
+        source_text, translation, slot, model, prompt_tokens, completion_tokens,
+        latency_s, gen_tps, run_id
+    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT DO NOTHING
+    """
+
+
 def write_translations(db_path: str | Path, rows: list[tuple[Any, ...]]) -> int:
-    if not rows:
-        return 0
-
-    def work(con: Any) -> int:
-        before = con.execute("SELECT count(*) FROM session_summary_translations").fetchone()[0]
-        con.executemany(
-            """
-            INSERT INTO session_summary_translations (
-                summary_key, correlation_id, request_key, source_lang, target_lang,
-                source_text, translation, slot, model, prompt_tokens, completion_tokens,
-                latency_s, gen_tps, run_id
-            ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT DO NOTHING
-            """,
-            rows,
-        )
-        after = con.execute("SELECT count(*) FROM session_summary_translations").fetchone()[0]
-        return after - before
-
-    return storage.run_in_transaction(db_path, work, schema=PIPELINE_SCHEMA)
+    return storage.insert_new_rows(db_path, INSERT_TRANSLATIONS_SQL, rows, schema=PIPELINE_SCHEMA)
 
 
 def plan_summaries(
