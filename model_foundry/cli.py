@@ -11,8 +11,9 @@ import asyncio
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
-from model_foundry import settings
+from model_foundry.lib import settings
 
 
 class UserError(RuntimeError):
@@ -20,9 +21,11 @@ class UserError(RuntimeError):
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
-    from model_foundry.local_nats import NatsServerError
-    from model_foundry.nats_resource import NatsUnavailableError
-    from model_foundry.storage import DuckDBBusyError
+    from model_foundry.devtools.local_nats import NatsServerError
+    from model_foundry.lib.datasets import UnsafeNameError
+    from model_foundry.lib.nats.resource import NatsUnavailableError
+    from model_foundry.lib.query import QueryError
+    from model_foundry.lib.storage import DuckDBBusyError
 
     errors: list[type[BaseException]] = [
         UserError,
@@ -30,15 +33,17 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
         NatsServerError,
         DuckDBBusyError,
         FileNotFoundError,
+        QueryError,
+        UnsafeNameError,
     ]
-    from model_foundry.slot_config import NoSlotForRoleError, SlotFileError
+    from model_foundry.lib.slots.config import NoSlotForRoleError, SlotFileError
 
     errors += [SlotFileError, NoSlotForRoleError]
     return tuple(errors)
 
 
 def _nats():
-    from model_foundry.nats_resource import nats_resource_from_env
+    from model_foundry.lib.nats.resource import nats_resource_from_env
 
     return nats_resource_from_env(resolve_secrets=True)
 
@@ -55,7 +60,7 @@ def cmd_nats_setup(args: argparse.Namespace) -> int:
 
 
 def cmd_nats_status(args: argparse.Namespace) -> int:
-    from model_foundry.events import SUBJECTS
+    from model_foundry.lib.events import SUBJECTS
 
     res = _nats()
     print(f"{'subject':<28} {'consumer':<34} {'pending':>8} {'ack_pending':>12}")
@@ -66,7 +71,7 @@ def cmd_nats_status(args: argparse.Namespace) -> int:
 
 
 def cmd_nats_serve(args: argparse.Namespace) -> int:
-    from model_foundry.local_nats import LocalNatsServer
+    from model_foundry.devtools.local_nats import LocalNatsServer
 
     store = Path(args.store_dir) if args.store_dir else settings.data_dir() / "nats"
     server = LocalNatsServer(store_dir=store, port=args.port).start()
@@ -81,7 +86,7 @@ def cmd_nats_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from model_foundry.publish import publish_events, read_jsonl, sample_events
+    from model_foundry.lib.inbox.publish import publish_events, read_jsonl, sample_events
 
     if args.file:
         events = read_jsonl(Path(args.file), default_subject=args.subject)
@@ -103,8 +108,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_drain(args: argparse.Namespace) -> int:
-    from model_foundry.events import SUBJECTS
-    from model_foundry.ingest import drain_subject
+    from model_foundry.lib.events import SUBJECTS
+    from model_foundry.lib.inbox.drain import drain_subject
 
     res = _nats()
     subjects = [args.subject] if args.subject else list(SUBJECTS)
@@ -120,34 +125,187 @@ def cmd_drain(args: argparse.Namespace) -> int:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    from model_foundry.query import run_query
+    from model_foundry.lib.query import run_query
 
     print(run_query(args.sql, settings.duckdb_path(), max_rows=args.max_rows))
     return 0
 
 
 def cmd_bench_ingest(args: argparse.Namespace) -> int:
-    from model_foundry.bench_ingest import main
+    from model_foundry.devtools.bench.ingest import main
 
     return main(args)
 
 
 def cmd_bench_e2e(args: argparse.Namespace) -> int:
-    from model_foundry.bench_e2e import main
+    from model_foundry.devtools.bench.e2e import main
 
     return main(args)
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from model_foundry.devstack import up
+    from model_foundry.devtools.devstack import up
 
     return up(port=args.port)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from model_foundry.devstack import demo
+    from model_foundry.devtools.devstack import demo
 
     return demo(events=args.events)
+
+
+def cmd_simulate_slots(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.simulator.server import run
+
+    return run(args)
+
+
+def cmd_bench_slots(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.slots import run
+
+    return run(args)
+
+
+def cmd_dataset_collect(args: argparse.Namespace) -> int:
+    import json
+
+    from model_foundry.lib.datasets import check_name
+    from model_foundry.materialize import collect_dataset
+
+    check_name(args.name, "name")
+    if args.version is not None:
+        check_name(args.version, "version")
+
+    config: dict[str, Any] = {
+        "name": args.name,
+        "samples_per_prompt": args.samples,
+        "include_chat_sessions": not args.no_chat_sessions,
+        "export": not args.no_export,
+    }
+    for key, value in (
+        ("version", args.version),
+        ("prompt_dir", args.prompt_dir),
+        ("roles", args.roles),
+    ):
+        if value is not None:
+            config[key] = value
+    result = collect_dataset(config)
+    materializations = result.asset_materializations_for_node("dataset_samples")
+    if not materializations:
+        raise UserError("dataset collection failed; the run log above says why")
+    meta = materializations[0].metadata
+    print(json.dumps({k: getattr(v, "value", v) for k, v in meta.items()}, default=str))
+    return 0 if result.success else 1
+
+
+def _add_simulate_slots(subparsers: Any) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "simulate-slots",
+        help="dev/test tool: serve the slot file's slots as fake OpenAI-compatible servers",
+        description=(
+            "DEV AND TEST TOOL, not a model: serve each slot of a slot file as an "
+            "OpenAI-compatible server on its base_url's port, with realistic queueing, "
+            "latency and injectable faults. Stop with Ctrl-C."
+        ),
+    )
+    p.add_argument(
+        "--slots",
+        type=Path,
+        default=None,
+        help="slot file (default: MODEL_FOUNDRY_SLOTS or the shipped one)",
+    )
+    p.add_argument(
+        "--profile",
+        default=None,
+        help="serve the live slots of this profile (default: MODEL_FOUNDRY_PROFILE)",
+    )
+    p.add_argument(
+        "--all",
+        dest="serve_all",
+        action="store_true",
+        help="serve every slot, not only the live ones",
+    )
+    p.add_argument("--only", nargs="+", default=None, metavar="SLOT", help="serve only these slots")
+    p.add_argument("--host", default=None, help="listen on this host instead of the base_url's")
+    p.add_argument(
+        "--free-ports", action="store_true", help="bind free ports instead of the base_url ports"
+    )
+    p.add_argument(
+        "--write-slot-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write a copy of the slot file pointing at the ports really bound",
+    )
+    p.add_argument(
+        "--speed", type=float, default=1.0, help="latency divisor: 10 answers 10x faster"
+    )
+    p.add_argument(
+        "--start-delay", type=float, default=0.0, help="seconds /health says 503 loading"
+    )
+    p.add_argument(
+        "--error-rate",
+        type=float,
+        default=0.0,
+        help="share of requests answered with --error-status",
+    )
+    p.add_argument("--error-status", type=int, default=500)
+    p.add_argument(
+        "--burst-503", type=int, default=0, help="answer the next N requests per slot with 503"
+    )
+    p.add_argument(
+        "--burst-429", type=int, default=0, help="answer the next N requests per slot with 429"
+    )
+    p.add_argument("--slowdown", type=float, default=1.0, help="multiply latency by this")
+    p.add_argument(
+        "--drop-rate", type=float, default=0.0, help="share of requests whose connection is cut"
+    )
+    p.add_argument(
+        "--max-chunks", type=int, default=8, help="stream at most this many content chunks"
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_simulate_slots)
+    return p
+
+
+def _add_bench_slots(bench_subparsers: Any) -> argparse.ArgumentParser:
+    p = bench_subparsers.add_parser(
+        "slots",
+        help="dispatcher throughput against the slot simulator (standard profile)",
+        description=(
+            "Run N prompts through the slot dispatcher against the slot simulator (a dev/test "
+            "tool) and compare the request rate with what the slots could serve."
+        ),
+    )
+    p.add_argument("--prompts", type=int, default=500, help="number of prompts (default 500)")
+    p.add_argument(
+        "--slots",
+        type=Path,
+        default=None,
+        help="slot file (default: MODEL_FOUNDRY_SLOTS or the shipped one)",
+    )
+    p.add_argument("--profile", default="standard")
+    p.add_argument("--speed", type=float, default=2.0, help="simulator speed-up (default 2)")
+    p.add_argument("--simulator", choices=["subprocess", "inprocess"], default="subprocess")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench_slots)
+    return p
+
+
+def _add_dataset(subparsers: Any) -> argparse.ArgumentParser:
+    dataset = subparsers.add_parser("dataset", help="dataset collection outside the daemon")
+    sub = dataset.add_subparsers(dest="dataset_command", required=True)
+    p = sub.add_parser("collect", help="prompt sources -> slots -> dataset_samples -> export")
+    p.add_argument("--name", default="foundry", help="dataset name (the export folder)")
+    p.add_argument("--version", default=None, help="export version (default: UTC date)")
+    p.add_argument("--prompt-dir", default=None, help="prompt files (default data/prompts)")
+    p.add_argument("--samples", type=int, default=1, help="samples per prompt and role")
+    p.add_argument("--roles", nargs="+", default=None, help="roles (default: the profile's)")
+    p.add_argument("--no-chat-sessions", action="store_true", help="skip inbox chat prompts")
+    p.add_argument("--no-export", action="store_true", help="collect without exporting")
+    p.set_defaults(func=cmd_dataset_collect)
+    return p
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -217,11 +375,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_e2e)
 
-    from model_foundry import bench_slots, datasets, slot_simulator
-
-    datasets.add_cli(sub)
-    slot_simulator.add_cli(sub)
-    bench_slots.add_cli(bench_sub)
+    _add_dataset(sub)
+    _add_simulate_slots(sub)
+    _add_bench_slots(bench_sub)
     return parser
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from model_foundry.nats_resource import NatsResource
-from model_foundry.publish import OutgoingEvent, publish_events
+from model_foundry.lib.inbox.publish import OutgoingEvent, publish_events
+from model_foundry.lib.nats.resource import NatsResource
 
 
 def publish(res: NatsResource, events: Iterable[OutgoingEvent]) -> int:

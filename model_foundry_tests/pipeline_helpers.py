@@ -14,10 +14,10 @@ from typing import Any
 
 import duckdb
 
-from model_foundry import storage
-from model_foundry.devstack import simulator_process
-from model_foundry.devstack import stop_process_group as stop_process  # noqa: F401 - re-export
-from model_foundry.devstack import write_dagster_home as write_dagster_home
+from model_foundry.devtools.devstack import simulator_process
+from model_foundry.devtools.devstack import stop_process_group as stop_process  # noqa: F401 - re-export
+from model_foundry.devtools.devstack import write_dagster_home as write_dagster_home
+from model_foundry.lib import storage
 
 # Settings a developer may have exported; child processes of a test get only the test's own.
 FOREIGN_ENV = (
@@ -112,7 +112,9 @@ def start_collection(
         [
             sys.executable,
             "-m",
-            "model_foundry.datasets",
+            "model_foundry.cli",
+            "dataset",
+            "collect",
             "--name",
             name,
             "--version",

@@ -18,8 +18,13 @@ from typing import Any, TypeVar
 
 import yaml
 
-from model_foundry.dispatcher import DispatchOptions, RetryPolicy, Task, run_dispatch
-from model_foundry.slot_config import SHIPPED_SLOT_FILE, SlotFile, load_slot_file, parse_slot_file
+from model_foundry.lib.slots.config import (
+    SHIPPED_SLOT_FILE,
+    SlotFile,
+    load_slot_file,
+    parse_slot_file,
+)
+from model_foundry.lib.slots.dispatcher import DispatchOptions, RetryPolicy, Task, run_dispatch
 
 T = TypeVar("T")
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import duckdb
 
-from model_foundry.local_nats import LocalNatsServer, free_port
+from model_foundry.devtools.local_nats import LocalNatsServer
+from model_foundry.devtools.ports import free_port
 
 
 def cli(
@@ -167,3 +168,98 @@ def test_bench_e2e_runs_the_daemon_and_loses_nothing() -> None:
     assert report["runs"] >= 1
     assert report["ceiling_events_per_s"] > 0
     assert 0 <= report["delay_p50_s"] <= report["delay_p95_s"] <= report["delay_max_s"]
+
+
+def test_bad_sql_is_duckdbs_sentence_and_query_stays_read_only(tmp_path: Path) -> None:
+    db = tmp_path / "q.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE t AS SELECT 1 AS i")
+    env = {"MODEL_FOUNDRY_DUCKDB": str(db)}
+    typo = cli("query", "SELEC i FROM t", env=env)
+    assert typo.returncode == 1
+    assert "Traceback" not in typo.stderr
+    assert len(typo.stderr.strip().splitlines()) == 1
+    assert "syntax error" in typo.stderr.lower()
+    write = cli("query", "INSERT INTO t VALUES (2)", env=env)
+    assert write.returncode == 1 and "Traceback" not in write.stderr
+    assert "read-only" in write.stderr.lower()
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM t").fetchone() == (1,)
+    ok = cli("query", "SELECT i FROM t", env=env)
+    assert ok.returncode == 0 and "(1 rows)" in ok.stdout
+
+
+def test_dataset_names_that_would_leave_the_export_folder_are_refused(tmp_path: Path) -> None:
+    env = {"MODEL_FOUNDRY_DATA_DIR": str(tmp_path / "data")}
+    for flag, value in [
+        ("--name", "../../escape"),
+        ("--name", str(tmp_path / "absolute")),
+        ("--version", "../v1"),
+        ("--name", ".hidden"),
+    ]:
+        result = cli("dataset", "collect", flag, value, "--no-chat-sessions", env=env)
+        assert result.returncode == 1, (flag, value, result.stdout)
+        assert "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert "is not allowed" in result.stderr
+    assert not (tmp_path / "escape").exists() and not (tmp_path / "absolute").exists()
+    assert not (tmp_path / "data" / "datasets").exists()
+
+
+def test_product_code_never_imports_the_dev_tools() -> None:
+    # defs/ and lib/ must work where the simulator, benchmarks and local NATS are not wanted.
+    code = textwrap.dedent(
+        """
+        import pkgutil, sys, importlib
+        import model_foundry.definitions, model_foundry.defs, model_foundry.lib
+        for pkg in (model_foundry.defs, model_foundry.lib):
+            for mod in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
+                importlib.import_module(mod.name)
+        print(sorted(m for m in sys.modules if m.startswith("model_foundry.devtools")))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "[]"
+
+
+def test_demo_keeps_to_its_own_data_and_prints_how_to_query_it(
+    tmp_path: Path, nats_server: LocalNatsServer
+) -> None:
+    from model_foundry.lib.inbox.publish import make_event
+    from model_foundry.lib.nats.resource import NatsResource
+    from model_foundry_tests.nats_helpers import publish
+
+    data = tmp_path / "data"
+    data.mkdir()
+    users_db = data / "model_foundry.duckdb"
+    with duckdb.connect(str(users_db)) as con:
+        con.execute("CREATE TABLE mine AS SELECT 42 AS answer")
+    before = users_db.read_bytes()
+    # A user's own NATS with a real event waiting: the demo must not drain it.
+    users_nats = NatsResource(servers=nats_server.url)
+    users_nats.setup()
+    publish(users_nats, [make_event("llm.tool_call", {"tool": "t", "arguments": {}}, "s1")])
+
+    result = cli(
+        "demo",
+        "--events",
+        "40",
+        env={"MODEL_FOUNDRY_DATA_DIR": str(data), "NATS_URL": nats_server.url},
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    assert users_db.read_bytes() == before
+    assert users_nats.pending_for("llm.tool_call").num_pending == 1
+
+    command = result.stdout.strip().splitlines()[-1].strip()
+    assert command.startswith("MODEL_FOUNDRY_DUCKDB=") and " model-foundry query " in command
+    demo_db = command.split()[0].split("=", 1)[1]
+    assert Path(demo_db).is_relative_to(data / "demo")
+    summary = cli(
+        "query", "SELECT count(*) AS n FROM session_overview", env={"MODEL_FOUNDRY_DUCKDB": demo_db}
+    )
+    assert summary.returncode == 0, summary.stderr

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +127,24 @@ def test_every_job_resolves() -> None:
     for job in defs.get_repository_def().get_all_jobs():
         assert job.execute_in_process is not None
         defs.resolve_job_def(job.name)
+
+
+def test_the_code_location_loads_as_dagster_loads_it() -> None:
+    # The daemon and the UI import model_foundry.definitions through workspace.yaml and refuse
+    # a module that holds more than one Definitions object; importing it here would not show it.
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "dagster"),
+            "definitions",
+            "validate",
+            "-w",
+            str(root / "workspace.yaml"),
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "Validation successful for code location model_foundry" in result.stdout + result.stderr

@@ -1,0 +1,184 @@
+"""The dataset_samples asset, its job and its nightly schedule."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+from pydantic import Field
+
+from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
+from model_foundry.lib import settings
+from model_foundry.lib.completions import CompletionStore, progress_logger
+from model_foundry.lib.datasets import (
+    UnsafeNameError,
+    chat_roles,
+    default_version,
+    export_dataset,
+    export_dir,
+    is_truncated,
+    load_chat_session_prompts,
+    load_prompt_files,
+    plan_samples,
+    write_samples,
+)
+
+
+class DatasetCollectionConfig(dg.Config):
+    name: str = Field(default="foundry", description="Dataset name (a folder under datasets/).")
+    version: str | None = Field(
+        default=None, description="Dataset version; unset: today's UTC date (YYYYMMDD)."
+    )
+    prompt_dir: str | None = Field(
+        default=None, description="JSONL/Parquet prompt files; unset: <data dir>/prompts."
+    )
+    include_chat_sessions: bool = Field(
+        default=True, description="Also use each inbox chat session's opening user message."
+    )
+    max_chat_prompts: int = Field(default=200, description="At most this many session prompts.")
+    roles: list[str] | None = Field(
+        default=None, description="Roles to ask; unset: every chat slot of the active profile."
+    )
+    samples_per_prompt: int = Field(default=1, ge=1, description="Samples per prompt and role.")
+    max_tokens: int | None = Field(default=None, description="Overrides the slots' max_tokens.")
+    temperature: float | None = Field(default=None, description="Overrides the temperature.")
+    export: bool = Field(default=True, description="Write Parquet + JSONL after collecting.")
+    output_dir: str | None = Field(
+        default=None, description="Export root; unset: <data dir>/datasets."
+    )
+
+
+@dg.asset(
+    group_name="datasets",
+    kinds={"duckdb", "llm", "parquet"},
+    deps=[dg.AssetKey("chat_messages")],
+    description=(
+        "Samples for a fine-tuning dataset: every prompt source x every chat role of the "
+        "active profile x N samples, then exported to data/datasets/<name>/<version>/."
+    ),
+)
+def dataset_samples(
+    context: dg.AssetExecutionContext,
+    config: DatasetCollectionConfig,
+    duckdb: FoundryDuckDB,
+    slots: SlotsResource,
+) -> dg.MaterializeResult:
+    version = config.version or default_version()
+    try:
+        # Before any slot is asked: a name that would escape data/datasets/ is refused.
+        export_dir(
+            Path(config.output_dir or settings.data_dir() / "datasets"), config.name, version
+        )
+    except UnsafeNameError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
+    prompt_dir = Path(config.prompt_dir) if config.prompt_dir else settings.data_dir() / "prompts"
+    prompts, problems = load_prompt_files(prompt_dir)
+    for problem in problems[:20]:
+        context.log.warning(f"skipped prompt {problem}")
+    if config.include_chat_sessions:
+        prompts += load_chat_session_prompts(duckdb.database, config.max_chat_prompts)
+    slot_file = slots.load()
+    roles = config.roles or chat_roles(slot_file, slots.profile)
+    params: dict[str, Any] = {}
+    if config.max_tokens is not None:
+        params["max_tokens"] = config.max_tokens
+    if config.temperature is not None:
+        params["temperature"] = config.temperature
+    planned = plan_samples(
+        prompts,
+        slot_file,
+        name=config.name,
+        roles=roles,
+        samples=config.samples_per_prompt,
+        profile=slots.profile,
+        params=params,
+    )
+    context.log.info(
+        f"dataset {config.name}/{version}: {len(prompts)} prompts x {len(roles)} roles "
+        f"({', '.join(roles)}) x {config.samples_per_prompt} samples = {len(planned)} requests"
+    )
+    store = CompletionStore(duckdb.database, run_id=context.run.run_id)
+    batch = store.run(
+        [p[-1] for p in planned],
+        slot_file,
+        slots.profile,
+        options=slots.dispatch_options(),
+        progress=progress_logger(context.log.info, f"dataset {config.name}/{version}"),
+    )
+    rows = []
+    for prompt, role, i, request in planned:
+        c = batch.results.get(request.key)
+        if c is None:
+            continue
+        rows.append(
+            (
+                config.name,
+                version,
+                request.key,
+                prompt.prompt_id,
+                prompt.source,
+                role,
+                i,
+                json.dumps(prompt.messages, ensure_ascii=False),
+                prompt.prompt_text,
+                c.content,
+                c.reasoning,
+                c.slot,
+                c.model,
+                json.dumps(request.output_params, sort_keys=True),
+                c.prompt_tokens,
+                c.completion_tokens,
+                c.finish_reason,
+                not c.content.strip(),
+                is_truncated(c.finish_reason),
+                context.run.run_id,
+            )
+        )
+    written = write_samples(duckdb.database, rows)
+    metadata: dict[str, Any] = {
+        "dataset": config.name,
+        "version": version,
+        "prompts": len(prompts),
+        "roles": dg.MetadataValue.json(roles),
+        "prompt_problems": len(problems),
+        "samples_written": written,
+        "empty": sum(1 for r in rows if r[17]),
+        "truncated": sum(1 for r in rows if r[18]),
+        **batch.metadata(),
+    }
+    if config.export:
+        out_root = (
+            Path(config.output_dir) if config.output_dir else settings.data_dir() / "datasets"
+        )
+        exported = export_dataset(duckdb.database, config.name, version, out_root)
+        context.log.info(f"exported {exported.rows} samples to {exported.path}")
+        metadata.update(
+            {
+                "export_path": dg.MetadataValue.path(str(exported.path)),
+                "dagster/row_count": exported.rows,
+                "parquet_rows": exported.rows,
+                "jsonl_rows": exported.jsonl_rows,
+            }
+        )
+    return dg.MaterializeResult(metadata=metadata)
+
+
+dataset_collection_job = dg.define_asset_job(
+    "dataset_collection_job",
+    selection=dg.AssetSelection.assets(dataset_samples),
+    description="Collect a versioned dataset from the prompt sources and export it.",
+)
+
+
+def dataset_cron() -> str:
+    return settings.dataset_cron()
+
+
+dataset_collection_schedule = dg.ScheduleDefinition(
+    name="dataset_collection_schedule",
+    job=dataset_collection_job,
+    cron_schedule=dataset_cron(),
+    execution_timezone=settings.timezone(),
+    default_status=dg.DefaultScheduleStatus.RUNNING,
+    description="Nightly dataset collection (MODEL_FOUNDRY_DATASET_CRON, default 03:00 UTC).",
+)

@@ -1,0 +1,127 @@
+"""``pipeline_event_inbox_record``: each subject's NATS events landed in DuckDB exactly once.
+
+The asset is partitioned by subject. A run drains that subject's durable consumer through
+:func:`model_foundry.lib.inbox.drain.drain_subject` and returns the :class:`InboxRecord` as a dict,
+with the same keys whether it stored a million events or none.
+"""
+
+# No `from __future__ import annotations`: Dagster reads the config and resource types of
+# decorated functions from their live annotations.
+
+import asyncio
+from typing import Any
+
+import dagster as dg
+from pydantic import Field
+
+from model_foundry.defs.inbox.partitions import subject_partitions
+from model_foundry.defs.resources import FoundryDuckDB
+from model_foundry.lib.inbox.drain import DEFAULT_BATCH_SIZE, InboxRecord, drain_subject
+from model_foundry.lib.nats.resource import NatsResource
+
+# Metadata keeps the event log light: the record itself holds up to MAX_RECORDED_IDS ids.
+METADATA_EVENTS = 200
+PREVIEW_ROWS = 10
+INBOX_SUBJECT_TAG = "model_foundry/inbox_subject"
+
+
+class InboxDrainConfig(dg.Config):
+    batch_size: int = Field(default=DEFAULT_BATCH_SIZE, description="Messages per fetch/commit.")
+    max_events: int | None = Field(
+        default=500_000,
+        description="Stop after this many messages; the sensor asks for another run if more wait.",
+    )
+    fetch_timeout_s: float = Field(default=1.0, description="How long an empty fetch waits.")
+
+
+def _preview(duckdb: FoundryDuckDB, record: InboxRecord) -> dg.TableMetadataValue:
+    columns = ["event_id", "correlation_id", "occurred_at", "payload"]
+    rows: list[dg.TableRecord] = []
+    ids = record.event_ids[-PREVIEW_ROWS:]
+    if ids:
+        with duckdb.get_connection() as con:
+            placeholders = ",".join("?" * len(ids))
+            result = con.execute(
+                "SELECT event_id, correlation_id, occurred_at::VARCHAR, "
+                "left(payload::VARCHAR, 160) "
+                f"FROM pipeline_event_inbox WHERE event_id IN ({placeholders}) ORDER BY stream_seq",
+                ids,
+            ).fetchall()
+        rows = [dg.TableRecord(dict(zip(columns, row, strict=True))) for row in result]
+    return dg.MetadataValue.table(
+        records=rows,
+        schema=dg.TableSchema(columns=[dg.TableColumn(c, "string") for c in columns]),
+    )
+
+
+def record_metadata(record: InboxRecord) -> dict[str, Any]:
+    return {
+        "subject": record.subject,
+        "received": record.received,
+        "inserted": record.inserted,
+        "duplicates": record.duplicates,
+        "conflicts": record.conflicts,
+        "dead_lettered": record.dead_lettered,
+        "batches": record.batches,
+        "first_stream_seq": record.first_stream_seq if record.first_stream_seq is not None else -1,
+        "last_stream_seq": record.last_stream_seq if record.last_stream_seq is not None else -1,
+        "capped": record.capped,
+        "seconds": record.seconds,
+        "events_per_s": round(record.received / record.seconds, 1) if record.seconds else 0.0,
+        "dagster/row_count": record.inserted,
+        "events": dg.MetadataValue.json(record.events[:METADATA_EVENTS]),
+        "correlation_ids": dg.MetadataValue.json(record.correlation_ids[:METADATA_EVENTS]),
+        "dead_letter_reasons": dg.MetadataValue.json(record.dead_letter_reasons[:METADATA_EVENTS]),
+    }
+
+
+@dg.asset(
+    partitions_def=subject_partitions,
+    group_name="inbox",
+    kinds={"nats", "duckdb"},
+    description=(
+        "Drains one subject's JetStream consumer into pipeline_event_inbox (exactly once by "
+        "event_id) and pipeline_event_dead_letter; returns the inbox record, also when empty."
+    ),
+)
+def pipeline_event_inbox_record(
+    context: dg.AssetExecutionContext,
+    config: InboxDrainConfig,
+    nats: NatsResource,
+    duckdb: FoundryDuckDB,
+) -> dg.Output[dict]:
+    subject = context.partition_key
+
+    def progress(record: InboxRecord) -> None:
+        if record.batches % 20 == 0:
+            context.log.info(
+                f"{subject}: {record.received} received, {record.inserted} inserted, "
+                f"{record.dead_lettered} dead-lettered so far"
+            )
+
+    record = asyncio.run(
+        drain_subject(
+            nats,
+            duckdb.database,
+            subject,
+            batch_size=config.batch_size,
+            max_events=config.max_events,
+            fetch_timeout_s=config.fetch_timeout_s,
+            progress=progress,
+        )
+    )
+    context.log.info(
+        f"{subject}: {record.received} received, {record.inserted} inserted, "
+        f"{record.duplicates} duplicates, {record.dead_lettered} dead-lettered in {record.seconds}s"
+    )
+    metadata = record_metadata(record)
+    metadata["preview"] = _preview(duckdb, record)
+    return dg.Output(record.as_dict(), metadata=metadata)
+
+
+__all__ = [
+    "INBOX_SUBJECT_TAG",
+    "InboxDrainConfig",
+    "pipeline_event_inbox_record",
+    "record_metadata",
+]

@@ -1,0 +1,137 @@
+"""One sensor per subject: request an inbox run when its consumer has messages waiting.
+
+A tick reads consumer counts only. It never fetches or acknowledges a message, so a tick
+that times out or fails loses nothing; the run it requests does the draining. A tick asks
+for no second run while one for the same subject is queued or running.
+"""
+
+# No `from __future__ import annotations`: Dagster reads the config and resource types of
+# decorated functions from their live annotations.
+
+import json
+import time
+
+import dagster as dg
+
+from model_foundry.defs.inbox.assets import INBOX_SUBJECT_TAG
+from model_foundry.defs.inbox.jobs import inbox_job
+from model_foundry.lib import settings
+from model_foundry.lib.events import SUBJECTS
+from model_foundry.lib.nats.resource import NatsResource, NatsUnavailableError, consumer_name
+from model_foundry.lib.run_health import worker_alive
+
+IN_PROGRESS = [
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+]
+
+
+def sensor_interval_s() -> int:
+    return settings.sensor_interval_s()
+
+
+def stale_run_s() -> float:
+    """Silence after which a STARTED inbox run whose worker cannot be checked counts as dead.
+
+    A live drain logs progress every 20 batches and waits at most DuckDB's lock timeout
+    (120 s) between batches."""
+    return settings.stale_run_s()
+
+
+def _last_sign_of_life(instance: dg.DagsterInstance, record: dg.RunRecord) -> float:
+    latest = instance.get_records_for_run(record.dagster_run.run_id, limit=1, ascending=False)
+    if latest.records:
+        return latest.records[0].event_log_entry.timestamp
+    return record.start_time or record.update_timestamp.timestamp()
+
+
+def sensor_name(subject: str) -> str:
+    return consumer_name(subject) + "_sensor"
+
+
+def evaluate_inbox_tick(
+    context: dg.SensorEvaluationContext, nats: NatsResource, subject: str
+) -> dg.SensorResult | dg.SkipReason:
+    """The decision of one tick, separate from the decorator so tests can call it directly."""
+    active = context.instance.get_run_records(
+        filters=dg.RunsFilter(
+            job_name=inbox_job.name, statuses=IN_PROGRESS, tags={INBOX_SUBJECT_TAG: subject}
+        ),
+    )
+    for record in active:
+        run = record.dagster_run
+        if run.status == dg.DagsterRunStatus.STARTED:
+            alive = worker_alive(run)
+            silent_s = time.time() - _last_sign_of_life(context.instance, record)
+            if alive is False or (alive is None and silent_s > stale_run_s()):
+                # Its worker died without a word (killed with the daemon, the machine
+                # rebooted): the default run launcher cannot tell, so the run would stay
+                # STARTED for ever and this subject would never drain again. Its messages
+                # are unacknowledged and come back after ack_wait; the next run takes them.
+                why = (
+                    "its worker process is gone"
+                    if alive is False
+                    else (f"no event for {silent_s:.0f}s")
+                )
+                context.instance.report_run_failed(
+                    run, message=f"{why}; marked failed so a new {subject} run can drain"
+                )
+                context.log.warning(f"marked inbox run {run.run_id[:8]} failed: {why}")
+                continue
+        return dg.SkipReason(f"run {run.run_id[:8]} for {subject} is {run.status.value.lower()}")
+    try:
+        pending = nats.pending_for(subject)
+    except NatsUnavailableError as exc:
+        return dg.SkipReason(str(exc))
+
+    cursor = json.loads(context.cursor) if context.cursor else {}
+    now = time.time()
+    reason = None
+    if pending.num_pending > 0:
+        reason = f"{pending.num_pending} messages pending"
+        cursor.pop("orphaned_since", None)
+    elif pending.num_ack_pending > 0:
+        # Delivered to a run that is gone and not acknowledged: JetStream redelivers them once
+        # ack_wait has passed, so ask for a run then, not on every tick before it.
+        since = cursor.setdefault("orphaned_since", now)
+        if now - since >= pending.ack_wait_s:
+            reason = f"{pending.num_ack_pending} messages due for redelivery"
+            cursor.pop("orphaned_since", None)
+    else:
+        cursor.pop("orphaned_since", None)
+    if reason is None:
+        return dg.SensorResult(
+            skip_reason=dg.SkipReason(f"nothing pending on {pending.consumer}"),
+            cursor=json.dumps(cursor),
+        )
+    return dg.SensorResult(
+        run_requests=[
+            dg.RunRequest(
+                partition_key=subject,
+                tags={INBOX_SUBJECT_TAG: subject},
+            )
+        ],
+        cursor=json.dumps(cursor),
+    )
+
+
+def build_inbox_sensor(subject: str) -> dg.SensorDefinition:
+    @dg.sensor(
+        name=sensor_name(subject),
+        job=inbox_job,
+        minimum_interval_seconds=sensor_interval_s(),
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        description=f"Requests a {subject} inbox run when its NATS consumer has messages waiting.",
+    )
+    def _sensor(context: dg.SensorEvaluationContext, nats: NatsResource):
+        return evaluate_inbox_tick(context, nats, subject)
+
+    return _sensor
+
+
+inbox_sensors = [build_inbox_sensor(subject) for subject in SUBJECTS]
+
+__all__ = ["build_inbox_sensor", "evaluate_inbox_tick", "inbox_sensors", "sensor_name"]

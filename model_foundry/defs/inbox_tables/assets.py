@@ -1,0 +1,53 @@
+"""The typed inbox tables, refreshed from the inbox by incremental SQL.
+
+Chat messages and sessions, tool calls, flow lineage and semantic searches.
+"""
+
+import dagster as dg
+
+from model_foundry.defs.automation import on_new_upstream_data
+from model_foundry.defs.resources import FoundryDuckDB
+from model_foundry.lib.inbox.tables import (
+    refresh_inbox_tables,
+)
+
+# The asset.
+
+_DESCRIPTIONS = {
+    "chat_messages": "One row per chat message of llm.chat.persist events.",
+    "chat_sessions": "One row per chat session: message counts, models, slots, token usage.",
+    "tool_calls": "One row per llm.tool_call event (see the tool_call_stats view).",
+    "flow_lineage": "The lineage graph per session: tables flow_nodes and flow_edges.",
+    "semantic_searches": "One row per obsidian.semantic_search event: query and top result.",
+}
+
+INBOX_ASSET = dg.AssetKey("pipeline_event_inbox_record")
+INBOX_TABLE_KEYS = [dg.AssetKey(name) for name in _DESCRIPTIONS]
+
+
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(
+            key,
+            deps=[INBOX_ASSET],
+            group_name="inbox_tables",
+            kinds={"duckdb"},
+            description=_DESCRIPTIONS[key.path[-1]],
+            automation_condition=on_new_upstream_data(),
+        )
+        for key in INBOX_TABLE_KEYS
+    ],
+    name="inbox_tables",
+)
+def inbox_tables(context: dg.AssetExecutionContext, duckdb: FoundryDuckDB):
+    result = refresh_inbox_tables(duckdb.database)
+    context.log.info(f"inbox tables: added {result.added}")
+    for key in INBOX_TABLE_KEYS:
+        name = key.path[-1]
+        metadata = {
+            "added": result.added.get(name, 0),
+            "dagster/row_count": result.totals.get(name, 0),
+        }
+        if name == "chat_sessions":
+            metadata["sessions_touched"] = dg.MetadataValue.json(result.sessions_touched[:200])
+        yield dg.MaterializeResult(asset_key=key, metadata=metadata)

@@ -1,0 +1,213 @@
+"""The summary and translation assets.
+
+Chat sessions with new events are summarised, then translated, by the slots.
+"""
+
+import json
+
+import dagster as dg
+from pydantic import Field
+
+from model_foundry.defs.automation import on_new_upstream_data
+from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
+from model_foundry.lib.completions import (
+    CompletionBatch,
+    CompletionStore,
+    plan_request,
+    progress_logger,
+)
+from model_foundry.lib.summaries import (
+    SUMMARY_ROLE,
+    TRANSLATION_ROLE,
+    TRANSLATION_TASK,
+    detect_language,
+    plan_summaries,
+    sessions_to_summarise,
+    summaries_to_translate,
+    translation_params,
+    write_summaries,
+    write_translations,
+)
+
+# The assets.
+
+
+class SummaryConfig(dg.Config):
+    role: str = Field(default=SUMMARY_ROLE, description="Role that writes the summaries.")
+    max_sessions: int = Field(default=500, description="Sessions summarised per run at most.")
+    max_messages: int = Field(default=40, description="Newest messages kept in the prompt.")
+    max_chars_per_message: int = Field(default=600, description="Each message is cut to this.")
+
+
+@dg.asset(
+    deps=[dg.AssetKey("chat_messages")],
+    group_name="summaries",
+    kinds={"duckdb", "llm"},
+    automation_condition=on_new_upstream_data(),
+    description=(
+        "A short summary of each chat session with new events, written by the kindergarten "
+        "role (profile fallbacks apply); one row per summary with slot, model, tokens and the "
+        "events it covered."
+    ),
+)
+def session_summaries(
+    context: dg.AssetExecutionContext,
+    config: SummaryConfig,
+    duckdb: FoundryDuckDB,
+    slots: SlotsResource,
+) -> dg.MaterializeResult:
+    pending = sessions_to_summarise(duckdb.database, config.max_sessions)
+    if not pending:
+        # Nothing new: no need to read the slot file or reach any slot.
+        return dg.MaterializeResult(
+            metadata={
+                "sessions_pending": 0,
+                "summaries_written": 0,
+                **CompletionBatch(0).metadata(),
+            }
+        )
+    slot_file = slots.load()
+    planned = plan_summaries(
+        pending,
+        slot_file,
+        profile=slots.profile,
+        role=config.role,
+        max_messages=config.max_messages,
+        max_chars=config.max_chars_per_message,
+    )
+    context.log.info(f"{len(planned)} sessions have chat events no summary covers yet")
+    store = CompletionStore(duckdb.database, run_id=context.run.run_id)
+    batch = store.run(
+        [r for _, r in planned],
+        slot_file,
+        slots.profile,
+        options=slots.dispatch_options(),
+        progress=progress_logger(context.log.info, "session summaries"),
+    )
+    rows = []
+    for s, request in planned:
+        c = batch.results.get(request.key)
+        if c is None or not c.content.strip():
+            continue
+        rows.append(
+            (
+                request.key,
+                s.correlation_id,
+                s.chat_events,
+                json.dumps(s.event_ids),
+                s.first_event_at,
+                s.last_event_at,
+                detect_language(c.content),
+                c.content.strip(),
+                c.slot,
+                c.model,
+                c.prompt_tokens,
+                c.completion_tokens,
+                c.latency_s,
+                c.gen_tps,
+                context.run.run_id,
+            )
+        )
+    written = write_summaries(duckdb.database, rows)
+    if batch.failed:
+        context.log.warning(
+            f"{len(batch.failed)} summaries failed after retries; the next run retries them"
+        )
+    return dg.MaterializeResult(
+        metadata={
+            "sessions_pending": len(pending),
+            "summaries_written": written,
+            "dagster/row_count": written,
+            "correlation_ids": dg.MetadataValue.json([s.correlation_id for s in pending][:200]),
+            **batch.metadata(),
+        }
+    )
+
+
+class TranslationConfig(dg.Config):
+    role: str = Field(default=TRANSLATION_ROLE, description="Role that translates.")
+    max_summaries: int = Field(default=500, description="Summaries translated per run at most.")
+
+
+@dg.asset(
+    deps=[session_summaries],
+    group_name="summaries",
+    kinds={"duckdb", "llm"},
+    automation_condition=on_new_upstream_data(),
+    description=(
+        "Each session summary in the other language (Japanese <-> English, detected), "
+        "by the translator role."
+    ),
+)
+def session_summary_translations(
+    context: dg.AssetExecutionContext,
+    config: TranslationConfig,
+    duckdb: FoundryDuckDB,
+    slots: SlotsResource,
+) -> dg.MaterializeResult:
+    pending = summaries_to_translate(duckdb.database, config.max_summaries)
+    if not pending:
+        return dg.MaterializeResult(
+            metadata={
+                "summaries_pending": 0,
+                "translations_written": 0,
+                **CompletionBatch(0).metadata(),
+            }
+        )
+    slot_file = slots.load()
+    planned = []
+    for summary_key, corr, lang, text in pending:
+        params = translation_params(lang)
+        request = plan_request(
+            slot_file,
+            TRANSLATION_TASK,
+            config.role,
+            profile=slots.profile,
+            text=text,
+            params=params,
+        )
+        planned.append((summary_key, corr, params, text, request))
+    store = CompletionStore(duckdb.database, run_id=context.run.run_id)
+    batch = store.run(
+        [p[-1] for p in planned],
+        slot_file,
+        slots.profile,
+        options=slots.dispatch_options(),
+        progress=progress_logger(context.log.info, "summary translations"),
+    )
+    rows = []
+    directions: dict[str, int] = {}
+    for summary_key, corr, params, text, request in planned:
+        c = batch.results.get(request.key)
+        if c is None or not c.content.strip():
+            continue
+        direction = f"{params['source_lang']} -> {params['target_lang']}"
+        directions[direction] = directions.get(direction, 0) + 1
+        rows.append(
+            (
+                summary_key,
+                corr,
+                request.key,
+                params["source_lang"],
+                params["target_lang"],
+                text,
+                c.content.strip(),
+                c.slot,
+                c.model,
+                c.prompt_tokens,
+                c.completion_tokens,
+                c.latency_s,
+                c.gen_tps,
+                context.run.run_id,
+            )
+        )
+    written = write_translations(duckdb.database, rows)
+    return dg.MaterializeResult(
+        metadata={
+            "summaries_pending": len(pending),
+            "translations_written": written,
+            "dagster/row_count": written,
+            "directions": dg.MetadataValue.json(directions),
+            **batch.metadata(),
+        }
+    )

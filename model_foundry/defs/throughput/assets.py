@@ -1,0 +1,65 @@
+"""The slot_throughput asset: a per-slot, per-model snapshot of the completions."""
+
+import dagster as dg
+from pydantic import Field
+
+from model_foundry.defs.automation import on_new_upstream_data
+from model_foundry.defs.resources import FoundryDuckDB
+from model_foundry.lib.throughput import (
+    COLUMNS,
+    snapshot_throughput,
+)
+
+
+class ThroughputConfig(dg.Config):
+    window_hours: int = Field(default=24, description="Completions this recent are counted.")
+
+
+@dg.asset(
+    deps=[
+        dg.AssetKey("session_summaries"),
+        dg.AssetKey("session_summary_translations"),
+        dg.AssetKey("dataset_samples"),
+    ],
+    group_name="slots",
+    kinds={"duckdb"},
+    automation_condition=on_new_upstream_data(),
+    description=(
+        "Per slot and model over a window: tokens/s, time to first token, latency p50/p95 and "
+        "error share. Appends a snapshot; the view slot_throughput_latest shows the newest."
+    ),
+)
+def slot_throughput(
+    context: dg.AssetExecutionContext, config: ThroughputConfig, duckdb: FoundryDuckDB
+) -> dg.MaterializeResult:
+    rows = snapshot_throughput(duckdb.database, config.window_hours)
+    if rows is None:
+        context.log.info("no completion since the last snapshot; nothing to add")
+        return dg.MaterializeResult(
+            metadata={"slots": 0, "new_snapshot": False, "window_hours": config.window_hours}
+        )
+    table = dg.MetadataValue.table(
+        records=[
+            dg.TableRecord(
+                {k: (v if v is None or isinstance(v, str) else float(v)) for k, v in r.items()}
+            )
+            for r in rows
+        ],
+        schema=dg.TableSchema(
+            columns=[
+                dg.TableColumn(c, "string" if c in ("slot", "model") else "float") for c in COLUMNS
+            ]
+        ),
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "slots": len(rows),
+            "new_snapshot": True,
+            "window_hours": config.window_hours,
+            "dagster/row_count": len(rows),
+            "gen_tps_per_slot": dg.MetadataValue.json(
+                {f"{r['slot']}/{r['model']}": r["gen_tps"] for r in rows}
+            ),
+            "throughput": table,
+        }
+    )

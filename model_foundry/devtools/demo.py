@@ -1,0 +1,142 @@
+"""The story ``make demo`` tells: sample events in, the real assets run, a report out."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from pathlib import Path
+
+import dagster as dg
+
+from model_foundry.lib import settings
+from model_foundry.lib.events import SUBJECTS
+from model_foundry.lib.inbox.publish import publish_events, sample_events
+from model_foundry.lib.nats.resource import nats_resource_from_env
+from model_foundry.lib.query import run_query
+from model_foundry.materialize import materialize
+
+# The demo prints its own summary lines; the runs' step-by-step DEBUG log would bury them.
+QUIET: dict = {"log_level": "WARNING"}
+
+
+def _publish(count: int) -> int:
+    async def run() -> int:
+        res = nats_resource_from_env(resolve_secrets=True)
+        nc = await res.connect()
+        try:
+            await res.ensure_stream(nc.jetstream())
+            published = await publish_events(nc, sample_events(count, sessions=4, seed=11))
+            # One event that breaks the contract, to show where such events go.
+            await nc.jetstream().publish("llm.tool_call", b'{"event_id": "demo-bad"}')
+            return published + 1
+        finally:
+            await nc.close()
+
+    return asyncio.run(run())
+
+
+def _metadata(result: dg.ExecuteInProcessResult, node: str) -> dict[str, object]:
+    materialization = result.asset_materializations_for_node(node)[-1]
+    return {k: getattr(v, "value", v) for k, v in materialization.metadata.items()}
+
+
+def _prompt_dir() -> Path:
+    """The data dir's prompt files, or the shipped example when it has none (a fresh run)."""
+    own = settings.data_dir() / "prompts"
+    if any(own.glob("*.jsonl")) or any(own.glob("*.parquet")):
+        return own
+    return settings.DEFAULT_DATA_DIR / "prompts"
+
+
+def run_demo(events: int = 200) -> int:
+    from model_foundry.defs.datasets.assets import dataset_samples
+    from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
+    from model_foundry.defs.inbox_tables.assets import inbox_tables
+    from model_foundry.defs.summaries.assets import (
+        session_summaries,
+        session_summary_translations,
+    )
+    from model_foundry.defs.throughput.assets import slot_throughput
+
+    print(f"publishing {events} sample events (and one malformed one)")
+    _publish(events)
+    with dg.instance_for_test() as instance:
+        print("inbox (what the sensors' runs do):")
+        for subject in SUBJECTS:
+            result = materialize(
+                [pipeline_event_inbox_record], partition_key=subject, instance=instance, **QUIET
+            )
+            record = result.output_for_node("pipeline_event_inbox_record")
+            print(
+                f"  {subject:<26} received {record['received']:>4}  inserted "
+                f"{record['inserted']:>4}  dead-lettered {record['dead_lettered']}"
+            )
+        print("downstream (what the automation sensor runs): tables, summaries, translations")
+        result = materialize(
+            [inbox_tables, session_summaries, session_summary_translations],
+            instance=instance,
+            **QUIET,
+        )
+        summaries = _metadata(result, "session_summaries")
+        translations = _metadata(result, "session_summary_translations")
+        print(
+            f"  session_summaries: {summaries['summaries_written']} written by "
+            f"{', '.join(summaries['slots_used']) or '-'} ({summaries['gen_tokens_per_s']} tok/s)"
+        )
+        print(
+            f"  session_summary_translations: {translations['translations_written']} written "
+            f"({', '.join(f'{k}: {v}' for k, v in translations['directions'].items())})"
+        )
+        print("dataset collection (what the nightly schedule runs):")
+        result = materialize(
+            [dataset_samples],
+            ops={"dataset_samples": {"config": {"name": "demo", "prompt_dir": str(_prompt_dir())}}},
+            instance=instance,
+            **QUIET,
+        )
+        dataset = _metadata(result, "dataset_samples")
+        print(
+            f"  {dataset['samples_written']} samples from {dataset['prompts']} prompts x "
+            f"{len(dataset['roles'])} roles; {dataset['empty']} empty, "
+            f"{dataset['truncated']} truncated"
+        )
+        materialize([slot_throughput], instance=instance, **QUIET)
+    db = settings.duckdb_path()
+    print(f"\nDuckDB report ({db}):")
+    print(
+        run_query(
+            "SELECT subject, count(*) AS events, count(DISTINCT correlation_id) AS sessions "
+            "FROM pipeline_event_inbox GROUP BY subject ORDER BY subject",
+            db,
+        )
+    )
+    print(run_query("SELECT subject, reason FROM pipeline_event_dead_letter LIMIT 5", db))
+    print(
+        run_query(
+            "SELECT correlation_id, events, messages, tool_errors, summary_language AS lang, "
+            "left(summary, 40) AS summary, left(translation, 40) AS translation "
+            "FROM session_overview ORDER BY correlation_id",
+            db,
+        )
+    )
+    print(
+        run_query(
+            "SELECT slot, model, attempts, error_share, gen_tps, latency_p50_s, latency_p95_s "
+            "FROM slot_throughput_latest ORDER BY slot",
+            db,
+        )
+    )
+    print(
+        run_query("SELECT dataset, version, role, samples, empty, truncated FROM dataset_stats", db)
+    )
+    print(f"\ndataset exported to {dataset['export_path']}")
+    print(
+        "\nThe demo's data is its own; your data/model_foundry.duckdb was not touched. "
+        "Query the demo's file with:\n"
+        f"  MODEL_FOUNDRY_DUCKDB={shlex.quote(str(db))} model-foundry query "
+        '"SELECT * FROM session_overview"'
+    )
+    return 0
+
+
+__all__ = ["run_demo"]

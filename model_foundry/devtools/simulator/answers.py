@@ -1,0 +1,211 @@
+"""What the slot simulator answers: latency model, faults, chat and completion bodies, errors.
+
+The slot simulator is a DEV AND TEST TOOL standing in for GPU model servers. Not a model.
+
+``model-foundry simulate-slots`` serves every slot of a slot file as an OpenAI-compatible server
+over real HTTP, on the host:port of its ``base_url``, so the pipeline, its tests and the slot
+benchmark run without a GPU:
+
+- ``/v1/chat/completions`` (streaming or not; usage in the last chunk when ``include_usage``),
+  ``/v1/completions``, ``/v1/models``;
+- ``/health`` (503 while "loading" for ``start_delay_s``), ``/metrics`` with vLLM names
+  (``vllm:num_requests_running``) or llama.cpp names (``llamacpp:requests_processing``) by
+  runtime, llama.cpp ``timings`` and ``/slots`` for ``llamacpp`` slots;
+- errors in the runtime's body style: vLLM ``{"object": "error", "message", "type", "code"}``,
+  llama.cpp ``{"error": {"code", "message", "type"}}``.
+
+Like the real servers, requests beyond ``parallel`` wait in a queue. Latency is
+``prompt_tokens / prompt_tps + completion_tokens / gen_tps`` divided by ``speed``. Output is
+derived from the prompt (``echo: <last user message, words reversed>``; the translator answers
+``[<target lang>] <text>``) so tests can check it. Reasoning is emitted when thinking is on:
+vLLM's ``reasoning`` field, llama.cpp's ``reasoning_content``, or Gemma 4 channel markers.
+
+Faults are injectable through the constructor, CLI flags and ``POST /_sim/faults``; the most
+requests a slot ever had in flight (queued or running) is at ``GET /_sim/stats``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from model_foundry.lib.slots.config import Slot
+
+ReasoningStyle = Literal["reasoning", "reasoning_content", "gemma-channel", "none"]
+ErrorStyle = Literal["vllm", "llamacpp"]
+
+CONTEXT_MARKER = "<<CONTEXT_TOO_LONG>>"
+PLAMO_INPUT_RE = re.compile(
+    r"<\|plamo:op\|>input lang=(?P<src>[^\n]*)\n(?P<text>.*?)\n"
+    r"<\|plamo:op\|>output lang=(?P<dst>[^\n]*)\n",
+    re.S,
+)
+
+
+@dataclass(frozen=True)
+class LatencyModel:
+    """How fast a simulated server prefills and generates, in tokens per second."""
+
+    prompt_tps: float = 2000.0
+    gen_tps: float = 50.0
+
+    def prompt_s(self, prompt_tokens: int, speed: float = 1.0) -> float:
+        return prompt_tokens / self.prompt_tps / speed
+
+    def gen_s(self, completion_tokens: int, speed: float = 1.0) -> float:
+        return completion_tokens / self.gen_tps / speed
+
+    def seconds(self, prompt_tokens: int, completion_tokens: int, speed: float = 1.0) -> float:
+        return self.prompt_s(prompt_tokens, speed) + self.gen_s(completion_tokens, speed)
+
+
+DEFAULT_LATENCY = {
+    "vllm": LatencyModel(prompt_tps=4000.0, gen_tps=60.0),
+    "llamacpp": LatencyModel(prompt_tps=1500.0, gen_tps=45.0),
+}
+
+
+@dataclass
+class Faults:
+    """What goes wrong on a slot. Shares are probabilities per request; bursts count down."""
+
+    error_rate: float = 0.0
+    error_status: int = 500
+    burst_503: int = 0
+    burst_429: int = 0
+    slowdown: float = 1.0
+    drop_rate: float = 0.0
+    context_marker: str = CONTEXT_MARKER
+
+    def update(self, changes: dict[str, Any]) -> None:
+        names = {f.name for f in dataclasses.fields(self)}
+        unknown = set(changes) - names
+        if unknown:
+            raise ValueError(f"unknown fault(s): {', '.join(sorted(unknown))}")
+        for k, v in changes.items():
+            setattr(self, k, type(getattr(self, k))(v))
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure response model: what a request gets back, independent of HTTP.
+
+
+@dataclass
+class SimAnswer:
+    content: str
+    reasoning: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str
+
+
+def count_tokens(text: str) -> int:
+    """Words stand in for tokens: deterministic and cheap."""
+    return len(text.split())
+
+
+def echo_text(text: str) -> str:
+    return "echo: " + " ".join(reversed(text.split()))
+
+
+def translate_text(text: str, target_lang: str) -> str:
+    return f"[{target_lang}] {text.strip()}"
+
+
+def thinking_requested(body: dict[str, Any]) -> bool:
+    kwargs = body.get("chat_template_kwargs") or {}
+    return bool(kwargs.get("enable_thinking") or kwargs.get("thinking"))
+
+
+def _reasoning_for(text: str) -> str:
+    digest = hashlib.sha1(text.encode()).hexdigest()[:8]
+    return f"thinking about {count_tokens(text)} words ({digest})"
+
+
+def _limit(words: list[str], max_tokens: int | None) -> tuple[list[str], bool]:
+    if max_tokens is not None and len(words) > max_tokens:
+        return words[:max_tokens], True
+    return words, False
+
+
+def answer_chat(body: dict[str, Any], style: ReasoningStyle) -> SimAnswer:
+    messages = body.get("messages") or []
+    user = [m for m in messages if m.get("role") == "user"]
+    last = _text_of(user[-1].get("content")) if user else ""
+    prompt_tokens = sum(count_tokens(_text_of(m.get("content"))) + 4 for m in messages)
+    reasoning = _reasoning_for(last) if thinking_requested(body) and style != "none" else None
+    words, cut = _limit(echo_text(last).split(), body.get("max_tokens"))
+    content = " ".join(words)
+    completion_tokens = len(words) + (count_tokens(reasoning) if reasoning else 0)
+    if reasoning and style == "gemma-channel":
+        content = f"<|channel>thought\n{reasoning}<channel|>{content}"
+        reasoning = None
+    return SimAnswer(
+        content, reasoning, prompt_tokens, completion_tokens, "length" if cut else "stop"
+    )
+
+
+def answer_completion(body: dict[str, Any]) -> SimAnswer:
+    prompt = _text_of(body.get("prompt"))
+    m = PLAMO_INPUT_RE.search(prompt)
+    # plamo-2-translate keeps going with another op block; only a stop string ends it cleanly.
+    raw = (
+        translate_text(m.group("text"), m.group("dst").strip()) + "\n<|plamo:op|>dataset\n"
+        if m
+        else echo_text(prompt)
+    )
+    stops = body.get("stop") or []
+    for s in [stops] if isinstance(stops, str) else stops:
+        if s and s in raw:
+            raw = raw[: raw.index(s)]
+    words, cut = _limit(raw.split(" "), body.get("max_tokens"))
+    finish = "length" if cut else "stop"
+    text = " ".join(words)
+    return SimAnswer(text, None, count_tokens(prompt), max(1, count_tokens(text)), finish)
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # OpenAI content parts
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return "" if content is None else str(content)
+
+
+def default_reasoning_style(slot: Slot) -> ReasoningStyle:
+    if slot.runtime == "vllm":
+        return "reasoning"
+    # llama.cpp builds without a Gemma 4 reasoning parser leave the markers in the content.
+    return "gemma-channel" if "gemma" in slot.model.lower() else "reasoning_content"
+
+
+def error_body(style: ErrorStyle, status: int, message: str, kind: str) -> dict[str, Any]:
+    if style == "vllm":
+        return {"object": "error", "message": message, "type": kind, "param": None, "code": status}
+    return {"error": {"code": status, "message": message, "type": kind}}
+
+
+def context_too_long_message(style: ErrorStyle, prompt_tokens: int) -> tuple[str, str]:
+    if style == "vllm":
+        return (
+            "This model's maximum context length is 8192 tokens. However, you requested "
+            f"{prompt_tokens + 100000} tokens in the messages. "
+            "Please reduce the length of the messages.",
+            "BadRequestError",
+        )
+    return (
+        "the request exceeds the available context size, try increasing it",
+        "exceed_context_size_error",
+    )
+
+
+def split_text(text: str, n: int) -> list[str]:
+    """Up to ``n`` stream pieces that join back to ``text`` (few chunks keep the CPU cost low)."""
+    if not text:
+        return []
+    words = re.split(r"(?<= )", text)
+    size = max(1, -(-len(words) // max(n, 1)))
+    return ["".join(words[i : i + size]) for i in range(0, len(words), size)]

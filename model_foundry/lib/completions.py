@@ -1,0 +1,382 @@
+"""The completions store: every attempt at every prompt, one DuckDB row each, resumable.
+
+A request is identified by its *request key*: a hash of the task name, the rendered request
+(messages, prompt or text), the model it is planned for and the generation parameters that
+change the output (the slot's defaults, the role's thinking switch and the task's own
+parameters). A rerun looks the keys up first: keys that already succeeded are answered from
+the store, everything else (never tried, or only failed) goes to the dispatcher.
+
+Each attempt is written in its own short transaction from the dispatcher's ``on_attempt``
+callback, so a run killed midway loses only the requests that were in flight, and no DuckDB
+connection is held while a slot streams an answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from model_foundry.lib import storage
+from model_foundry.lib.schema import pipeline_schema
+from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.config import Slot, SlotFile
+from model_foundry.lib.slots.dispatcher import DispatchOptions, DispatchResult, Task, run_dispatch
+
+# The tables this module writes; lib/schema.py runs them with every other table's.
+COMPLETION_TABLES: tuple[str, ...] = (
+    # One row per attempt. request_key identifies the request across runs; params and the
+    # rendered request are stored beside it so a key can always be explained.
+    """
+    CREATE TABLE IF NOT EXISTS llm_completions (
+        attempt_id VARCHAR PRIMARY KEY,
+        request_key VARCHAR NOT NULL,
+        task VARCHAR NOT NULL,
+        role VARCHAR NOT NULL,
+        slot VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        runtime VARCHAR NOT NULL,
+        status VARCHAR NOT NULL,
+        attempt INTEGER NOT NULL,
+        will_retry BOOLEAN,
+        error_class VARCHAR,
+        error VARCHAR,
+        http_status INTEGER,
+        prompt_tokens BIGINT,
+        completion_tokens BIGINT,
+        latency_s DOUBLE,
+        ttft_s DOUBLE,
+        prompt_tps DOUBLE,
+        gen_tps DOUBLE,
+        finish_reason VARCHAR,
+        content VARCHAR,
+        reasoning VARCHAR,
+        planned_model VARCHAR,
+        params JSON,
+        request JSON,
+        run_id VARCHAR,
+        started_at TIMESTAMPTZ,
+        recorded_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS llm_completions_request_key ON llm_completions (request_key)",
+)
+
+# ---------------------------------------------------------------------------------------------
+# Pure: request keys.
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def output_params(
+    slot: Slot, params: dict[str, Any] | None = None, thinking: bool | None = None
+) -> dict[str, Any]:
+    """The parameters that decide what the model answers, in the precedence the client uses:
+    the slot's request defaults, then the role's thinking switch, then the task's params."""
+    defaults = slot.request_defaults.model_dump(exclude_none=True)
+    merged: dict[str, Any] = {k: v for k, v in defaults.items() if v not in ({}, [])}
+    if thinking is not None:
+        merged["thinking"] = thinking
+    merged.update(params or {})
+    return merged
+
+
+def request_key(
+    task: str,
+    model: str,
+    params: dict[str, Any],
+    *,
+    messages: list[dict[str, Any]] | None = None,
+    prompt: str | None = None,
+    text: str | None = None,
+) -> str:
+    """sha256 over everything that changes the answer; equal keys mean "same request"."""
+    body = {
+        "task": task,
+        "model": model,
+        "params": params,
+        "messages": messages,
+        "prompt": prompt,
+        "text": text,
+    }
+    return hashlib.sha256(_canonical(body).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Request:
+    """A planned request: the dispatcher's ``Task`` plus the key and what went into it."""
+
+    key: str
+    task: str
+    role: str
+    model: str
+    params: dict[str, Any]
+    output_params: dict[str, Any]
+    messages: list[dict[str, Any]] | None = None
+    prompt: str | None = None
+    text: str | None = None
+
+    def to_task(self) -> Task:
+        return Task(
+            key=self.key,
+            task=self.task,
+            role=self.role,
+            messages=self.messages,
+            prompt=self.prompt,
+            text=self.text,
+            params=dict(self.params),
+        )
+
+    def request_json(self) -> str:
+        return _canonical({"messages": self.messages, "prompt": self.prompt, "text": self.text})
+
+
+def plan_request(
+    slot_file: SlotFile,
+    task: str,
+    role: str,
+    *,
+    profile: str | None = None,
+    messages: list[dict[str, Any]] | None = None,
+    prompt: str | None = None,
+    text: str | None = None,
+    params: dict[str, Any] | None = None,
+) -> Request:
+    """Key a request for the slot that would serve ``role`` first in the active profile.
+
+    A fallback slot may end up answering (while the first one cools down); the row records
+    the slot and model that did, the key stays the planned one so a rerun finds it.
+    """
+    slot = slot_file.slots_for_role(role, profile)[0]
+    params = dict(params or {})
+    effective = output_params(slot, params, slot_file.thinking_for_role(role))
+    key = request_key(task, slot.model, effective, messages=messages, prompt=prompt, text=text)
+    return Request(
+        key=key,
+        task=task,
+        role=role,
+        model=slot.model,
+        params=params,
+        output_params=effective,
+        messages=messages,
+        prompt=prompt,
+        text=text,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# I/O: the store.
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The successful answer to a request, from this run or an earlier one."""
+
+    request_key: str
+    content: str
+    reasoning: str | None
+    slot: str
+    model: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float | None
+    gen_tps: float | None
+    finish_reason: str | None
+    reused: bool = False
+
+
+@dataclass
+class CompletionBatch:
+    """What one call to :meth:`CompletionStore.run` did."""
+
+    requested: int
+    results: dict[str, Completion] = field(default_factory=dict)
+    reused: int = 0
+    sent: int = 0
+    failed: list[str] = field(default_factory=list)
+    dispatch: DispatchResult | None = None
+
+    @property
+    def new_results(self) -> list[Completion]:
+        return [c for c in self.results.values() if not c.reused]
+
+    def metadata(self) -> dict[str, Any]:
+        """Counts, slots used and per-slot tokens/s for a materialization."""
+        per_slot: dict[str, dict[str, Any]] = {}
+        for c in self.new_results:
+            s = per_slot.setdefault(
+                c.slot,
+                {"model": c.model, "ok": 0, "completion_tokens": 0, "busy_s": 0.0},
+            )
+            s["ok"] += 1
+            s["completion_tokens"] += c.completion_tokens or 0
+            s["busy_s"] += c.latency_s or 0.0
+        for s in per_slot.values():
+            busy = s.pop("busy_s")
+            s["gen_tps"] = round(s["completion_tokens"] / busy, 1) if busy else None
+        tokens = sum(s["completion_tokens"] for s in per_slot.values())
+        busy_total = sum(c.latency_s or 0.0 for c in self.new_results)
+        meta: dict[str, Any] = {
+            "requests": self.requested,
+            "reused_from_store": self.reused,
+            "sent": self.sent,
+            "ok": len(self.results),
+            "failed": len(self.failed),
+            "attempts": len(self.dispatch.attempts) if self.dispatch else 0,
+            "slots_used": dg.MetadataValue.json(sorted(per_slot)),
+            "per_slot": dg.MetadataValue.json(per_slot),
+            "completion_tokens": tokens,
+            "gen_tokens_per_s": round(tokens / busy_total, 1) if busy_total else 0.0,
+        }
+        if self.dispatch is not None and self.dispatch.stop_reason:
+            meta["stop_reason"] = self.dispatch.stop_reason
+        return meta
+
+
+Progress = Callable[[int, int], None]
+
+
+class CompletionStore:
+    """Reads and writes ``llm_completions`` in ``db_path``, one short transaction at a time."""
+
+    def __init__(self, db_path: str | Path, *, run_id: str | None = None) -> None:
+        self.db_path = Path(db_path)
+        self.run_id = run_id
+
+    def finished(self, keys: Iterable[str]) -> dict[str, Completion]:
+        """The latest successful attempt of each key that has one."""
+        keys = list(dict.fromkeys(keys))
+        if not keys:
+            return {}
+        with storage.connect(self.db_path, schema=pipeline_schema()) as con:
+            rows = con.execute(
+                """
+                SELECT request_key, content, reasoning, slot, model, prompt_tokens,
+                       completion_tokens, latency_s, gen_tps, finish_reason
+                FROM llm_completions
+                WHERE status = 'ok' AND request_key IN (SELECT unnest(?::VARCHAR[]))
+                QUALIFY row_number() OVER (PARTITION BY request_key ORDER BY recorded_at DESC) = 1
+                """,
+                [keys],
+            ).fetchall()
+        return {r[0]: Completion(*r[:1], r[1] or "", *r[2:], reused=True) for r in rows}
+
+    def record(self, attempt: Attempt, request: Request) -> None:
+        """Write one attempt in its own transaction (called by the dispatcher, off its loop)."""
+        row = (
+            str(uuid.uuid4()),
+            request.key,
+            attempt.task,
+            attempt.role,
+            attempt.slot,
+            attempt.model,
+            attempt.runtime,
+            attempt.status,
+            attempt.attempt,
+            attempt.will_retry,
+            attempt.error_class,
+            attempt.error,
+            attempt.http_status,
+            attempt.prompt_tokens,
+            attempt.completion_tokens,
+            attempt.latency_s,
+            attempt.ttft_s,
+            attempt.prompt_tps,
+            attempt.gen_tps,
+            attempt.finish_reason,
+            attempt.content,
+            attempt.reasoning,
+            request.model,
+            _canonical(request.output_params),
+            request.request_json(),
+            self.run_id,
+            attempt.started_at,
+        )
+
+        def work(con: Any) -> None:
+            con.execute(
+                """
+                INSERT INTO llm_completions (
+                    attempt_id, request_key, task, role, slot, model, runtime, status, attempt,
+                    will_retry, error_class, error, http_status, prompt_tokens,
+                    completion_tokens, latency_s, ttft_s, prompt_tps, gen_tps, finish_reason,
+                    content, reasoning, planned_model, params, request, run_id, started_at
+                ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+                          ?, ?, ?, ?)
+                """,
+                row,
+            )
+
+        storage.run_in_transaction(self.db_path, work, schema=pipeline_schema())
+
+    def run(
+        self,
+        requests: Sequence[Request],
+        slot_file: SlotFile,
+        profile: str | None = None,
+        *,
+        options: DispatchOptions | None = None,
+        progress: Progress | None = None,
+    ) -> CompletionBatch:
+        """Answer ``requests``: from the store where a key succeeded before, else from the slots."""
+        unique = {r.key: r for r in requests}
+        batch = CompletionBatch(requested=len(unique))
+        done = self.finished(unique)
+        batch.results.update(done)
+        batch.reused = len(done)
+        todo = [r for k, r in unique.items() if k not in done]
+        batch.sent = len(todo)
+        if not todo:
+            return batch
+        lock = threading.Lock()
+        finished_count = [0]
+
+        def on_attempt(attempt: Attempt) -> None:
+            self.record(attempt, unique[attempt.key])
+            if attempt.ok:
+                batch.results[attempt.key] = Completion(
+                    request_key=attempt.key,
+                    content=attempt.content or "",
+                    reasoning=attempt.reasoning,
+                    slot=attempt.slot,
+                    model=attempt.model,
+                    prompt_tokens=attempt.prompt_tokens,
+                    completion_tokens=attempt.completion_tokens,
+                    latency_s=attempt.latency_s,
+                    gen_tps=attempt.gen_tps,
+                    finish_reason=attempt.finish_reason,
+                )
+            if not attempt.will_retry and progress is not None:
+                with lock:
+                    finished_count[0] += 1
+                    n = finished_count[0]
+                progress(n, len(todo))
+
+        batch.dispatch = run_dispatch(
+            [r.to_task() for r in todo],
+            slot_file,
+            profile,
+            on_attempt=on_attempt,
+            options=options,
+        )
+        batch.failed = [r.key for r in todo if r.key not in batch.results]
+        return batch
+
+
+def progress_logger(log: Callable[[str], Any], label: str, every: int = 25) -> Progress:
+    """A progress callback that logs every ``every`` requests and at the end."""
+
+    def report(done: int, total: int) -> None:
+        if done == total or done % every == 0:
+            log(f"{label}: {done}/{total} requests finished")
+
+    return report

@@ -1,0 +1,193 @@
+"""Publishing events: JSONL files, or realistic generated samples for every subject.
+
+Every publish sets ``Nats-Msg-Id`` to the ``event_id`` so JetStream drops re-sends inside
+its duplicate window, exactly as the familiar does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from nats.aio.client import Client as NATS
+
+from model_foundry.lib.events import (
+    CHAT_PERSIST,
+    FLOW_LINEAGE,
+    LEGACY_SUBJECTS,
+    SEMANTIC_SEARCH,
+    TOOL_CALL,
+)
+
+_EN_PROMPTS = [
+    "Refactor the DuckDB writer so each batch commits in one transaction.",
+    "Why does the sensor request a run when the consumer has nothing pending?",
+    "Write a haiku about GPUs idling at night.",
+    "Summarise the tool calls from the last coding session.",
+    "Explain JetStream ack_wait in two sentences.",
+]
+_JA_PROMPTS = [
+    "このログの要点を三行でまとめてください。",
+    "DuckDB のロック競合を避ける方法を教えてください。",
+    "次の関数に型ヒントを追加してください。",
+    "今日の作業内容を英語に翻訳してください。",
+    "セッションの要約を日本語で書いてください。",
+]
+_EN_ANSWERS = [
+    "Done: the writer now opens, writes one batch, commits and closes.",
+    "It counted acknowledged-pending messages; only undelivered ones should trigger a run.",
+    "Fans hum in the dark / tensors wait for morning light / the queue is empty.",
+]
+_JA_ANSWERS = [
+    "要点: 取り込み、検証、保存の三段階です。",
+    "書き込みを短いトランザクションに分け、失敗時は再試行します。",
+    "型ヒントを追加しました。戻り値は dict です。",
+]
+_TOOLS = ["read_file", "run_tests", "grep", "obsidian.search", "git_diff"]
+_SLOTS = [
+    ("naughty", "gemma-4-31b-it"),
+    ("kindergarten", "gemma-4-26b-a4b"),
+    ("grandpa", "glm-5.1"),
+]
+
+
+@dataclass(frozen=True)
+class OutgoingEvent:
+    subject: str
+    event_id: str
+    body: bytes
+
+
+def make_event(
+    subject: str,
+    payload: dict[str, Any],
+    correlation_id: str,
+    *,
+    event_id: str | None = None,
+    occurred_at: datetime | None = None,
+) -> OutgoingEvent:
+    event_id = event_id or str(uuid.uuid4())
+    body = {
+        "event_id": event_id,
+        "correlation_id": correlation_id,
+        "subject": LEGACY_SUBJECTS.get(subject, subject),
+        "occurred_at": (occurred_at or datetime.now(UTC)).isoformat(),
+        "payload": payload,
+    }
+    return OutgoingEvent(subject, event_id, json.dumps(body, ensure_ascii=False).encode("utf-8"))
+
+
+def sample_events(count: int, *, sessions: int = 5, seed: int = 7) -> Iterator[OutgoingEvent]:
+    """``count`` contract-valid events spread over every subject and ``sessions`` sessions."""
+    rng = random.Random(seed)
+    run_tag = uuid.UUID(int=rng.getrandbits(128)).hex[:8]
+    session_ids = [f"sess-{run_tag}-{i:03d}" for i in range(max(1, sessions))]
+    start = datetime.now(UTC) - timedelta(minutes=count)
+    subjects = [CHAT_PERSIST, CHAT_PERSIST, TOOL_CALL, FLOW_LINEAGE, SEMANTIC_SEARCH]
+    for i in range(count):
+        session = session_ids[i % len(session_ids)]
+        subject = subjects[i % len(subjects)]
+        japanese = rng.random() < 0.4
+        when = start + timedelta(seconds=i)
+        if subject == CHAT_PERSIST:
+            slot, model = rng.choice(_SLOTS)
+            prompt = rng.choice(_JA_PROMPTS if japanese else _EN_PROMPTS)
+            answer = rng.choice(_JA_ANSWERS if japanese else _EN_ANSWERS)
+            payload: dict[str, Any] = {
+                "messages": [
+                    {"role": "user", "content": prompt},
+                    {"role": "assistant", "content": answer},
+                ],
+                "model": model,
+                "slot": slot,
+                "usage": {
+                    "prompt_tokens": rng.randint(20, 400),
+                    "completion_tokens": rng.randint(10, 300),
+                },
+            }
+        elif subject == TOOL_CALL:
+            ok = rng.random() > 0.1
+            payload = {
+                "tool": rng.choice(_TOOLS),
+                "arguments": {"path": f"model_foundry/module_{i % 7}.py"},
+                "result": "ok" if ok else "exit status 1",
+                "status": "ok" if ok else "error",
+                "duration_ms": rng.randint(3, 4000),
+            }
+        elif subject == FLOW_LINEAGE:
+            if i % 2:
+                payload = {"kind": "node", "node_id": f"{session}/step-{i}", "label": "tool_call"}
+            else:
+                payload = {
+                    "kind": "edge",
+                    "source": f"{session}/step-{i - 1}",
+                    "target": f"{session}/step-{i}",
+                }
+        else:
+            payload = {
+                "query": rng.choice(
+                    ["DuckDB ロック", "JetStream consumers", "slot throughput", "翻訳 品質"]
+                ),
+                "results": [
+                    {
+                        "path": f"notes/{rng.choice(['infra', 'ml', 'daily'])}/{i}.md",
+                        "score": round(rng.random(), 3),
+                    }
+                    for _ in range(rng.randint(0, 3))
+                ],
+            }
+        yield make_event(subject, payload, session, event_id=f"{run_tag}-{i:08d}", occurred_at=when)
+
+
+def read_jsonl(path: Path, default_subject: str | None = None) -> Iterator[OutgoingEvent]:
+    """Events from a JSONL file: each line one event body with a ``subject`` (or the default).
+
+    A line that is not JSON is published as is when a default subject is given, so the
+    dead-letter path can be exercised from a file; otherwise it is an error naming the line.
+    """
+    with path.open("rb") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                body = json.loads(line)
+            except ValueError:
+                if default_subject is None:
+                    raise ValueError(f"{path}:{lineno}: not JSON and no --subject given") from None
+                yield OutgoingEvent(default_subject, "", line.rstrip(b"\r\n"))
+                continue
+            subject = (body.get("subject") if isinstance(body, dict) else None) or default_subject
+            if not subject:
+                raise ValueError(f"{path}:{lineno}: no 'subject' field and no --subject given")
+            event_id = str(body.get("event_id", "")) if isinstance(body, dict) else ""
+            yield OutgoingEvent(subject, event_id, line.rstrip(b"\r\n"))
+
+
+async def publish_events(nc: NATS, events: Iterable[OutgoingEvent], *, window: int = 512) -> int:
+    """Publish through JetStream with up to ``window`` acks outstanding; returns how many."""
+
+    js = nc.jetstream()
+    inflight: list[asyncio.Future[Any]] = []
+    count = 0
+    for event in events:
+        headers = {"Nats-Msg-Id": event.event_id} if event.event_id else None
+        inflight.append(
+            asyncio.ensure_future(js.publish(event.subject, event.body, headers=headers))
+        )
+        count += 1
+        if len(inflight) >= window:
+            await asyncio.gather(*inflight)
+            inflight.clear()
+    if inflight:
+        await asyncio.gather(*inflight)
+    return count
+
+
+__all__ = ["OutgoingEvent", "make_event", "publish_events", "read_jsonl", "sample_events"]

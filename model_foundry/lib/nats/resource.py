@@ -1,0 +1,311 @@
+"""NATS JetStream: the resource, the stream and its per-subject durable pull consumers.
+
+One stream (``PIPELINE_EVENTS``) holds every contract subject and its legacy names. Each
+partition of the inbox asset has one durable pull consumer that filters its subject and the
+legacy names that map to it, with explicit acks, an ``ack_wait`` well above the time a batch
+commit may take (including DuckDB lock waits), and a finite ``max_deliver``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from dataclasses import dataclass
+
+import dagster as dg
+from nats.aio.client import Client as NATS
+from nats.js import JetStreamContext
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
+from nats.js.errors import NotFoundError
+from pydantic import Field
+
+from model_foundry.lib import settings
+from model_foundry.lib.events import ALL_SUBJECTS, SUBJECTS, subjects_for
+
+log = logging.getLogger(__name__)
+
+
+def _not_tls_eof_noise(record: logging.LogRecord) -> bool:
+    # asyncio warns on every TLS connection that nats-py's stream protocol ends (its
+    # eof_received returns True, which SSL ignores); harmless, but it buried the one-sentence
+    # errors the CLI prints for a refused or untrusted NATS server.
+    return "eof_received() has no effect when using ssl" not in record.getMessage()
+
+
+logging.getLogger("asyncio").addFilter(_not_tls_eof_noise)
+
+DEFAULT_STREAM = "PIPELINE_EVENTS"
+
+
+class NatsUnavailableError(RuntimeError):
+    """No NATS server answered at the configured URLs."""
+
+
+def consumer_name(subject: str) -> str:
+    """Durable name for a partition; NATS names may not contain dots."""
+    return "inbox_" + subject.replace(".", "_")
+
+
+@dataclass(frozen=True)
+class ConsumerPending:
+    subject: str
+    consumer: str
+    num_pending: int
+    num_ack_pending: int
+    num_redelivered: int
+    # The consumer's own setting, which may differ from this resource's if it was created
+    # by another configuration: redelivery follows the consumer, so the sensor does too.
+    ack_wait_s: float
+
+    @property
+    def outstanding(self) -> int:
+        """Messages not yet stored: never delivered, or delivered and not acknowledged."""
+        return self.num_pending + self.num_ack_pending
+
+
+class NatsResource(dg.ConfigurableResource):
+    """Connection settings for the NATS servers that carry the familiar's events.
+
+    Credentials are meant to come from ``dg.EnvVar`` so they never appear in run config,
+    logs or materialization metadata.
+    """
+
+    servers: str = Field(
+        default="nats://127.0.0.1:4222", description="Comma-separated NATS server URLs."
+    )
+    user: str | None = None
+    password: str | None = None
+    token: str | None = None
+    creds_file: str | None = Field(default=None, description="Path to a NATS .creds file.")
+    tls_ca: str | None = Field(default=None, description="CA file to verify the server's TLS.")
+    stream: str = DEFAULT_STREAM
+    connect_timeout_s: float = 3.0
+    ack_wait_s: float = Field(
+        default=300.0, description="Longer than a batch commit, DuckDB lock waits included."
+    )
+    max_deliver: int = Field(
+        default=50, description="Deliveries before JetStream stops redelivering a message."
+    )
+    max_ack_pending: int = 20_000
+
+    @property
+    def redacted_servers(self) -> str:
+        """The server URLs for messages: any ``user:password@`` replaced by ``***@``."""
+        return ", ".join(_without_userinfo(url) for url in self.server_list)
+
+    @property
+    def server_list(self) -> list[str]:
+        return [s.strip() for s in self.servers.split(",") if s.strip()]
+
+    def _tls_context(self) -> ssl.SSLContext | None:
+        if self.tls_ca:
+            return ssl.create_default_context(cafile=self.tls_ca)
+        if any(s.startswith("tls://") for s in self.server_list):
+            return ssl.create_default_context()
+        return None
+
+    async def connect(self) -> NATS:
+        """Connect, or raise :class:`NatsUnavailableError` naming the URLs and the cause."""
+        failures: list[BaseException] = []
+        # A failed certificate check leaves nats-py's connect hanging forever
+        # (nats-io/nats.py#718); it cannot succeed on retry either, so it ends the attempt.
+        untrusted = asyncio.Event()
+
+        async def on_error(exc: Exception) -> None:
+            # nats-py reports each failed attempt here; keep them for one clear message.
+            failures.append(exc)
+            if isinstance(exc, ssl.SSLCertVerificationError):
+                untrusted.set()
+
+        attempts = 3
+        kwargs: dict = {
+            "servers": self.server_list,
+            "connect_timeout": self.connect_timeout_s,
+            "max_reconnect_attempts": attempts,
+            "reconnect_time_wait": 0.5,
+            "error_cb": on_error,
+            "name": "model-foundry",
+        }
+        if self.user is not None:
+            kwargs["user"] = self.user
+            kwargs["password"] = self.password or ""
+        if self.token:
+            kwargs["token"] = self.token
+        if self.creds_file:
+            kwargs["user_credentials"] = self.creds_file
+        tls = self._tls_context()
+        if tls is not None:
+            kwargs["tls"] = tls
+        nc = NATS()
+        connecting = asyncio.ensure_future(nc.connect(**kwargs))
+        giving_up = asyncio.ensure_future(untrusted.wait())
+        # Every attempt is bounded by connect_timeout; this bounds the whole, hangs included.
+        deadline = self.connect_timeout_s * (attempts + 1) + 0.5 * attempts + 2.0
+        try:
+            await asyncio.wait(
+                {connecting, giving_up}, timeout=deadline, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            giving_up.cancel()
+        if connecting.done() and not connecting.cancelled() and connecting.exception() is None:
+            return nc
+        error: BaseException | None = None
+        if connecting.done() and not connecting.cancelled():
+            error = connecting.exception()
+        else:
+            connecting.cancel()
+            await asyncio.wait({connecting}, timeout=1.0)
+        raise NatsUnavailableError(self._connect_failure(failures, error)) from None
+
+    def _connect_failure(self, failures: list[BaseException], error: BaseException | None) -> str:
+        """One sentence that names the URLs, what went wrong and what to do about it."""
+        urls = ", ".join(_without_userinfo(url) for url in self.server_list)
+
+        def describe(exc: BaseException) -> str:
+            return f"{type(exc).__name__}: {exc}".strip()
+
+        # The last failure is often the reset that follows a refusal, so look for the cause.
+        refused = [
+            f for f in failures if "authori" in str(f).lower() or "authenti" in str(f).lower()
+        ]
+        if refused:
+            return (
+                f"NATS at {urls} refused the credentials ({describe(refused[-1])}); check "
+                "NATS_USER and NATS_PASSWORD, NATS_TOKEN or NATS_CREDS."
+            )
+        untrusted = [f for f in failures if isinstance(f, ssl.SSLCertVerificationError)]
+        if untrusted:
+            return (
+                f"NATS at {urls} presented a TLS certificate that could not be verified "
+                f"({describe(untrusted[-1])}); point NATS_TLS_CA at the CA file that signed it."
+            )
+        if failures:
+            cause = describe(failures[-1])
+        elif error is not None:
+            cause = describe(error)
+        else:
+            cause = "no answer"
+        return (
+            f"cannot reach NATS at {urls} ({cause}); start it with "
+            "`make up` or point NATS_URL at a running server."
+        )
+
+    def consumer_config(self, subject: str) -> ConsumerConfig:
+        return ConsumerConfig(
+            durable_name=consumer_name(subject),
+            filter_subjects=subjects_for(subject),
+            ack_policy=AckPolicy.EXPLICIT,
+            deliver_policy=DeliverPolicy.ALL,
+            ack_wait=self.ack_wait_s,
+            max_deliver=self.max_deliver,
+            max_ack_pending=self.max_ack_pending,
+        )
+
+    async def ensure_stream(self, js: JetStreamContext) -> list[str]:
+        """Create the stream and the consumers if missing; returns what it created."""
+        created: list[str] = []
+        try:
+            info = await js.stream_info(self.stream)
+            missing = [s for s in ALL_SUBJECTS if s not in (info.config.subjects or [])]
+            if missing:
+                config = info.config
+                config.subjects = [*(config.subjects or []), *missing]
+                await js.update_stream(config)
+                created.append(f"stream {self.stream}: added subjects {', '.join(missing)}")
+        except NotFoundError:
+            await js.add_stream(
+                StreamConfig(
+                    name=self.stream,
+                    subjects=list(ALL_SUBJECTS),
+                    storage=StorageType.FILE,
+                    # Publishers set Nats-Msg-Id = event_id; re-sends inside this window are
+                    # dropped by JetStream before they reach us at all.
+                    duplicate_window=120.0,
+                )
+            )
+            created.append(f"stream {self.stream}")
+        for subject in SUBJECTS:
+            name = consumer_name(subject)
+            try:
+                await js.consumer_info(self.stream, name)
+            except NotFoundError:
+                await js.add_consumer(self.stream, self.consumer_config(subject))
+                created.append(f"consumer {name}")
+        return created
+
+    async def pending(self, js: JetStreamContext, subject: str) -> ConsumerPending:
+        name = consumer_name(subject)
+        info = await js.consumer_info(self.stream, name)
+        return ConsumerPending(
+            subject=subject,
+            consumer=name,
+            num_pending=int(info.num_pending or 0),
+            num_ack_pending=int(info.num_ack_pending or 0),
+            num_redelivered=int(info.num_redelivered or 0),
+            ack_wait_s=float(info.config.ack_wait or self.ack_wait_s),
+        )
+
+    def setup(self) -> list[str]:
+        """Synchronous ``ensure_stream`` for the CLI and the sensors."""
+
+        async def run() -> list[str]:
+            nc = await self.connect()
+            try:
+                return await self.ensure_stream(nc.jetstream())
+            finally:
+                await nc.close()
+
+        return asyncio.run(run())
+
+    def pending_for(self, subject: str) -> ConsumerPending:
+        """Consumer counts only: reads no message, acknowledges nothing."""
+
+        async def run() -> ConsumerPending:
+            nc = await self.connect()
+            try:
+                js = nc.jetstream()
+                try:
+                    return await self.pending(js, subject)
+                except NotFoundError:
+                    await self.ensure_stream(js)
+                    return await self.pending(js, subject)
+            finally:
+                await nc.close()
+
+        return asyncio.run(run())
+
+
+def _without_userinfo(url: str) -> str:
+    """``url`` with any ``user:password@`` replaced, so error messages never carry a secret."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    host = rest.rsplit("@", 1)[-1]
+    if host == rest:
+        return url
+    return f"{scheme}{sep}***@{host}"
+
+
+def nats_resource_from_env(*, resolve_secrets: bool = False) -> NatsResource:
+    """The resource from NATS_URL and the NATS_* credential variables.
+
+    The code location passes credentials as ``dg.EnvVar`` so Dagster shows only their names;
+    the CLI and benchmarks, which run outside Dagster, pass the values (``resolve_secrets``).
+    """
+    # EnvVar fails when the variable is unset, so only the ones a user set are wired.
+    secrets: dict = {
+        field: settings.secret(var) if resolve_secrets else dg.EnvVar(var)
+        for field, var in settings.nats_secret_vars_set().items()
+    }
+    return NatsResource(servers=",".join(settings.nats_urls()), **secrets)
+
+
+__all__ = [
+    "DEFAULT_STREAM",
+    "ConsumerPending",
+    "NatsResource",
+    "NatsUnavailableError",
+    "consumer_name",
+    "nats_resource_from_env",
+]

@@ -1,0 +1,472 @@
+"""A client per slot on the official ``openai`` SDK, producing one ``Attempt`` per request.
+
+Every call streams (unless the slot says ``stream: false``) with
+``stream_options={"include_usage": True}`` so the time to first token is measured and the token
+counts arrive in the last chunk. Model quirks handled here:
+
+- reasoning arrives as vLLM's ``reasoning``, the older ``reasoning_content`` (llama.cpp,
+  older vLLM), or inline in Gemma 4's ``<|channel>thought ... <channel|>`` markers;
+- llama.cpp adds a ``timings`` object with exact prompt / generation speeds;
+- thinking is switched per role through ``chat_template_kwargs``;
+- templates that reject the system role get it folded into the first user turn;
+- plamo-2-translate is driven through ``/v1/completions`` with its raw prompt format.
+
+The formatting and parsing helpers are pure functions, tested without a server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import openai
+
+try:  # openai >= 3 ships on httpx2; older releases on httpx.
+    import httpx2 as _httpx
+except ImportError:  # pragma: no cover - depends on the installed SDK
+    import httpx as _httpx  # type: ignore[no-redef]
+
+from model_foundry.lib.slots.config import Slot
+
+PLAMO_OP = "<|plamo:op|>"
+PLAMO_STOP = [PLAMO_OP]
+GEMMA_THOUGHT_OPEN = "<|channel>thought"
+GEMMA_CHANNEL_CLOSE = "<channel|>"
+
+Status = Literal["ok", "error"]
+
+
+@dataclass
+class Attempt:
+    """One request to one slot: what was asked, what came back, how fast. One DuckDB row."""
+
+    key: str
+    task: str
+    role: str
+    slot: str
+    model: str
+    runtime: str
+    status: Status
+    attempt: int = 1
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    error_class: str | None = None
+    error: str | None = None
+    http_status: int | None = None
+    # Whether trying again may succeed (network, timeout, 5xx, 429); a 400 never does.
+    retryable: bool = False
+    # Set by the dispatcher: this failed attempt will be followed by another one.
+    will_retry: bool = False
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float | None = None
+    ttft_s: float | None = None
+    prompt_tps: float | None = None
+    gen_tps: float | None = None
+    finish_reason: str | None = None
+    content: str | None = None
+    reasoning: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_row(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure helpers: prompt building and response parsing.
+
+
+def plamo_translate_prompt(
+    text: str, source_lang: str = "English", target_lang: str = "Japanese"
+) -> str:
+    """plamo-2-translate's raw prompt; the model answers, then writes ``<|plamo:op|>``."""
+    return (
+        f"{PLAMO_OP}dataset\ntranslation\n"
+        f"{PLAMO_OP}input lang={source_lang}\n{text.rstrip()}\n"
+        f"{PLAMO_OP}output lang={target_lang}\n"
+    )
+
+
+def fold_system_into_user(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Move system messages into the first user turn, for templates that reject ``system``."""
+    system = [str(m.get("content") or "") for m in messages if m.get("role") == "system"]
+    rest = [dict(m) for m in messages if m.get("role") != "system"]
+    if not system:
+        return rest
+    prefix = "\n\n".join(s for s in system if s)
+    for m in rest:
+        if m.get("role") == "user":
+            m["content"] = f"{prefix}\n\n{m.get('content') or ''}" if prefix else m.get("content")
+            return rest
+    return [{"role": "user", "content": prefix}, *rest]
+
+
+def split_gemma_thinking(text: str) -> tuple[str, str | None]:
+    """Separate Gemma 4 ``<|channel>thought ... <channel|>`` blocks from the answer.
+
+    A block cut off by ``max_tokens`` (no closing marker) is all reasoning.
+    """
+    if GEMMA_THOUGHT_OPEN not in text:
+        return text, None
+    answer: list[str] = []
+    thoughts: list[str] = []
+    rest = text
+    while GEMMA_THOUGHT_OPEN in rest:
+        before, _, after = rest.partition(GEMMA_THOUGHT_OPEN)
+        answer.append(before)
+        thought, closed, rest = after.partition(GEMMA_CHANNEL_CLOSE)
+        thoughts.append(thought.strip())
+        if not closed:
+            rest = ""
+    answer.append(rest)
+    return "".join(answer).strip(), "\n".join(t for t in thoughts if t) or None
+
+
+def parse_timings(timings: Mapping[str, Any] | None) -> tuple[float | None, float | None]:
+    """(prompt tokens/s, generation tokens/s) from llama.cpp's ``timings`` object."""
+    if not isinstance(timings, Mapping):
+        return None, None
+
+    def rate(per_second: str, n: str, ms: str) -> float | None:
+        value = timings.get(per_second)
+        if isinstance(value, int | float) and value > 0:
+            return float(value)
+        count, millis = timings.get(n), timings.get(ms)
+        if isinstance(count, int | float) and isinstance(millis, int | float) and millis > 0:
+            return count / (millis / 1000.0)
+        return None
+
+    return (
+        rate("prompt_per_second", "prompt_n", "prompt_ms"),
+        rate("predicted_per_second", "predicted_n", "predicted_ms"),
+    )
+
+
+def derive_rates(
+    prompt_tokens: int | None,
+    completion_tokens: int | None,
+    latency_s: float | None,
+    ttft_s: float | None,
+) -> tuple[float | None, float | None]:
+    """Speeds from the stream when the server reports none: prefill ends at the first token."""
+    prompt_tps = gen_tps = None
+    if prompt_tokens and ttft_s and ttft_s > 0:
+        prompt_tps = prompt_tokens / ttft_s
+    if completion_tokens and latency_s is not None:
+        decode_s = latency_s - (ttft_s or 0.0)
+        # The first token belongs to prefill, so count the rest over the decode time.
+        if ttft_s is not None and completion_tokens > 1 and decode_s > 0:
+            gen_tps = (completion_tokens - 1) / decode_s
+        elif ttft_s is None and latency_s > 0:
+            gen_tps = completion_tokens / latency_s
+    return prompt_tps, gen_tps
+
+
+def error_message_from_body(body: object) -> str | None:
+    """The readable reason from either error style.
+
+    vLLM: ``{"object": "error", "message": ..., "type": ..., "code": ...}``;
+    llama.cpp: ``{"error": {"code": ..., "message": ..., "type": ...}}`` (the SDK may already have
+    unwrapped ``error``).
+    """
+    if isinstance(body, Mapping):
+        inner = body.get("error")
+        if isinstance(inner, Mapping):
+            return error_message_from_body(inner)
+        message = body.get("message")
+        if isinstance(message, str) and message:
+            return message
+        if isinstance(inner, str) and inner:
+            return inner
+    if isinstance(body, str) and body:
+        return body
+    return None
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Network trouble, timeouts, 5xx and 429 may pass; other 4xx (bad request) will not."""
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in (408, 429) or exc.status_code >= 500
+    if isinstance(exc, openai.APIConnectionError | TimeoutError | ConnectionError):
+        return True
+    if isinstance(exc, _httpx.TransportError | _httpx.StreamError):
+        return True
+    # An ``error`` event inside a stream: the server failed mid-generation.
+    return isinstance(exc, openai.APIError)
+
+
+def describe_error(exc: BaseException) -> tuple[str, str, int | None]:
+    """(error class, one-line reason, HTTP status) for an error row."""
+    status = getattr(exc, "status_code", None)
+    reason: str | None = None
+    if isinstance(exc, openai.APIError):
+        reason = error_message_from_body(exc.body)
+    if isinstance(exc, TimeoutError):
+        reason = "request timed out"
+    reason = reason or str(exc) or type(exc).__name__
+    return type(exc).__name__, reason.strip().splitlines()[0][:2000], status
+
+
+_REQUEST_KEYS = {"max_tokens", "temperature", "top_p", "stop", "seed"}
+_LOCAL_KEYS = {"thinking", "chat_template_kwargs", "extra_body", "source_lang", "target_lang"}
+
+
+def build_request(
+    slot: Slot,
+    *,
+    messages: list[dict[str, Any]] | None = None,
+    prompt: str | None = None,
+    text: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    thinking: bool | None = None,
+) -> dict[str, Any]:
+    """The keyword arguments for ``chat.completions.create`` or ``completions.create``.
+
+    Precedence: slot defaults < role thinking < task params. Unknown task params go to
+    ``extra_body`` so server-specific knobs pass through.
+    """
+    params = dict(params or {})
+    d = slot.request_defaults
+    req: dict[str, Any] = {"model": slot.model}
+    for k in _REQUEST_KEYS:
+        value = getattr(d, k, None)
+        if value is not None:
+            req[k] = value
+    req.update({k: v for k, v in params.items() if k in _REQUEST_KEYS})
+    extra_body: dict[str, Any] = {**d.extra_body, **params.get("extra_body", {})}
+    extra_body.update({k: v for k, v in params.items() if k not in _REQUEST_KEYS | _LOCAL_KEYS})
+
+    if slot.api == "chat":
+        if messages is None:
+            if prompt is None and text is None:
+                raise ValueError(f"slot {slot.name} (chat) needs messages or a prompt")
+            messages = [{"role": "user", "content": prompt if prompt is not None else text}]
+        if slot.fold_system_into_user:
+            messages = fold_system_into_user(messages)
+        req["messages"] = messages
+        kwargs = dict(d.chat_template_kwargs)
+        think = params.get("thinking", thinking)
+        if think is not None:
+            kwargs[slot.thinking_kwarg] = bool(think)
+        kwargs.update(params.get("chat_template_kwargs", {}))
+        if kwargs:
+            extra_body["chat_template_kwargs"] = kwargs
+    else:
+        if slot.prompt_format == "plamo-translate":
+            source = text if text is not None else prompt
+            if source is None:
+                raise ValueError(f"slot {slot.name} (plamo-translate) needs the text to translate")
+            req["prompt"] = plamo_translate_prompt(
+                source,
+                params.get("source_lang", slot.translation.source_lang),
+                params.get("target_lang", slot.translation.target_lang),
+            )
+            stops = list(req.get("stop") or [])
+            req["stop"] = stops + [s for s in PLAMO_STOP if s not in stops]
+        else:
+            if prompt is None:
+                if messages is None:
+                    raise ValueError(f"slot {slot.name} (completions) needs a prompt")
+                prompt = "\n\n".join(str(m.get("content") or "") for m in messages)
+            req["prompt"] = prompt
+        if "max_tokens" not in req:
+            raise ValueError(f"slot {slot.name}: completions need an explicit max_tokens")
+    if slot.stream:
+        req["stream"] = True
+        req["stream_options"] = {"include_usage": True}
+    if extra_body:
+        req["extra_body"] = extra_body
+    return req
+
+
+def _extra(obj: Any, name: str) -> Any:
+    """A field the OpenAI types do not declare (``reasoning``, ``timings``), if present."""
+    if obj is None:
+        return None
+    value = getattr(obj, name, None)
+    if value is None:
+        extra = getattr(obj, "model_extra", None) or {}
+        value = extra.get(name)
+    return value
+
+
+@dataclass
+class _Collected:
+    content: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    timings: Mapping[str, Any] | None = None
+    first_token_at: float | None = None
+    plamo: bool = False
+
+    def take_usage(self, usage: Any) -> None:
+        if usage is not None:
+            self.prompt_tokens = getattr(usage, "prompt_tokens", None)
+            self.completion_tokens = getattr(usage, "completion_tokens", None)
+
+    def take_choice(self, choice: Any, *, delta: bool, now: float) -> None:
+        src = (
+            choice.delta if delta and hasattr(choice, "delta") else getattr(choice, "message", None)
+        )
+        pieces: list[tuple[list[str], Any]] = []
+        if src is not None:
+            pieces.append((self.content, getattr(src, "content", None)))
+            pieces.append(
+                (self.reasoning, _extra(src, "reasoning") or _extra(src, "reasoning_content"))
+            )
+        else:  # completions: the text sits on the choice itself
+            pieces.append((self.content, getattr(choice, "text", None)))
+        for sink, value in pieces:
+            if value:
+                sink.append(value)
+                if self.first_token_at is None:
+                    self.first_token_at = now
+        if choice.finish_reason:
+            self.finish_reason = choice.finish_reason
+
+
+class SlotClient:
+    """Talks to one slot. Use as ``async with SlotClient(slot) as c: await c.run(...)``."""
+
+    def __init__(self, slot: Slot, *, request_timeout_s: float | None = None) -> None:
+        self.slot = slot
+        self.request_timeout_s = request_timeout_s or slot.timeouts.request_s
+        timeout = _httpx.Timeout(self.request_timeout_s, connect=slot.timeouts.connect_s)
+        # One connection per request the slot serves at once; more would only queue server-side.
+        limits = _httpx.Limits(
+            max_connections=slot.parallel, max_keepalive_connections=slot.parallel
+        )
+        self._http = openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout)
+        self._client = openai.AsyncOpenAI(
+            base_url=slot.base_url,
+            api_key=slot.api_key(),
+            timeout=timeout,
+            # The dispatcher retries, with backoff, cooldown and slot failover; the SDK must not.
+            max_retries=0,
+            http_client=self._http,
+        )
+
+    async def __aenter__(self) -> SlotClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def run(
+        self,
+        *,
+        key: str,
+        task: str,
+        role: str,
+        messages: list[dict[str, Any]] | None = None,
+        prompt: str | None = None,
+        text: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        thinking: bool | None = None,
+        attempt: int = 1,
+    ) -> Attempt:
+        """Send one request and return its ``Attempt``; errors become error attempts."""
+        slot = self.slot
+        result = Attempt(
+            key=key,
+            task=task,
+            role=role,
+            slot=slot.name,
+            model=slot.model,
+            runtime=slot.runtime,
+            status="error",
+            attempt=attempt,
+        )
+        t0 = time.perf_counter()
+        got = _Collected(plamo=slot.prompt_format == "plamo-translate")
+        try:
+            req = build_request(
+                slot, messages=messages, prompt=prompt, text=text, params=params, thinking=thinking
+            )
+            async with asyncio.timeout(self.request_timeout_s):
+                await self._send(req, got, t0)
+        except Exception as exc:
+            result.error_class, result.error, result.http_status = describe_error(exc)
+            result.retryable = is_retryable(exc)
+        else:
+            result.status = "ok"
+        finish(result, got, t0, time.perf_counter())
+        return result
+
+    async def _send(self, req: dict[str, Any], got: _Collected, t0: float) -> None:
+        chat = self.slot.api == "chat"
+        endpoint = self._client.chat.completions if chat else self._client.completions
+        response = await endpoint.create(**req)
+        if not req.get("stream"):
+            got.take_usage(response.usage)
+            got.timings = _extra(response, "timings")
+            for choice in response.choices[:1]:
+                got.take_choice(choice, delta=False, now=time.perf_counter())
+            got.first_token_at = None
+            return
+        try:
+            async for chunk in response:
+                now = time.perf_counter()
+                if chunk.usage is not None:
+                    got.take_usage(chunk.usage)
+                timings = _extra(chunk, "timings")
+                if timings:
+                    got.timings = timings
+                if chunk.choices:
+                    got.take_choice(chunk.choices[0], delta=chat, now=now)
+        finally:
+            await response.close()
+
+
+def finish(result: Attempt, got: _Collected, t0: float, t_end: float) -> Attempt:
+    """Fill text, reasoning, token counts and speeds from what the response carried."""
+    result.latency_s = t_end - t0
+    result.ttft_s = got.first_token_at - t0 if got.first_token_at is not None else None
+    content = "".join(got.content)
+    reasoning = "".join(got.reasoning) or None
+    content, inline = split_gemma_thinking(content)
+    if inline:
+        reasoning = f"{reasoning}\n{inline}" if reasoning else inline
+    if result.status == "ok" and got.plamo:
+        # plamo-2-translate ends its answer with a newline before the next op marker.
+        content = content.strip()
+    result.content = content if (content or result.status == "ok") else None
+    result.reasoning = reasoning
+    result.finish_reason = got.finish_reason
+    result.prompt_tokens = got.prompt_tokens
+    result.completion_tokens = got.completion_tokens
+    prompt_tps, gen_tps = parse_timings(got.timings)
+    derived_prompt, derived_gen = derive_rates(
+        got.prompt_tokens, got.completion_tokens, result.latency_s, result.ttft_s
+    )
+    result.prompt_tps = prompt_tps if prompt_tps is not None else derived_prompt
+    result.gen_tps = gen_tps if gen_tps is not None else derived_gen
+    return result
+
+
+__all__ = [
+    "PLAMO_STOP",
+    "Attempt",
+    "SlotClient",
+    "build_request",
+    "derive_rates",
+    "describe_error",
+    "error_message_from_body",
+    "fold_system_into_user",
+    "is_retryable",
+    "parse_timings",
+    "plamo_translate_prompt",
+    "split_gemma_thinking",
+]

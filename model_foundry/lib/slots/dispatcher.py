@@ -1,0 +1,651 @@
+"""The slot dispatcher: runs a batch of tasks across the live slots, each slot exactly full.
+
+How it keeps the promises in DESIGN.md:
+
+- Slots pull. Every live slot runs ``parallel`` workers; a free worker takes the oldest task it
+  may serve, so a fast slot simply takes more and no slot idles while it has eligible work.
+- The in-flight limit holds across processes: before each request a worker takes one of the
+  slot's ``parallel`` token files (``<lock_dir>/<slot>/<i>.lock``) with a non-blocking
+  ``flock``, polling briefly while all are taken. The kernel drops the lock when a process
+  dies, so a killed run never leaks capacity.
+- Failures: every call has a timeout; network errors, timeouts, 5xx and 429 are retried with
+  exponential backoff and jitter (the task goes back to the queue, so another slot may take
+  it); a 400 becomes an error attempt at once; ``failures_before_cooldown`` consecutive
+  failures put a slot in cooldown and its role's work moves to the next tier of slots; when
+  the error share passes ``stop_error_share`` no new task starts and the rest is reported
+  undone.
+- ``on_attempt`` sees every finished attempt, one at a time, off the event loop, so the caller
+  can write it to DuckDB in its own short transaction while other requests stream.
+
+Routing decisions (``Router``) and backoff (``RetryPolicy``) are pure and tested on their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import heapq
+import inspect
+import itertools
+import os
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from model_foundry.lib import settings
+from model_foundry.lib.slots.client import Attempt, SlotClient
+from model_foundry.lib.slots.config import NoSlotForRoleError, Slot, SlotFile, load_slot_file
+
+OnAttempt = Callable[[Attempt], Any] | Callable[[Attempt], Awaitable[Any]]
+
+
+@dataclass
+class Task:
+    """One unit of work. ``key`` identifies it across runs (finished keys are not resent)."""
+
+    key: str
+    task: str
+    role: str
+    messages: list[dict[str, Any]] | None = None
+    # Raw completions prompt, or a one-turn chat prompt when ``messages`` is None.
+    prompt: str | None = None
+    # The text to translate (translator slots).
+    text: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 4
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 30.0
+    # Share of the delay that is randomised, so retries from many workers do not align.
+    jitter: float = 0.5
+
+    def delay(self, failed_attempts: int, rng: random.Random | None = None) -> float:
+        base = min(self.backoff_max_s, self.backoff_base_s * 2 ** max(failed_attempts - 1, 0))
+        r = (rng or random).random()
+        return base * (1 - self.jitter * r)
+
+
+@dataclass(frozen=True)
+class DispatchOptions:
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    failures_before_cooldown: int = 3
+    cooldown_s: float = 30.0
+    # Stop starting tasks once errors / attempts passes this, after a minimum sample.
+    stop_error_share: float = 0.5
+    min_attempts_before_stop: int = 10
+    # Overrides every slot's ``timeouts.request_s`` when set.
+    request_timeout_s: float | None = None
+    # Where the per-slot token files live; default ``<data dir>/slot_locks``.
+    lock_dir: Path | None = None
+    token_poll_s: float = 0.02
+    # No new task starts after this many seconds; in-flight ones finish (they have timeouts).
+    batch_timeout_s: float | None = None
+    # Run a synchronous ``on_attempt`` in a worker thread so a slow database write never
+    # stalls the streams of other requests.
+    record_in_thread: bool = True
+
+
+@dataclass
+class SlotSummary:
+    slot: str
+    parallel: int
+    attempts: int = 0
+    ok: int = 0
+    errors: int = 0
+    max_in_flight: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    busy_s: float = 0.0
+    cooldowns: int = 0
+
+    @property
+    def gen_tps(self) -> float | None:
+        """Generated tokens per second of request time, summed over concurrent requests."""
+        return self.completion_tokens / self.busy_s if self.busy_s > 0 else None
+
+
+@dataclass
+class DispatchResult:
+    attempts: list[Attempt]
+    final: dict[str, Attempt]
+    undone: list[str]
+    slots: dict[str, SlotSummary]
+    seconds: float
+    stopped_early: bool = False
+    stop_reason: str | None = None
+
+    @property
+    def ok_count(self) -> int:
+        return sum(1 for a in self.final.values() if a.ok)
+
+    @property
+    def error_count(self) -> int:
+        return sum(1 for a in self.final.values() if not a.ok)
+
+    def summary(self) -> dict[str, Any]:
+        """Plain numbers for Dagster metadata and the CLI."""
+        return {
+            "tasks_ok": self.ok_count,
+            "tasks_error": self.error_count,
+            "tasks_undone": len(self.undone),
+            "attempts": len(self.attempts),
+            "seconds": round(self.seconds, 3),
+            "stopped_early": self.stopped_early,
+            "stop_reason": self.stop_reason,
+            "slots": {
+                n: {
+                    "parallel": s.parallel,
+                    "attempts": s.attempts,
+                    "ok": s.ok,
+                    "errors": s.errors,
+                    "max_in_flight": s.max_in_flight,
+                    "cooldowns": s.cooldowns,
+                    "completion_tokens": s.completion_tokens,
+                    "gen_tps": round(s.gen_tps, 2) if s.gen_tps else None,
+                }
+                for n, s in self.slots.items()
+            },
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure routing.
+
+
+class Router:
+    """Which slot may take work of which role right now, given cooldowns.
+
+    ``tiers`` maps a role to its slots by preference (see ``SlotFile.role_tiers``). A role is
+    served by the first tier that has a slot not cooling down; if every tier is cooling, its
+    work waits for the earliest cooldown to end.
+    """
+
+    def __init__(self, tiers: dict[str, list[list[str]]]) -> None:
+        self.tiers = tiers
+        self.cooling_until: dict[str, float] = {}
+        self.roles_of_slot: dict[str, list[str]] = {}
+        for role, role_tiers in tiers.items():
+            for tier in role_tiers:
+                for slot in tier:
+                    self.roles_of_slot.setdefault(slot, []).append(role)
+
+    def slots(self) -> list[str]:
+        return list(self.roles_of_slot)
+
+    def cooling(self, slot: str, now: float) -> bool:
+        return self.cooling_until.get(slot, 0.0) > now
+
+    def cool_down(self, slot: str, until: float) -> None:
+        self.cooling_until[slot] = until
+
+    def active_tier(self, role: str, now: float) -> list[str]:
+        for tier in self.tiers[role]:
+            if any(not self.cooling(s, now) for s in tier):
+                return tier
+        return []
+
+    def roles_for(self, slot: str, now: float) -> list[str]:
+        """Roles whose work ``slot`` may take now."""
+        if self.cooling(slot, now):
+            return []
+        return [r for r in self.roles_of_slot.get(slot, []) if slot in self.active_tier(r, now)]
+
+    def next_change(self, now: float) -> float | None:
+        ends = [t for t in self.cooling_until.values() if t > now]
+        return min(ends) if ends else None
+
+
+@dataclass(order=True)
+class _Pending:
+    ready_at: float
+    seq: int
+    task: Task = field(compare=False)
+    attempt: int = field(default=1, compare=False)
+
+
+class WorkQueue:
+    """Pending tasks per role: fresh ones in order, retries by the time they may run again."""
+
+    def __init__(self) -> None:
+        self.fresh: dict[str, deque[_Pending]] = {}
+        self.retry: dict[str, list[_Pending]] = {}
+        self._seq = itertools.count()
+
+    def add(self, task: Task) -> None:
+        self.fresh.setdefault(task.role, deque()).append(_Pending(0.0, next(self._seq), task))
+
+    def requeue(self, item: _Pending, ready_at: float) -> None:
+        item.ready_at = ready_at
+        heapq.heappush(self.retry.setdefault(item.task.role, []), item)
+
+    def __len__(self) -> int:
+        return sum(len(q) for q in self.fresh.values()) + sum(len(h) for h in self.retry.values())
+
+    def _head(self, role: str, now: float) -> _Pending | None:
+        best = None
+        heap = self.retry.get(role)
+        if heap and heap[0].ready_at <= now:
+            best = heap[0]
+        q = self.fresh.get(role)
+        if q and (best is None or q[0].seq < best.seq):
+            best = q[0]
+        return best
+
+    def peek(self, roles: Iterable[str], now: float) -> _Pending | None:
+        heads = [h for r in roles if (h := self._head(r, now)) is not None]
+        return min(heads, key=lambda p: p.seq) if heads else None
+
+    def take(self, roles: Iterable[str], now: float) -> _Pending | None:
+        item = self.peek(roles, now)
+        if item is None:
+            return None
+        role = item.task.role
+        q = self.fresh.get(role)
+        if q and q[0] is item:
+            q.popleft()
+        else:
+            heapq.heappop(self.retry[role])
+        return item
+
+    def next_ready(self, roles: Iterable[str]) -> float | None:
+        times = [h[0].ready_at for r in roles if (h := self.retry.get(r))]
+        return min(times) if times else None
+
+    def drain_keys(self) -> list[str]:
+        keys = [p.task.key for q in self.fresh.values() for p in q]
+        keys += [p.task.key for h in self.retry.values() for p in h]
+        self.fresh.clear()
+        self.retry.clear()
+        return keys
+
+
+# ---------------------------------------------------------------------------------------------
+# Cross-process limit.
+
+
+def default_lock_dir() -> Path:
+    return settings.data_dir() / "slot_locks"
+
+
+class SlotLimiter:
+    """``parallel`` flock-ed token files per slot, shared by every process on this machine."""
+
+    def __init__(self, slot: str, parallel: int, lock_dir: Path | None = None) -> None:
+        self.slot = slot
+        self.parallel = parallel
+        self.dir = (lock_dir or default_lock_dir()) / slot
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._fds: dict[int, int] = {}
+        # flock is per open file: this process must not "re-take" a token it already holds.
+        self._held: set[int] = set()
+
+    def _fd(self, i: int) -> int:
+        if i not in self._fds:
+            self._fds[i] = os.open(self.dir / f"{i}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        return self._fds[i]
+
+    def try_acquire(self) -> int | None:
+        for i in range(self.parallel):
+            if i in self._held:
+                continue
+            try:
+                fcntl.flock(self._fd(i), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            self._held.add(i)
+            return i
+        return None
+
+    async def acquire(self, give_up: Callable[[], bool], poll_s: float = 0.02) -> int | None:
+        """A token, or None as soon as ``give_up()`` says it is no longer needed."""
+        while True:
+            token = self.try_acquire()
+            if token is not None:
+                return token
+            if give_up():
+                return None
+            await asyncio.sleep(poll_s * random.uniform(0.5, 1.5))
+
+    def release(self, token: int) -> None:
+        if token in self._held:
+            fcntl.flock(self._fds[token], fcntl.LOCK_UN)
+            self._held.discard(token)
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds.clear()
+        self._held.clear()
+
+
+# ---------------------------------------------------------------------------------------------
+# The batch.
+
+
+class _Batch:
+    def __init__(
+        self,
+        tasks: list[Task],
+        slot_file: SlotFile,
+        profile: str | None,
+        on_attempt: OnAttempt | None,
+        options: DispatchOptions,
+    ) -> None:
+        self.options = options
+        self.on_attempt = on_attempt
+        self.slot_file = slot_file
+        self.profile = slot_file.resolve_profile(profile)
+        self.rng = random.Random()
+        tiers: dict[str, list[list[str]]] = {}
+        for role in sorted({t.role for t in tasks}):
+            role_tiers = slot_file.role_tiers(role, self.profile)
+            if not role_tiers:
+                raise NoSlotForRoleError(
+                    f"no live slot can serve role {role!r} in profile {self.profile!r} of "
+                    f"{slot_file.source}; add a fallback under roles.{role}.fallbacks or choose "
+                    "another profile"
+                )
+            tiers[role] = [[s.name for s in tier] for tier in role_tiers]
+        self.router = Router(tiers)
+        self.slots: dict[str, Slot] = {n: slot_file.slots[n] for n in self.router.slots()}
+        self.queue = WorkQueue()
+        for t in tasks:
+            self.queue.add(t)
+        self.thinking = {role: slot_file.thinking_for_role(role) for role in tiers}
+        self.attempts: list[Attempt] = []
+        self.final: dict[str, Attempt] = {}
+        self.summaries = {n: SlotSummary(n, s.parallel) for n, s in self.slots.items()}
+        self.in_flight = dict.fromkeys(self.slots, 0)
+        self.consecutive_failures = dict.fromkeys(self.slots, 0)
+        self.total_in_flight = 0
+        self.errors = 0
+        self.stopping = False
+        self.stop_reason: str | None = None
+        self.deadline = (
+            time.monotonic() + options.batch_timeout_s if options.batch_timeout_s else None
+        )
+        self._changed = asyncio.Event()
+        self._records: asyncio.Queue[Attempt | None] = asyncio.Queue()
+        self.record_error: BaseException | None = None
+
+    # -- state --------------------------------------------------------------------------------
+
+    def notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def finished(self) -> bool:
+        return self.stopping or (len(self.queue) == 0 and self.total_in_flight == 0)
+
+    def stop(self, reason: str) -> None:
+        if not self.stopping:
+            self.stopping = True
+            self.stop_reason = reason
+            self.notify()
+
+    def _check_deadline(self) -> None:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.stop(f"batch timeout of {self.options.batch_timeout_s}s reached")
+
+    def _no_work_for(self, slot: str) -> bool:
+        """Stop waiting for a token: the batch is over or other workers took the work."""
+        self._check_deadline()
+        now = time.monotonic()
+        return self.finished() or self.queue.peek(self.router.roles_for(slot, now), now) is None
+
+    async def wait_for_change(self, slot: str) -> None:
+        now = time.monotonic()
+        wakeups = [
+            t
+            for t in (
+                self.queue.next_ready(self.router.roles_of_slot.get(slot, [])),
+                self.router.next_change(now),
+                self.deadline,
+            )
+            if t is not None
+        ]
+        # Bounded so that a missed notification can only cost a moment, never a hang.
+        timeout = min([1.0, *[max(t - now, 0.0) + 0.001 for t in wakeups]])
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
+
+    # -- workers ------------------------------------------------------------------------------
+
+    async def worker(self, slot: Slot, client: SlotClient, limiter: SlotLimiter) -> None:
+        name = slot.name
+        while True:
+            self._check_deadline()
+            if self.finished():
+                return
+            now = time.monotonic()
+            roles = self.router.roles_for(name, now)
+            if self.queue.peek(roles, now) is None:
+                await self.wait_for_change(name)
+                continue
+            token = await limiter.acquire(
+                lambda: self._no_work_for(name), self.options.token_poll_s
+            )
+            if token is None:
+                continue
+            now = time.monotonic()
+            item = self.queue.take(self.router.roles_for(name, now), now)
+            if item is None:
+                limiter.release(token)
+                continue
+            self.in_flight[name] += 1
+            self.total_in_flight += 1
+            summary = self.summaries[name]
+            summary.max_in_flight = max(summary.max_in_flight, self.in_flight[name])
+            try:
+                attempt = await client.run(
+                    key=item.task.key,
+                    task=item.task.task,
+                    role=item.task.role,
+                    messages=item.task.messages,
+                    prompt=item.task.prompt,
+                    text=item.task.text,
+                    params=item.task.params,
+                    thinking=self.thinking.get(item.task.role),
+                    attempt=item.attempt,
+                )
+            finally:
+                limiter.release(token)
+                self.in_flight[name] -= 1
+                self.total_in_flight -= 1
+            self.settle(name, item, attempt)
+
+    def settle(self, slot: str, item: _Pending, attempt: Attempt) -> None:
+        """Book an attempt: retry, cool the slot down, stop the batch, or finish the task."""
+        now = time.monotonic()
+        s = self.summaries[slot]
+        s.attempts += 1
+        s.busy_s += attempt.latency_s or 0.0
+        s.prompt_tokens += attempt.prompt_tokens or 0
+        s.completion_tokens += attempt.completion_tokens or 0
+        if attempt.ok:
+            s.ok += 1
+            self.consecutive_failures[slot] = 0
+        else:
+            s.errors += 1
+            self.errors += 1
+            if attempt.retryable:
+                self.consecutive_failures[slot] += 1
+                if self.consecutive_failures[slot] >= self.options.failures_before_cooldown:
+                    self.consecutive_failures[slot] = 0
+                    s.cooldowns += 1
+                    self.router.cool_down(slot, now + self.options.cooldown_s)
+        retry = (
+            not attempt.ok
+            and attempt.retryable
+            and item.attempt < self.options.retry.max_attempts
+            and not self.stopping
+        )
+        if retry:
+            attempt.will_retry = True
+            item.attempt += 1
+            self.queue.requeue(item, now + self.options.retry.delay(item.attempt - 1, self.rng))
+        else:
+            self.final[item.task.key] = attempt
+        self.attempts.append(attempt)
+        self._records.put_nowait(attempt)
+        n = len(self.attempts)
+        if (
+            n >= self.options.min_attempts_before_stop
+            and self.errors / n > self.options.stop_error_share
+        ):
+            self.stop(
+                f"error share {self.errors}/{n} passed {self.options.stop_error_share:.0%}; "
+                "check the slots (model-foundry simulate-slots for a dry run)"
+            )
+        self.notify()
+
+    async def recorder(self) -> None:
+        while True:
+            attempt = await self._records.get()
+            if attempt is None:
+                return
+            if self.on_attempt is None or self.record_error is not None:
+                continue
+            try:
+                if inspect.iscoroutinefunction(self.on_attempt):
+                    await self.on_attempt(attempt)
+                elif self.options.record_in_thread:
+                    result = await asyncio.to_thread(self.on_attempt, attempt)
+                    if inspect.isawaitable(result):
+                        await result
+                else:
+                    result = self.on_attempt(attempt)
+                    if inspect.isawaitable(result):
+                        await result
+            except Exception as exc:
+                # Losing the record of an attempt breaks resumability: stop and surface it.
+                self.record_error = exc
+                self.stop(f"on_attempt failed: {type(exc).__name__}: {exc}")
+
+    async def run(self) -> DispatchResult:
+        started = time.monotonic()
+        lock_dir = self.options.lock_dir or default_lock_dir()
+        clients = {
+            n: SlotClient(s, request_timeout_s=self.options.request_timeout_s)
+            for n, s in self.slots.items()
+        }
+        limiters = {n: SlotLimiter(n, s.parallel, lock_dir) for n, s in self.slots.items()}
+        recorder = asyncio.create_task(self.recorder())
+        try:
+            workers = [
+                asyncio.create_task(self.worker(s, clients[n], limiters[n]), name=f"slot-{n}-{i}")
+                for n, s in self.slots.items()
+                for i in range(s.parallel)
+            ]
+            try:
+                await asyncio.gather(*workers)
+            except BaseException:
+                for w in workers:
+                    w.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                raise
+        finally:
+            self._records.put_nowait(None)
+            with contextlib.suppress(Exception):
+                await recorder
+            for c in clients.values():
+                with contextlib.suppress(Exception):
+                    await c.aclose()
+            for lim in limiters.values():
+                lim.close()
+        if self.record_error is not None:
+            raise self.record_error
+        undone = self.queue.drain_keys()
+        return DispatchResult(
+            attempts=self.attempts,
+            final=self.final,
+            undone=undone,
+            slots=self.summaries,
+            seconds=time.monotonic() - started,
+            stopped_early=self.stopping,
+            stop_reason=self.stop_reason,
+        )
+
+
+async def dispatch(
+    tasks: Iterable[Task],
+    slot_file: SlotFile | None = None,
+    profile: str | None = None,
+    *,
+    on_attempt: OnAttempt | None = None,
+    options: DispatchOptions | None = None,
+) -> DispatchResult:
+    """Run ``tasks`` on the live slots of ``profile``; every attempt goes to ``on_attempt``.
+
+    Raises ``NoSlotForRoleError`` before sending anything when a task's role has no live slot,
+    and ``ValueError`` on duplicate task keys. Slot errors never raise: they become error
+    attempts, and the result lists what was left undone if the batch stopped early.
+    """
+    task_list = list(tasks)
+    seen: set[str] = set()
+    for t in task_list:
+        if t.key in seen:
+            raise ValueError(f"duplicate task key {t.key!r}: keys must be unique within a batch")
+        seen.add(t.key)
+    slot_file = slot_file or load_slot_file()
+    batch = _Batch(task_list, slot_file, profile, on_attempt, options or DispatchOptions())
+    if not task_list:
+        return DispatchResult([], {}, [], {}, 0.0)
+    return await batch.run()
+
+
+def run_dispatch(
+    tasks: Iterable[Task],
+    slot_file: SlotFile | None = None,
+    profile: str | None = None,
+    *,
+    on_attempt: OnAttempt | None = None,
+    options: DispatchOptions | None = None,
+) -> DispatchResult:
+    """Synchronous ``dispatch`` for assets and the CLI; safe to call under a running loop."""
+    coro_args = (tasks, slot_file, profile)
+    kwargs: dict[str, Any] = {"on_attempt": on_attempt, "options": options}
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(dispatch(*coro_args, **kwargs))
+    # Called from inside an event loop (e.g. a notebook): run on a fresh loop in a thread.
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = asyncio.run(dispatch(*coro_args, **kwargs))
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="model-foundry-dispatch")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+__all__ = [
+    "DispatchOptions",
+    "DispatchResult",
+    "RetryPolicy",
+    "Router",
+    "SlotLimiter",
+    "SlotSummary",
+    "Task",
+    "WorkQueue",
+    "default_lock_dir",
+    "dispatch",
+    "run_dispatch",
+]

@@ -1,0 +1,239 @@
+"""DuckDB: connecting with lock retries, short transactions, and insert-and-count helpers.
+
+DuckDB lets one process at a time hold a file open for writing. Every writer here therefore
+opens the file, writes one batch in one transaction, commits and closes, never holding the
+file across a network wait; a process that finds the file locked retries with jittered
+backoff, and only after ``lock_timeout_s`` gives up with one readable sentence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any, TypeVar
+
+import duckdb
+
+DEFAULT_LOCK_TIMEOUT_S = 120.0
+
+T = TypeVar("T")
+
+_MEMORY_LIMIT = re.compile(r"\d+(\.\d+)?\s*[KMGT]i?B", re.IGNORECASE)
+
+
+class DuckDBBusyError(RuntimeError):
+    """The DuckDB file stayed locked by another process for longer than we were willing to wait."""
+
+
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (.+?) \(PID (\d+)\)")
+
+
+def _is_lock_error(exc: BaseException) -> bool:
+    text = str(exc)
+    return "Could not set lock on file" in text or "Conflicting lock" in text
+
+
+def _is_write_conflict(exc: BaseException) -> bool:
+    return isinstance(exc, duckdb.TransactionException) and "onflict" in str(exc)
+
+
+def _busy_message(path: Path, waited: float, exc: BaseException) -> str:
+    holder = _LOCK_HOLDER.search(str(exc))
+    who = f" by PID {holder.group(2)} ({holder.group(1)})" if holder else ""
+    return (
+        f"DuckDB file {path} stayed locked{who} for {waited:.0f}s; a long query or another "
+        "writer holds it, so close it or raise MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT."
+    )
+
+
+def backoff_delays(first: float = 0.02, cap: float = 2.0) -> Iterator[float]:
+    """Exponential backoff with full jitter: writers that collided do not collide again."""
+    delay = first
+    while True:
+        yield random.uniform(0, delay)
+        delay = min(cap, delay * 2)
+
+
+_schema_ready: set[tuple[str, str]] = set()
+_schema_lock = threading.Lock()
+
+
+@contextmanager
+def connect(
+    path: str | Path,
+    *,
+    read_only: bool = False,
+    lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
+    schema: Sequence[str] | None = None,
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Open ``path`` (retrying while another process holds the lock), yield, always close.
+
+    ``schema`` statements run once per process and file, so callers can pass their DDL
+    every time without paying for it.
+    """
+    path = Path(path)
+    if not read_only:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    delays = backoff_delays()
+    while True:
+        try:
+            con = duckdb.connect(str(path), read_only=read_only)
+            break
+        except duckdb.Error as exc:
+            if not _is_lock_error(exc):
+                raise
+            waited = time.monotonic() - started
+            if waited >= lock_timeout_s:
+                raise DuckDBBusyError(_busy_message(path, waited, exc)) from None
+            time.sleep(next(delays))
+    try:
+        if schema and not read_only:
+            _ensure_schema(con, path, schema)
+        yield con
+    finally:
+        con.close()
+
+
+def _ensure_schema(con: duckdb.DuckDBPyConnection, path: Path, schema: Sequence[str]) -> None:
+    key = (str(path.resolve()), hashlib.sha1("\n".join(schema).encode()).hexdigest())
+    with _schema_lock:
+        if key in _schema_ready:
+            return
+        for statement in schema:
+            con.execute(statement)
+        _schema_ready.add(key)
+
+
+class BatchWriter:
+    """Runs transactions against one DuckDB file, opening it only while there is work.
+
+    ``write(work)`` opens the file if needed (waiting out other processes' locks), runs
+    ``work(con)`` between BEGIN and COMMIT, and retries the whole unit on a write conflict.
+    The connection stays open for the next batch only if the caller already has that batch
+    in hand; ``release()`` closes it, and callers call it before any wait of unknown length.
+    ``max_hold_s`` caps how long one writer keeps the file, so other runs and a person's
+    query get their turn even during a long drain.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        schema: Sequence[str] | None = None,
+        lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
+        max_hold_s: float = 2.0,
+        memory_limit: str | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.schema = schema
+        self.lock_timeout_s = lock_timeout_s
+        self.max_hold_s = max_hold_s
+        if memory_limit is not None and not _MEMORY_LIMIT.fullmatch(memory_limit):
+            raise ValueError(f"memory limit {memory_limit!r} is not like '64MB' or '1GiB'")
+        self.memory_limit = memory_limit
+        self._cm: Any = None
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._opened_at = 0.0
+
+    def _open(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            self._cm = connect(self.path, schema=self.schema, lock_timeout_s=self.lock_timeout_s)
+            self._con = self._cm.__enter__()
+            self._opened_at = time.monotonic()
+            if self.memory_limit:
+                # Validated above; SET takes no parameters. Left unlimited, DuckDB's cache
+                # grows with the table, so a long drain's memory would grow with history.
+                self._con.execute(f"SET memory_limit = '{self.memory_limit}'")
+        return self._con
+
+    def release(self) -> None:
+        if self._cm is not None:
+            cm, self._cm, self._con = self._cm, None, None
+            cm.__exit__(None, None, None)
+
+    def release_if_held_too_long(self) -> None:
+        if self._con is not None and time.monotonic() - self._opened_at >= self.max_hold_s:
+            self.release()
+
+    def write(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """Run ``work`` in one transaction; ``work`` is re-run after a rolled-back conflict."""
+        started = time.monotonic()
+        delays = backoff_delays()
+        while True:
+            con = self._open()
+            try:
+                con.execute("BEGIN TRANSACTION")
+                result = work(con)
+                con.execute("COMMIT")
+                return result
+            except duckdb.Error as exc:
+                _rollback_quietly(con)
+                if not _is_write_conflict(exc):
+                    self.release()
+                    raise
+                waited = time.monotonic() - started
+                if waited >= self.lock_timeout_s:
+                    self.release()
+                    raise DuckDBBusyError(_busy_message(self.path, waited, exc)) from None
+            self.release()
+            time.sleep(next(delays))
+
+    def __enter__(self) -> BatchWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def run_in_transaction(
+    path: str | Path,
+    work: Callable[[duckdb.DuckDBPyConnection], T],
+    *,
+    schema: Sequence[str] | None = None,
+    lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
+) -> T:
+    """Open, run ``work(con)`` inside BEGIN/COMMIT, close; retry the whole unit on conflicts."""
+    with BatchWriter(path, schema=schema, lock_timeout_s=lock_timeout_s) as writer:
+        return writer.write(work)
+
+
+def _rollback_quietly(con: duckdb.DuckDBPyConnection) -> None:
+    # A failed statement may already have aborted the transaction; either way we are done.
+    with suppress(duckdb.Error):
+        con.execute("ROLLBACK")
+
+
+def insert_new_rows(
+    path: str | Path,
+    insert_sql: str,
+    rows: Sequence[Sequence[Any]],
+    *,
+    schema: Sequence[str] | None = None,
+) -> int:
+    """Run ``insert_sql`` (an ``INSERT ... ON CONFLICT DO NOTHING`` with ``?`` parameters)
+    for every row in one transaction; returns how many rows were new."""
+    if not rows:
+        return 0
+
+    def work(con: duckdb.DuckDBPyConnection) -> int:
+        # DuckDB reports each INSERT's count, 0 for a row the conflict clause skipped.
+        return sum(con.execute(insert_sql, list(row)).fetchone()[0] for row in rows)
+
+    return run_in_transaction(path, work, schema=schema)
+
+
+__all__ = [
+    "BatchWriter",
+    "DuckDBBusyError",
+    "backoff_delays",
+    "connect",
+    "insert_new_rows",
+    "run_in_transaction",
+]

@@ -1,0 +1,46 @@
+"""Materialize assets in this process, outside the daemon, with the code location's resources.
+
+``model-foundry dataset collect`` and the demo run assets this way: the same definitions and
+the same resource wiring (``defs/resources.py``) as the daemon's runs, on an ephemeral
+instance, with Dagster's per-step DEBUG events kept out of the terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dagster as dg
+
+from model_foundry.defs.resources import resources_from_env
+
+
+# Progress lines (INFO) stay by default; Dagster's per-step DEBUG events would drown them.
+def materialize(
+    assets: list[Any],
+    *,
+    ops: dict[str, Any] | None = None,
+    partition_key: str | None = None,
+    instance: dg.DagsterInstance | None = None,
+    log_level: str = "INFO",
+) -> dg.ExecuteInProcessResult:
+    return dg.materialize(
+        assets,
+        resources=resources_from_env(),
+        run_config={
+            "loggers": {"console": {"config": {"log_level": log_level}}},
+            "ops": ops or {},
+        },
+        partition_key=partition_key,
+        instance=instance,
+        raise_on_error=False,
+    )
+
+
+def collect_dataset(config: dict[str, Any]) -> dg.ExecuteInProcessResult:
+    """Materialize ``dataset_samples`` with ``config`` (the asset's run config)."""
+    from model_foundry.defs.datasets.assets import dataset_samples
+
+    return materialize([dataset_samples], ops={"dataset_samples": {"config": config}})
+
+
+__all__ = ["collect_dataset", "materialize"]

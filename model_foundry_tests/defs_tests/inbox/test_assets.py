@@ -1,0 +1,313 @@
+"""The inbox asset against a real nats-server, real DuckDB files and a real Dagster instance."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import duckdb
+import pytest
+
+from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
+from model_foundry.defs.inbox.checks import inbox_checks
+from model_foundry.defs.resources import FoundryDuckDB
+from model_foundry.lib.events import SUBJECTS
+from model_foundry.lib.inbox.drain import InboxRecord
+from model_foundry.lib.inbox.publish import make_event, sample_events
+from model_foundry.lib.nats.resource import NatsResource
+from model_foundry_tests.nats_helpers import publish, publish_raw
+
+RECORD_KEYS = set(InboxRecord(subject="x").as_dict())
+
+
+def materialize(
+    res: NatsResource, db_path: Path, subject: str, instance: dg.DagsterInstance | None = None
+) -> dg.ExecuteInProcessResult:
+    return dg.materialize(
+        [pipeline_event_inbox_record, *inbox_checks],
+        partition_key=subject,
+        resources={"nats": res, "duckdb": FoundryDuckDB(database=str(db_path))},
+        instance=instance,
+        run_config={"ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.3}}}},
+    )
+
+
+def rows(db_path: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        return con.execute(sql, list(params)).fetchall()
+
+
+def consumer_counts(res: NatsResource, subject: str) -> tuple[int, int]:
+    pending = res.pending_for(subject)
+    return pending.num_pending, pending.num_ack_pending
+
+
+def test_empty_queue_is_a_successful_zero_event_record(
+    nats_resource: NatsResource, db_path: Path
+) -> None:
+    # The regression that started the project: DagsterTypeCheckDidNotPass ... NoneType.
+    with dg.instance_for_test() as instance:
+        result = materialize(nats_resource, db_path, "llm.tool_call", instance)
+        assert result.success
+        record = result.output_for_node("pipeline_event_inbox_record")
+        assert set(record) == RECORD_KEYS
+        assert record["received"] == record["inserted"] == record["dead_lettered"] == 0
+        assert record["event_ids"] == [] and record["first_stream_seq"] is None
+        materialization = result.asset_materializations_for_node("pipeline_event_inbox_record")[0]
+        assert materialization.metadata["received"].value == 0
+        assert all(check.passed for check in result.get_asset_check_evaluations())
+
+
+def test_every_event_lands_once_and_republishing_adds_nothing(
+    nats_resource: NatsResource, db_path: Path
+) -> None:
+    events = list(sample_events(60, sessions=3))
+    chat = [e for e in events if e.subject == "llm.chat.persist"]
+    publish(nats_resource, events)
+    with dg.instance_for_test() as instance:
+        for subject in SUBJECTS:
+            assert materialize(nats_resource, db_path, subject, instance).success
+        stored = rows(db_path, "SELECT subject, count(*) FROM pipeline_event_inbox GROUP BY 1")
+        assert sum(n for _, n in stored) == 60
+        assert dict(stored)["llm.chat.persist"] == len(chat)
+
+        # Same ids again with Nats-Msg-Id: JetStream's duplicate window drops them.
+        publish(nats_resource, chat)
+        # Same bodies without the header (a publisher restart past the window): DuckDB's key.
+        publish_raw(nats_resource, [(e.subject, e.body) for e in chat])
+        result = materialize(nats_resource, db_path, "llm.chat.persist", instance)
+        record = result.output_for_node("pipeline_event_inbox_record")
+        assert record["received"] == len(chat)
+        assert record["inserted"] == 0
+        assert record["duplicates"] == len(chat)
+    assert rows(db_path, "SELECT count(*), count(DISTINCT event_id) FROM pipeline_event_inbox")[
+        0
+    ] == (60, 60)
+    assert consumer_counts(nats_resource, "llm.chat.persist") == (0, 0)
+
+
+def test_metadata_names_events_and_sessions(nats_resource: NatsResource, db_path: Path) -> None:
+    events = [e for e in sample_events(30, sessions=2) if e.subject == "llm.tool_call"]
+    publish(nats_resource, events)
+    result = materialize(nats_resource, db_path, "llm.tool_call")
+    metadata = result.asset_materializations_for_node("pipeline_event_inbox_record")[0].metadata
+    assert metadata["inserted"].value == len(events)
+    listed = metadata["events"].value
+    assert {e["event_id"] for e in listed} == {e.event_id for e in events}
+    assert all(e["subject"] == "llm.tool_call" and e["correlation_id"] for e in listed)
+    assert len(metadata["correlation_ids"].value) == 2
+    assert len(metadata["preview"].value.records) == min(10, len(events))
+
+
+def test_bad_inputs_are_dead_lettered_acked_and_do_not_block_good_ones(
+    nats_resource: NatsResource, db_path: Path
+) -> None:
+    def good(i: int) -> bytes:
+        return make_event(
+            "llm.chat.persist",
+            {"messages": [{"role": "user", "content": f"good {i}"}]},
+            "sess-good",
+            event_id=f"good-{i}",
+        ).body
+
+    bad: dict[str, bytes] = {
+        "not JSON": b"{this is not json",
+        "not UTF-8": b'{"event_id": "\xff\xfe"}',
+        "not an object": b'["event_id", "x"]',
+        "missing event_id": b'{"correlation_id": "s", "payload": {"messages": []}}',
+        "missing correlation_id": b'{"event_id": "b5", "payload": {"messages": []}}',
+        "subject disagrees": json.dumps(
+            {"event_id": "b6", "correlation_id": "s", "subject": "llm.tool_call", "payload": {}}
+        ).encode(),
+        "payload not object": b'{"event_id": "b7", "correlation_id": "s", "payload": [1]}',
+        "2 MB payload": json.dumps(
+            {
+                "event_id": "b8",
+                "correlation_id": "s",
+                "payload": {"messages": [{"role": "user", "content": "x" * 2_000_000}]},
+            }
+        ).encode(),
+    }
+    items = [("llm.chat.persist", good(0))]
+    for i, data in enumerate(bad.values(), start=1):
+        items += [("llm.chat.persist", data), ("llm.chat.persist", good(i))]
+    publish_raw(nats_resource, items)
+
+    result = materialize(nats_resource, db_path, "llm.chat.persist")
+    record = result.output_for_node("pipeline_event_inbox_record")
+    assert record["inserted"] == len(bad) + 1
+    assert record["dead_lettered"] == len(bad)
+    assert rows(db_path, "SELECT count(*) FROM pipeline_event_inbox")[0][0] == len(bad) + 1
+    dead = rows(
+        db_path,
+        "SELECT reason, raw, raw_bytes, subject, stream_seq FROM pipeline_event_dead_letter "
+        "ORDER BY stream_seq",
+    )
+    assert len(dead) == len(bad)
+    expected_fragments = [
+        "not valid JSON",
+        "not valid UTF-8",
+        "must be a JSON object",
+        "event_id is missing",
+        "correlation_id is missing",
+        "disagrees with the NATS subject",
+        "payload must be a JSON object",
+        "byte limit",
+    ]
+    for (reason, raw, raw_bytes, subject, _), fragment, original in zip(
+        dead, expected_fragments, bad.values(), strict=True
+    ):
+        assert fragment in reason
+        assert bytes(raw) == original and raw_bytes == len(original)
+        assert subject == "llm.chat.persist"
+    # Every message, good or bad, was acknowledged: nothing waits for redelivery.
+    assert consumer_counts(nats_resource, "llm.chat.persist") == (0, 0)
+
+
+def test_legacy_subjects_are_stored_under_new_names(
+    nats_resource: NatsResource, db_path: Path
+) -> None:
+    publish(
+        nats_resource,
+        [
+            make_event("knowledge.embedding", {"query": "DuckDB"}, "s1", event_id="l1"),
+            make_event(
+                "knowledge.tool_call", {"tool": "grep", "arguments": {}}, "s1", event_id="l2"
+            ),
+            make_event("obsidian.semantic_search", {"query": "new"}, "s1", event_id="n1"),
+        ],
+    )
+    with dg.instance_for_test() as instance:
+        for subject in ("obsidian.semantic_search", "llm.tool_call"):
+            assert materialize(nats_resource, db_path, subject, instance).success
+    assert rows(
+        db_path, "SELECT event_id, subject, source_subject FROM pipeline_event_inbox ORDER BY 1"
+    ) == [
+        ("l1", "obsidian.semantic_search", "knowledge.embedding"),
+        ("l2", "llm.tool_call", "knowledge.tool_call"),
+        ("n1", "obsidian.semantic_search", "obsidian.semantic_search"),
+    ]
+
+
+CRASH_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, os, signal, sys
+    from model_foundry.lib.inbox.drain import drain_subject
+    from model_foundry.lib.nats.resource import NatsResource
+
+    def die(msgs):
+        print(f"committed {len(msgs)}", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    res = NatsResource(servers=sys.argv[1], ack_wait_s=2.0)
+    asyncio.run(drain_subject(res, sys.argv[2], sys.argv[3], batch_size=25, after_commit=die))
+    """
+)
+
+
+def test_kill_after_commit_before_ack_loses_and_duplicates_nothing(
+    nats_resource: NatsResource, db_path: Path, tmp_path: Path
+) -> None:
+    events = [e for e in sample_events(200, sessions=4) if e.subject == "llm.chat.persist"]
+    publish(nats_resource, events)
+    script = tmp_path / "crash.py"
+    script.write_text(CRASH_SCRIPT)
+    proc = subprocess.run(
+        [sys.executable, str(script), nats_resource.servers, str(db_path), "llm.chat.persist"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert "committed 25" in proc.stdout
+    # The first batch is in DuckDB but was never acknowledged.
+    assert rows(db_path, "SELECT count(*) FROM pipeline_event_inbox")[0][0] == 25
+    assert consumer_counts(nats_resource, "llm.chat.persist")[1] > 0
+
+    # After ack_wait JetStream redelivers the unacknowledged batch to the next drain.
+    import time
+
+    time.sleep(nats_resource.ack_wait_s + 0.5)
+    record = materialize(nats_resource, db_path, "llm.chat.persist").output_for_node(
+        "pipeline_event_inbox_record"
+    )
+    assert record["duplicates"] == 25
+    assert record["inserted"] == len(events) - 25
+    stored = rows(db_path, "SELECT count(*), count(DISTINCT event_id) FROM pipeline_event_inbox")
+    assert stored == [(len(events), len(events))]
+    assert consumer_counts(nats_resource, "llm.chat.persist") == (0, 0)
+
+
+def test_duplicate_id_with_different_body_keeps_first_and_records_conflict(
+    nats_resource: NatsResource, db_path: Path
+) -> None:
+    first = make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="same")
+    second = make_event("llm.tool_call", {"tool": "sed", "arguments": {}}, "s", event_id="same")
+    publish_raw(nats_resource, [("llm.tool_call", first.body), ("llm.tool_call", second.body)])
+    record = materialize(nats_resource, db_path, "llm.tool_call").output_for_node(
+        "pipeline_event_inbox_record"
+    )
+    assert (record["inserted"], record["conflicts"]) == (1, 1)
+    assert rows(db_path, "SELECT payload->>'tool' FROM pipeline_event_inbox") == [("grep",)]
+    (reason,) = rows(db_path, "SELECT reason FROM pipeline_event_dead_letter")[0]
+    assert "different body" in reason and "first one" in reason
+
+
+def test_max_events_caps_a_run_and_reports_it(nats_resource: NatsResource, db_path: Path) -> None:
+    events = [e for e in sample_events(100) if e.subject == "llm.chat.persist"]
+    publish(nats_resource, events)
+    result = dg.materialize(
+        [pipeline_event_inbox_record],
+        partition_key="llm.chat.persist",
+        resources={"nats": nats_resource, "duckdb": FoundryDuckDB(database=str(db_path))},
+        run_config={
+            "ops": {
+                "pipeline_event_inbox_record": {
+                    "config": {"max_events": 15, "batch_size": 10, "fetch_timeout_s": 0.3}
+                }
+            }
+        },
+    )
+    record = result.output_for_node("pipeline_event_inbox_record")
+    assert record["received"] == 15 and record["capped"] is True
+    assert consumer_counts(nats_resource, "llm.chat.persist") == (len(events) - 15, 0)
+
+
+def test_definitions_load_from_workspace_yaml_like_the_ui(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[3]
+    env = dict(os.environ, DAGSTER_HOME=str(tmp_path))
+    proc = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "dagster"),
+            "definitions",
+            "validate",
+            "-w",
+            str(root / "workspace.yaml"),
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output
+    assert "model_foundry" in output
+
+
+def test_unreachable_nats_is_one_sentence_naming_the_url() -> None:
+    from model_foundry.devtools.ports import free_port
+    from model_foundry.lib.nats.resource import NatsUnavailableError
+
+    url = f"nats://127.0.0.1:{free_port()}"
+    with pytest.raises(NatsUnavailableError) as info:
+        NatsResource(servers=url, connect_timeout_s=0.5).setup()
+    message = str(info.value)
+    assert url in message and "\n" not in message

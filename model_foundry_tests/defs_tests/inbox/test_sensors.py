@@ -1,0 +1,223 @@
+"""Sensor ticks against a real nats-server and a real (test) Dagster instance."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from model_foundry.defs.inbox.assets import INBOX_SUBJECT_TAG, pipeline_event_inbox_record
+from model_foundry.defs.inbox.jobs import inbox_job
+from model_foundry.defs.inbox.sensors import build_inbox_sensor, inbox_sensors, sensor_name
+from model_foundry.defs.resources import FoundryDuckDB
+from model_foundry.lib.inbox.publish import make_event
+from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.run_health import WORKER_HOST_TAG, WORKER_PID_TAG
+from model_foundry_tests.nats_helpers import publish
+
+
+def tick(subject: str, instance: dg.DagsterInstance, res: NatsResource, cursor: str | None = None):
+    sensor = build_inbox_sensor(subject)
+    # The definitions let Dagster resolve the partition key against the inbox asset, as the
+    # daemon does against the code location.
+    definitions = dg.Definitions(
+        assets=[pipeline_event_inbox_record],
+        jobs=[inbox_job],
+        sensors=[sensor],
+        resources={"nats": res, "duckdb": FoundryDuckDB(database=":memory:")},
+    )
+    context = dg.build_sensor_context(
+        instance=instance, resources={"nats": res}, cursor=cursor, definitions=definitions
+    )
+    return sensor.evaluate_tick(context)
+
+
+def add_started_run(
+    instance: dg.DagsterInstance,
+    *,
+    job_name: str = inbox_job.name,
+    subject: str | None = None,
+    worker_pid: int | None = None,
+) -> str:
+    """A run the instance believes is STARTED, as a run killed with the daemon is left."""
+    tags = {WORKER_HOST_TAG: socket.gethostname()}
+    if subject is not None:
+        tags[INBOX_SUBJECT_TAG] = subject
+    if worker_pid is not None:
+        tags[WORKER_PID_TAG] = str(worker_pid)
+    run_id = str(uuid.uuid4())
+    instance.add_run(
+        dg.DagsterRun(
+            job_name=job_name, run_id=run_id, status=dg.DagsterRunStatus.STARTED, tags=tags
+        )
+    )
+    return run_id
+
+
+def dead_pid() -> int:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    return gone.pid
+
+
+def test_one_sensor_per_subject_running_by_default() -> None:
+    names = {s.name for s in inbox_sensors}
+    assert names == {
+        sensor_name(s)
+        for s in (
+            "llm.chat.persist",
+            "llm.tool_call",
+            "llm.flow.lineage",
+            "obsidian.semantic_search",
+        )
+    }
+    assert all(s.default_status == dg.DefaultSensorStatus.RUNNING for s in inbox_sensors)
+
+
+def test_nothing_pending_skips(nats_resource: NatsResource) -> None:
+    with dg.instance_for_test() as instance:
+        result = tick("llm.tool_call", instance, nats_resource)
+    assert result.run_requests == []
+    assert "nothing pending" in (result.skip_message or "")
+
+
+def test_pending_messages_request_a_run_for_that_partition_without_consuming(
+    nats_resource: NatsResource,
+) -> None:
+    publish(
+        nats_resource,
+        [
+            make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id=f"t{i}")
+            for i in range(3)
+        ],
+    )
+    with dg.instance_for_test() as instance:
+        result = tick("llm.tool_call", instance, nats_resource)
+        other = tick("llm.chat.persist", instance, nats_resource)
+    assert len(result.run_requests) == 1
+    request = result.run_requests[0]
+    assert request.partition_key == "llm.tool_call"
+    assert request.tags[INBOX_SUBJECT_TAG] == "llm.tool_call"
+    assert other.run_requests == []
+    # The tick only read counts: all three messages are still waiting, none delivered.
+    pending = nats_resource.pending_for("llm.tool_call")
+    assert (pending.num_pending, pending.num_ack_pending) == (3, 0)
+
+
+def test_running_run_for_the_subject_prevents_a_second_request(
+    nats_resource: NatsResource,
+) -> None:
+    publish(
+        nats_resource,
+        [
+            make_event("llm.flow.lineage", {"kind": "node", "node_id": "n"}, "s", event_id="f1"),
+            make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1"),
+        ],
+    )
+    with dg.instance_for_test() as instance:
+        add_started_run(instance, subject="llm.flow.lineage")
+        blocked = tick("llm.flow.lineage", instance, nats_resource)
+        assert blocked.run_requests == []
+        assert "started" in (blocked.skip_message or "")
+        # A queued run of one subject does not hold back the others.
+        other = tick("llm.tool_call", instance, nats_resource)
+        assert [r.partition_key for r in other.run_requests] == ["llm.tool_call"]
+    with dg.instance_for_test() as fresh:
+        assert len(tick("llm.flow.lineage", fresh, nats_resource).run_requests) == 1
+
+
+def test_unreachable_nats_skips_with_the_url() -> None:
+    from model_foundry.devtools.ports import free_port
+
+    url = f"nats://127.0.0.1:{free_port()}"
+    with dg.instance_for_test() as instance:
+        result = tick("llm.tool_call", instance, NatsResource(servers=url, connect_timeout_s=0.5))
+    assert result.run_requests == []
+    assert url in (result.skip_message or "")
+
+
+def test_a_started_run_whose_worker_died_is_failed_and_replaced(
+    nats_resource: NatsResource, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A run killed with the daemon stays STARTED for ever under the default run launcher;
+    # without this, its subject would never be drained again.
+    publish(
+        nats_resource,
+        [make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1")],
+    )
+    monkeypatch.setenv("MODEL_FOUNDRY_STALE_RUN_S", "3")
+    with dg.instance_for_test() as instance:
+        run_id = add_started_run(instance, subject="llm.tool_call")
+        fresh = tick("llm.tool_call", instance, nats_resource)
+        assert fresh.run_requests == []  # silent for less than the threshold: still alive
+        time.sleep(3.5)
+        result = tick("llm.tool_call", instance, nats_resource)
+        assert [r.partition_key for r in result.run_requests] == ["llm.tool_call"]
+        run = instance.get_run_by_id(run_id)
+        assert run is not None and run.status == dg.DagsterRunStatus.FAILURE
+
+
+def test_a_run_whose_worker_process_is_gone_is_failed_at_once(
+    nats_resource: NatsResource,
+) -> None:
+    publish(
+        nats_resource,
+        [make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1")],
+    )
+    with dg.instance_for_test() as instance:
+        # This test's own Python process stands for a live worker.
+        alive = add_started_run(instance, subject="llm.tool_call", worker_pid=os.getpid())
+        assert tick("llm.tool_call", instance, nats_resource).run_requests == []
+        instance.report_run_canceled(instance.get_run_by_id(alive))
+
+        dead = add_started_run(instance, subject="llm.tool_call", worker_pid=dead_pid())
+        result = tick("llm.tool_call", instance, nats_resource)
+        assert [r.partition_key for r in result.run_requests] == ["llm.tool_call"]
+        assert instance.get_run_by_id(dead).status == dg.DagsterRunStatus.FAILURE
+
+
+def test_inbox_runs_record_their_worker_for_the_sensor(
+    nats_resource: NatsResource, tmp_path: Path
+) -> None:
+    with dg.instance_for_test() as instance:
+        result = dg.materialize(
+            [pipeline_event_inbox_record],
+            partition_key="llm.tool_call",
+            resources={
+                "nats": nats_resource,
+                "duckdb": FoundryDuckDB(database=str(tmp_path / "db.duckdb")),
+            },
+            instance=instance,
+            run_config={
+                "ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.2}}}
+            },
+        )
+        tags = instance.get_run_by_id(result.run_id).tags
+    assert tags[WORKER_PID_TAG] == str(os.getpid())
+    assert tags[WORKER_HOST_TAG] == socket.gethostname()
+
+
+def test_dead_run_sensor_fails_any_started_run_whose_worker_is_gone() -> None:
+    # Downstream runs too: automation never updates an asset whose run stays "in progress".
+    from model_foundry.defs.run_health.sensors import stale_run_sensor
+
+    with dg.instance_for_test() as instance:
+        ids = {
+            name: add_started_run(instance, job_name="__ASSET_JOB", worker_pid=pid)
+            for name, pid in (("dead", dead_pid()), ("alive", os.getpid()), ("untagged", None))
+        }
+        result = stale_run_sensor.evaluate_tick(dg.build_sensor_context(instance=instance))
+        assert ids["dead"] in (result.skip_message or "")
+        status = {n: instance.get_run_by_id(i).status for n, i in ids.items()}
+    assert status == {
+        "dead": dg.DagsterRunStatus.FAILURE,
+        "alive": dg.DagsterRunStatus.STARTED,
+        "untagged": dg.DagsterRunStatus.STARTED,
+    }

@@ -1,0 +1,247 @@
+"""The slot simulator over real HTTP: endpoints, queueing, faults, error bodies, its CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+
+from model_foundry.cli import build_parser, cmd_simulate_slots
+from model_foundry.devtools import simulator as slot_simulator
+from model_foundry.devtools.simulator import CONTEXT_MARKER, Faults, LatencyModel, SlotSimulator
+from model_foundry.lib.slots.config import load_slot_file
+from model_foundry_tests.slot_fixtures import run, shipped_slot_file
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _root(sim: SlotSimulator, slot: str) -> str:
+    return sim.base_urls[slot].removesuffix("/v1")
+
+
+def _chat(content: str, **extra) -> dict:
+    return {"model": "m", "messages": [{"role": "user", "content": content}], **extra}
+
+
+def test_models_health_metrics_and_llamacpp_slots() -> None:
+    async def go() -> None:
+        async with (
+            SlotSimulator(
+                shipped_slot_file(), serve_all=True, free_ports=True, start_delay_s=0.3
+            ) as sim,
+            aiohttp.ClientSession() as http,
+        ):
+            naughty, kg = _root(sim, "naughty"), _root(sim, "kindergarten")
+            async with http.get(f"{naughty}/health") as r:
+                assert r.status == 503  # still "loading"
+            async with http.post(f"{naughty}/v1/chat/completions", json=_chat("hi")) as r:
+                assert r.status == 503
+            async with http.get(f"{naughty}/v1/models") as r:
+                assert (await r.json())["data"][0]["id"] == "gemma-4-31b-it-nvfp4"
+            await asyncio.sleep(0.35)
+            async with http.get(f"{naughty}/health") as r:
+                assert r.status == 200
+            async with http.get(f"{naughty}/metrics") as r:
+                text = await r.text()
+                assert 'vllm:num_requests_running{model_name="gemma-4-31b-it-nvfp4"} 0' in text
+                assert "vllm:num_requests_waiting" in text
+            async with http.get(f"{kg}/metrics") as r:
+                text = await r.text()
+                assert "llamacpp:requests_processing 0" in text
+                assert "llamacpp:requests_deferred" in text
+            async with http.get(f"{kg}/slots") as r:
+                slots = await r.json()
+                assert [s["id"] for s in slots] == [0, 1, 2, 3, 4]
+            async with http.get(f"{naughty}/slots") as r:
+                assert r.status == 404  # vLLM has no /slots
+
+    run(go())
+
+
+def test_requests_beyond_parallel_wait_in_a_queue() -> None:
+    async def go() -> dict:
+        sf = shipped_slot_file()
+        latency = LatencyModel(prompt_tps=1e6, gen_tps=100.0)
+        async with (
+            SlotSimulator(sf, slots=["naughty"], free_ports=True, latency=latency) as sim,
+            aiohttp.ClientSession() as http,
+        ):
+            url = f"{sim.base_urls['naughty']}/chat/completions"
+
+            async def one(i: int) -> str:
+                async with http.post(url, json=_chat(f"word {i}")) as r:
+                    return (await r.json())["choices"][0]["message"]["content"]
+
+            contents = await asyncio.gather(*(one(i) for i in range(5)))
+            assert contents == [f"echo: {i} word" for i in range(5)]
+            return sim.stats()["naughty"]
+
+    stats = run(go())
+    assert stats["max_processing"] == 3  # parallel of naughty
+    assert stats["max_in_flight"] == 5  # two waited in the queue, and were counted
+    assert stats["completed"] == 5 and stats["in_flight"] == 0
+
+
+def test_stream_carries_usage_only_when_asked() -> None:
+    async def go() -> tuple[list[dict], list[dict]]:
+        async with (
+            SlotSimulator(
+                shipped_slot_file(), slots=["kindergarten"], free_ports=True, speed=100
+            ) as sim,
+            aiohttp.ClientSession() as http,
+        ):
+            url = f"{sim.base_urls['kindergarten']}/chat/completions"
+            out = []
+            for opts in ({"include_usage": True}, {}):
+                async with http.post(
+                    url, json=_chat("a b c", stream=True, stream_options=opts)
+                ) as r:
+                    raw = (await r.text()).split("\n\n")
+                chunks = [json.loads(x[6:]) for x in raw if x.startswith("data: {")]
+                assert raw[-2] == "data: [DONE]"
+                out.append(chunks)
+            return out[0], out[1]
+
+    with_usage, without = run(go())
+    assert with_usage[-1]["choices"] == [] and with_usage[-1]["usage"]["completion_tokens"] == 4
+    assert with_usage[-1]["timings"]["predicted_n"] == 4  # llama.cpp slot
+    assert all("usage" not in c for c in without)
+    text = "".join(c["choices"][0]["delta"].get("content", "") for c in without if c["choices"])
+    assert text == "echo: c b a"
+
+
+def test_error_bodies_follow_the_runtime_style() -> None:
+    async def go() -> tuple[dict, dict]:
+        async with (
+            SlotSimulator(shipped_slot_file(), free_ports=True) as sim,
+            aiohttp.ClientSession() as http,
+        ):
+            bodies = []
+            for slot in ("naughty", "kindergarten"):
+                url = f"{sim.base_urls[slot]}/chat/completions"
+                async with http.post(url, json=_chat(f"{CONTEXT_MARKER} x")) as r:
+                    assert r.status == 400
+                    bodies.append(await r.json())
+            return bodies[0], bodies[1]
+
+    vllm, llama = run(go())
+    assert (
+        vllm["object"] == "error"
+        and vllm["code"] == 400
+        and "maximum context length" in vllm["message"]
+    )
+    assert llama["error"]["code"] == 400 and llama["error"]["type"] == "exceed_context_size_error"
+
+
+def test_faults_through_constructor_and_control_endpoint() -> None:
+    async def go() -> list[int]:
+        faults = Faults(burst_503=1, burst_429=1)
+        async with (
+            SlotSimulator(
+                shipped_slot_file(), slots=["naughty"], free_ports=True, speed=100, faults=faults
+            ) as sim,
+            aiohttp.ClientSession() as http,
+        ):
+            url = f"{sim.base_urls['naughty']}/chat/completions"
+            statuses = []
+            for _ in range(3):
+                async with http.post(url, json=_chat("x")) as r:
+                    statuses.append(r.status)
+            async with http.post(
+                f"{_root(sim, 'naughty')}/_sim/faults",
+                json={"error_rate": 1.0, "error_status": 502},
+            ) as r:
+                assert (await r.json())["error_rate"] == 1.0
+            async with http.post(url, json=_chat("x")) as r:
+                statuses.append(r.status)
+            async with http.post(
+                f"{_root(sim, 'naughty')}/_sim/faults", json={"error_rate": 0, "drop_rate": 1.0}
+            ) as r:
+                assert r.status == 200
+            try:
+                async with http.post(url, json=_chat("x")) as r:
+                    await r.read()
+                    statuses.append(r.status)
+            except aiohttp.ClientError:
+                statuses.append(-1)  # connection cut
+            async with http.get(f"{_root(sim, 'naughty')}/_sim/stats") as r:
+                stats = await r.json()
+            assert stats["dropped"] == 1 and stats["completed"] == 1
+            return statuses
+
+    assert run(go()) == [503, 429, 200, 502, -1]
+
+
+def test_slowdown_and_output_derivation() -> None:
+    body = {"messages": [{"role": "user", "content": "alpha beta"}], "max_tokens": 2}
+    ans = slot_simulator.answer_chat(body, "none")
+    assert ans.content == "echo: beta" and ans.finish_reason == "length"
+    plamo = slot_simulator.answer_completion(
+        {"prompt": plamo_prompt("Japanese", "こんにちは", "English"), "stop": ["<|plamo:op|>"]}
+    )
+    assert plamo.content == "[English] こんにちは\n"
+    no_stop = slot_simulator.answer_completion({"prompt": plamo_prompt(), "max_tokens": 50})
+    assert "<|plamo:op|>" in no_stop.content  # why the client must send the stop string
+    assert LatencyModel(1000, 10).seconds(500, 20, speed=2) == 0.25 + 1.0
+
+
+def plamo_prompt(src: str = "English", text: str = "hi", dst: str = "Japanese") -> str:
+    return (
+        f"<|plamo:op|>dataset\ntranslation\n<|plamo:op|>input lang={src}\n{text}\n"
+        f"<|plamo:op|>output lang={dst}\n"
+    )
+
+
+def test_cli_serves_until_terminated(tmp_path: Path) -> None:
+    args = build_parser().parse_args(
+        ["simulate-slots", "--all", "--speed", "3", "--error-rate", "0.1"]
+    )
+    assert args.func is cmd_simulate_slots and args.serve_all and args.error_rate == 0.1
+
+    out = tmp_path / "live.yaml"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "model_foundry.devtools.simulator",
+            "--profile",
+            "minimal",
+            "--free-ports",
+            "--write-slot-file",
+            str(out),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not out.exists():
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "simulator did not start"
+            time.sleep(0.05)
+        time.sleep(0.1)
+        live = load_slot_file(out)
+
+        async def health() -> list[int]:
+            async with aiohttp.ClientSession() as http:
+                codes = []
+                for s in live.live_slots("minimal"):
+                    async with http.get(s.base_url.removesuffix("/v1") + "/health") as r:
+                        codes.append(r.status)
+                return codes
+
+        assert run(health()) == [200, 200]
+    finally:
+        proc.terminate()
+        stdout, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 0
+    assert "dev/test tool" in stdout and "naughty" in stdout and "kindergarten" not in stdout

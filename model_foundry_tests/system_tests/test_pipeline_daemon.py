@@ -1,0 +1,227 @@
+"""END TO END through the real Dagster daemon and webserver (slow: about a minute).
+
+One stack per module: a nats-server, the slot simulator, ``dagster-daemon run`` and
+``dagster-webserver`` on ``workspace.yaml`` with a temporary ``DAGSTER_HOME``. Events are
+published and nobody clicks: the inbox sensors launch the drains, the automation condition
+sensor launches the downstream assets, and the summaries land in DuckDB. Then a materialization
+is launched through the webserver's GraphQL API, the way the UI launches one.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+
+from model_foundry.devtools.local_nats import LocalNatsServer
+from model_foundry.devtools.ports import free_port
+from model_foundry.lib import settings
+from model_foundry.lib.inbox.publish import sample_events
+from model_foundry.lib.nats.resource import NatsResource
+from model_foundry_tests.nats_helpers import publish
+from model_foundry_tests.pipeline_helpers import (
+    clean_env,
+    count,
+    dagster_bin,
+    slot_simulator_process,
+    stop_process,
+    wait_for,
+    write_dagster_home,
+)
+
+pytestmark = pytest.mark.timeout(400)
+
+EVENTS = 30
+SESSIONS = 3
+
+
+@dataclass
+class Stack:
+    home: Path
+    db_path: Path
+    nats: NatsResource
+    webserver_url: str
+    logs: Path
+
+
+def _tail(path: Path, n: int = 60) -> str:
+    if not path.exists():
+        return ""
+    return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    tmp = tmp_path_factory.mktemp("daemon-e2e")
+    procs: list[subprocess.Popen[Any]] = []
+    server = LocalNatsServer(store_dir=tmp / "nats")
+    server.start()
+    try:
+        with slot_simulator_process(tmp / "sim", speed=50) as slot_path:
+            home = write_dagster_home(tmp / "dagster_home")
+            db_path = tmp / "data" / "pipeline.duckdb"
+            env = clean_env(
+                DAGSTER_HOME=str(home),
+                NATS_URL=server.url,
+                MODEL_FOUNDRY_DATA_DIR=str(tmp / "data"),
+                MODEL_FOUNDRY_DUCKDB=str(db_path),
+                MODEL_FOUNDRY_SLOTS=str(slot_path),
+                MODEL_FOUNDRY_SENSOR_INTERVAL_S="2",
+            )
+            logs = tmp / "logs"
+            logs.mkdir()
+            port = free_port()
+            commands = {
+                "daemon": [dagster_bin("dagster-daemon"), "run", "-w", "workspace.yaml"],
+                "webserver": [
+                    dagster_bin("dagster-webserver"),
+                    "-w",
+                    "workspace.yaml",
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    str(port),
+                ],
+            }
+            for name, cmd in commands.items():
+                log = (logs / f"{name}.log").open("w")
+                procs.append(
+                    subprocess.Popen(
+                        cmd,
+                        cwd=settings.PROJECT_ROOT,
+                        env=env,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        # Own process group: stopping it also stops its code server and runs.
+                        start_new_session=True,
+                    )
+                )
+            nats = NatsResource(servers=server.url)
+            nats.setup()
+            yield Stack(home, db_path, nats, f"http://127.0.0.1:{port}", logs)
+    finally:
+        for proc in procs:
+            stop_process(proc)
+        server.cleanup()
+
+
+def test_events_become_summaries_without_anyone_clicking(stack: Stack) -> None:
+    publish(stack.nats, sample_events(EVENTS, sessions=SESSIONS, seed=3))
+    db = stack.db_path
+    try:
+        wait_for(
+            lambda: count(db, "SELECT count(*) FROM pipeline_event_inbox") == EVENTS,
+            150,
+            "the inbox sensors' runs to land every event",
+        )
+        wait_for(
+            lambda: (
+                count(db, "SELECT count(DISTINCT correlation_id) FROM session_summaries")
+                == SESSIONS
+            ),
+            150,
+            "the automation sensor's run to write the summaries",
+        )
+        wait_for(
+            lambda: count(db, "SELECT count(*) FROM session_summary_translations") >= SESSIONS,
+            120,
+            "the translations",
+        )
+    except (TimeoutError, RuntimeError) as exc:
+        raise AssertionError(
+            f"{exc}\n--- daemon log ---\n{_tail(stack.logs / 'daemon.log')}"
+        ) from None
+    assert count(db, "SELECT count(*) FROM chat_sessions") == SESSIONS
+    assert count(db, "SELECT count(*) FROM llm_completions WHERE status = 'ok'") >= 2 * SESSIONS
+
+    with dg.DagsterInstance.from_config(str(stack.home)) as instance:
+        runs = instance.get_run_records()
+        tags = [r.dagster_run.tags for r in runs]
+    sensors = {t.get("dagster/sensor_name") for t in tags}
+    assert any(s and s.startswith("inbox_") for s in sensors), sensors
+    assert "model_foundry_automation_sensor" in sensors, sensors
+
+
+LAUNCH = """
+mutation Launch($params: ExecutionParams!) {
+  launchRun(executionParams: $params) {
+    __typename
+    ... on LaunchRunSuccess { run { runId } }
+    ... on PythonError { message }
+    ... on RunConfigValidationInvalid { errors { message } }
+    ... on InvalidSubsetError { message }
+    ... on PipelineNotFoundError { message }
+  }
+}
+"""
+RUN_STATUS = """
+query Status($runId: ID!) {
+  runOrError(runId: $runId) { __typename ... on Run { status } }
+}
+"""
+
+
+def graphql(url: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+    body = json.dumps({"query": query, "variables": variables}).encode()
+    request = urllib.request.Request(
+        f"{url}/graphql", data=body, headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        payload = json.loads(response.read())
+    assert "errors" not in payload, payload
+    return payload["data"]
+
+
+def _webserver_up(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/server_info", timeout=5) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def test_materialization_launched_through_graphql_succeeds(stack: Stack) -> None:
+    wait_for(lambda: _webserver_up(stack.webserver_url), 120, "the webserver")
+    params = {
+        "selector": {
+            "repositoryLocationName": "model_foundry",
+            "repositoryName": "__repository__",
+            "pipelineName": "__ASSET_JOB",
+            "assetSelection": [{"path": ["slot_throughput"]}],
+        },
+        "mode": "default",
+        "runConfigData": {"ops": {"slot_throughput": {"config": {"window_hours": 1}}}},
+        "executionMetadata": {"tags": [{"key": "launched_by", "value": "graphql-test"}]},
+    }
+    launched = wait_for(
+        lambda: _launch(stack.webserver_url, params), 60, "the code location to load"
+    )
+    assert launched["__typename"] == "LaunchRunSuccess", launched
+    run_id = launched["run"]["runId"]
+
+    def finished() -> str | None:
+        status = graphql(stack.webserver_url, RUN_STATUS, {"runId": run_id})["runOrError"]
+        return status["status"] if status["status"] in ("SUCCESS", "FAILURE", "CANCELED") else None
+
+    assert wait_for(finished, 150, f"run {run_id} to finish", interval_s=1) == "SUCCESS"
+    with dg.DagsterInstance.from_config(str(stack.home)) as instance:
+        events = instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
+    assert len(events) == 1
+    materialization = events[0].asset_materialization
+    assert materialization.asset_key == dg.AssetKey("slot_throughput")
+    assert materialization.metadata["window_hours"].value == 1
+
+
+def _launch(url: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    result = graphql(url, LAUNCH, {"params": params})["launchRun"]
+    # The webserver answers before its code location has loaded; ask again until it has.
+    if result["__typename"] == "PipelineNotFoundError":
+        return None
+    return result

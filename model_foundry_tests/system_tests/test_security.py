@@ -1,0 +1,522 @@
+"""Security: NATS with TLS and credentials, secrets kept out of Dagster and DuckDB, SQL only
+with parameters.
+
+The servers are real ``nats-server`` processes with ``authorization`` and ``tls`` blocks and
+certificates made for the test by ``trustme``; the CLI runs as a user runs it; the inbox is
+materialized through a real Dagster instance on disk, whose every file is then searched.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+import trustme
+from dagster._serdes import serialize_value
+
+from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
+from model_foundry.defs.inbox.checks import inbox_checks
+from model_foundry.defs.resources import FoundryDuckDB, resources_from_env
+from model_foundry.devtools.local_nats import LocalNatsServer
+from model_foundry.lib.inbox.drain import drain_subject
+from model_foundry.lib.inbox.publish import make_event
+from model_foundry.lib.nats.resource import (
+    NatsResource,
+    NatsUnavailableError,
+    nats_resource_from_env,
+)
+from model_foundry_tests.nats_helpers import publish, publish_raw
+
+USER = "familiar"
+# Distinctive values, so a leak anywhere is found by a plain substring search.
+PASSWORD = "pw-" + secrets.token_hex(12)
+TOKEN = "tok-" + secrets.token_hex(12)
+PACKAGE = Path(__file__).resolve().parents[2] / "model_foundry"
+
+
+@dataclass(frozen=True)
+class Certs:
+    ca: Path
+    cert: Path
+    key: Path
+
+
+@pytest.fixture
+def certs(tmp_path: Path) -> Certs:
+    authority = trustme.CA()
+    server = authority.issue_cert("127.0.0.1", "localhost")
+    found = Certs(tmp_path / "ca.pem", tmp_path / "server.pem", tmp_path / "server.key")
+    authority.cert_pem.write_to_path(str(found.ca))
+    server.private_key_pem.write_to_path(str(found.key))
+    with found.cert.open("wb") as fh:
+        for blob in server.cert_chain_pems:
+            fh.write(blob.bytes())
+    return found
+
+
+@pytest.fixture
+def secure_nats(tmp_path: Path, certs: Certs) -> Iterator[LocalNatsServer]:
+    with LocalNatsServer(
+        store_dir=tmp_path / "nats-tls",
+        user=USER,
+        password=PASSWORD,
+        tls_cert=str(certs.cert),
+        tls_key=str(certs.key),
+    ) as server:
+        yield server
+
+
+@pytest.fixture
+def token_nats(tmp_path: Path) -> Iterator[LocalNatsServer]:
+    with LocalNatsServer(store_dir=tmp_path / "nats-token", token=TOKEN) as server:
+        yield server
+
+
+def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "model_foundry.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, **env),
+    )
+
+
+def assert_one_sentence(message: str, url: str, *must_not_contain: str) -> None:
+    assert url in message
+    assert "\n" not in message.strip() and "Traceback" not in message
+    for secret in must_not_contain:
+        assert secret not in message
+
+
+def test_tls_with_password_publishes_and_drains(
+    secure_nats: LocalNatsServer, certs: Certs, db_path: Path
+) -> None:
+    assert secure_nats.url.startswith("tls://")
+    res = NatsResource(servers=secure_nats.url, tls_ca=str(certs.ca), user=USER, password=PASSWORD)
+    assert "stream PIPELINE_EVENTS" in res.setup()
+    events = [
+        make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id=f"t{i}")
+        for i in range(20)
+    ]
+    publish(res, events)
+    record = asyncio.run(drain_subject(res, db_path, "llm.tool_call", fetch_timeout_s=0.3))
+    assert (record.received, record.inserted) == (20, 20)
+
+
+def test_refused_or_untrusted_tls_is_one_clear_sentence(
+    secure_nats: LocalNatsServer, certs: Certs
+) -> None:
+    wrong = "wrong-" + secrets.token_hex(6)
+    with pytest.raises(NatsUnavailableError) as refused:
+        NatsResource(
+            servers=secure_nats.url, tls_ca=str(certs.ca), user=USER, password=wrong
+        ).setup()
+    assert_one_sentence(str(refused.value), secure_nats.url, wrong, PASSWORD)
+    assert "refused the credentials" in str(refused.value)
+
+    with pytest.raises(NatsUnavailableError) as anonymous:
+        NatsResource(servers=secure_nats.url, tls_ca=str(certs.ca)).setup()
+    assert "refused the credentials" in str(anonymous.value)
+
+    # Without the CA the server cannot be trusted: say so, and do not hang (nats-py would).
+    with pytest.raises(NatsUnavailableError) as untrusted:
+        NatsResource(servers=secure_nats.url, user=USER, password=PASSWORD).setup()
+    assert_one_sentence(str(untrusted.value), secure_nats.url, PASSWORD)
+    assert "NATS_TLS_CA" in str(untrusted.value)
+
+
+def test_token_auth_connects_and_a_wrong_token_is_refused(token_nats: LocalNatsServer) -> None:
+    assert NatsResource(servers=token_nats.url, token=TOKEN).setup()
+    wrong = "tok-wrong-" + secrets.token_hex(6)
+    with pytest.raises(NatsUnavailableError) as refused:
+        NatsResource(servers=token_nats.url, token=wrong).setup()
+    assert_one_sentence(str(refused.value), token_nats.url, wrong, TOKEN)
+    assert "refused the credentials" in str(refused.value)
+
+
+def test_credentials_in_the_url_never_reach_the_error_message() -> None:
+    from model_foundry.devtools.ports import free_port
+
+    url = f"nats://{USER}:{PASSWORD}@127.0.0.1:{free_port()}"
+    with pytest.raises(NatsUnavailableError) as info:
+        NatsResource(servers=url, connect_timeout_s=0.5).setup()
+    assert PASSWORD not in str(info.value) and "127.0.0.1" in str(info.value)
+
+
+def test_cli_reads_credentials_from_the_environment(
+    secure_nats: LocalNatsServer, token_nats: LocalNatsServer, certs: Certs
+) -> None:
+    tls_env = {
+        "NATS_URL": secure_nats.url,
+        "NATS_USER": USER,
+        "NATS_PASSWORD": PASSWORD,
+        "NATS_TLS_CA": str(certs.ca),
+    }
+    ok = cli("nats", "setup", env=tls_env)
+    assert ok.returncode == 0, ok.stderr
+    assert "created stream PIPELINE_EVENTS" in ok.stdout
+    assert PASSWORD not in ok.stdout + ok.stderr
+
+    wrong = "wrong-" + secrets.token_hex(6)
+    refused = cli("nats", "setup", env={**tls_env, "NATS_PASSWORD": wrong})
+    assert refused.returncode == 1
+    assert_one_sentence(refused.stderr, secure_nats.url, wrong, PASSWORD)
+    assert "refused the credentials" in refused.stderr
+
+    by_token = cli("nats", "setup", env={"NATS_URL": token_nats.url, "NATS_TOKEN": TOKEN})
+    assert by_token.returncode == 0, by_token.stderr
+    bad_token = cli("nats", "setup", env={"NATS_URL": token_nats.url, "NATS_TOKEN": "nope"})
+    assert bad_token.returncode == 1
+    assert_one_sentence(bad_token.stderr, token_nats.url, TOKEN)
+
+
+def dump_duckdb(db_path: Path) -> str:
+    """Every row of every table and view, as text."""
+    parts: list[str] = []
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        names = [
+            r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        ]
+        assert "pipeline_event_inbox" in names
+        for name in names:
+            rows = con.execute(f'SELECT * FROM "{name}"').fetchall()
+            parts.append(f"{name}: {rows!r}")
+    return "\n".join(parts)
+
+
+def test_secrets_never_reach_dagster_logs_metadata_or_duckdb(
+    secure_nats: LocalNatsServer,
+    certs: Certs,
+    db_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("NATS_URL", secure_nats.url)
+    monkeypatch.setenv("NATS_USER", USER)
+    monkeypatch.setenv("NATS_PASSWORD", PASSWORD)
+    monkeypatch.setenv("NATS_TLS_CA", str(certs.ca))
+    monkeypatch.setenv("MODEL_FOUNDRY_DUCKDB", str(db_path))
+    outside_dagster = nats_resource_from_env(resolve_secrets=True)
+    outside_dagster.setup()
+    publish(
+        outside_dagster,
+        [
+            make_event(
+                "llm.chat.persist",
+                {"messages": [{"role": "user", "content": f"hello {i}"}]},
+                "sess-secure",
+                event_id=f"secure-{i}",
+            )
+            for i in range(5)
+        ],
+    )
+    # The resources exactly as the code location builds them: secrets as EnvVar.
+    resources = resources_from_env()
+    assert PASSWORD not in repr(resources["nats"])
+
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    with dg.instance_for_test(temp_dir=str(home)) as instance:
+        result = dg.materialize(
+            [pipeline_event_inbox_record, *inbox_checks],
+            partition_key="llm.chat.persist",
+            resources=resources,
+            instance=instance,
+            run_config={
+                "ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.3}}}
+            },
+        )
+        assert result.success
+        record = result.output_for_node("pipeline_event_inbox_record")
+        # The run really authenticated with the secret: it drained the events.
+        assert record["inserted"] == 5
+        event_log = "\n".join(serialize_value(e) for e in instance.all_logs(result.run_id))
+        run = instance.get_run_by_id(result.run_id)
+        assert run is not None
+        run_text = serialize_value(run)
+    output = capfd.readouterr()
+
+    # Each place searched holds what it should, so an empty search means something.
+    assert "secure-0" in event_log and "dead_lettered" in event_log
+    assert "llm.chat.persist" in output.err + output.out
+    # Run and event storage, the stored output and the captured compute logs all live here.
+    stored_files = [p for p in home.rglob("*") if p.is_file()]
+    compute_logs = [p for p in stored_files if "compute_logs" in p.parts]
+    assert compute_logs and any(b"llm.chat.persist" in p.read_bytes() for p in compute_logs)
+    places = {
+        "event log": event_log,
+        "run record": run_text,
+        "process output": output.out + output.err,
+        "DuckDB": dump_duckdb(db_path),
+    }
+    for path in stored_files:
+        places[str(path)] = path.read_bytes().decode("utf-8", "replace")
+    for place, text in places.items():
+        assert PASSWORD not in text, f"the NATS password leaked into {place}"
+        assert USER + ":" + PASSWORD not in text
+
+
+INJECTIONS = [
+    "'); DROP TABLE pipeline_event_inbox; --",
+    "x' OR '1'='1",
+    '"; DELETE FROM pipeline_event_dead_letter; --',
+    "1; ATTACH '/tmp/evil.duckdb' AS evil; --",
+    "$1 ? ?? :name %s {payload}",
+]
+
+
+def test_sql_injection_in_event_content_is_stored_verbatim(
+    nats_resource: NatsResource, db_path: Path
+) -> None:
+    events = [
+        make_event(
+            "llm.tool_call",
+            {"tool": text, "arguments": {"sql": text, text: [text]}},
+            correlation_id=text,
+            event_id=text,
+        )
+        for text in INJECTIONS
+    ]
+    publish(nats_resource, events)
+    # The same ids again with different bodies: their ids reach the conflict lookup and the
+    # dead-letter reason too.
+    conflicting = [
+        make_event("llm.tool_call", {"tool": "other", "arguments": {}}, "s", event_id=text)
+        for text in INJECTIONS
+    ]
+    publish_raw(nats_resource, [(e.subject, e.body) for e in conflicting])
+    with dg.instance_for_test() as instance:
+        result = dg.materialize(
+            [pipeline_event_inbox_record, *inbox_checks],
+            partition_key="llm.tool_call",
+            resources={"nats": nats_resource, "duckdb": FoundryDuckDB(database=str(db_path))},
+            instance=instance,
+            run_config={
+                "ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.3}}}
+            },
+        )
+    assert result.success
+    record = result.output_for_node("pipeline_event_inbox_record")
+    assert (record["inserted"], record["conflicts"]) == (len(INJECTIONS), len(INJECTIONS))
+    # The preview table looks rows up by these ids: it found every one.
+    preview = result.asset_materializations_for_node("pipeline_event_inbox_record")[0]
+    assert {r.data["event_id"] for r in preview.metadata["preview"].value.records} == set(
+        INJECTIONS
+    )
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        tables = {
+            r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        }
+        assert {"pipeline_event_inbox", "pipeline_event_dead_letter"} <= tables
+        stored = con.execute(
+            "SELECT event_id, correlation_id, payload->>'tool', payload->'arguments'->>'sql' "
+            "FROM pipeline_event_inbox"
+        ).fetchall()
+        dead_ids = [
+            r[0] for r in con.execute("SELECT event_id FROM pipeline_event_dead_letter").fetchall()
+        ]
+        attached = {
+            r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()
+        }
+    assert sorted(stored) == sorted((t, t, t, t) for t in INJECTIONS)
+    assert sorted(dead_ids) == sorted(INJECTIONS)
+    assert "evil" not in attached
+
+
+# --- SQL text is never built from data ---------------------------------------------------
+
+SQL_METHODS = {"execute", "executemany", "sql", "query"}
+# Interpolations read and accepted, each with the reason it cannot carry event content.
+REVIEWED = {
+    ("lib/storage.py", "self.memory_limit"): "checked against _MEMORY_LIMIT in __init__; SET "
+    "takes no parameters",
+}
+
+
+def _is_placeholder_list(node: ast.expr) -> bool:
+    """``",".join("?" * n)``, ``", ".join(["?"] * n)`` or ``",".join("?" for _ in x)``."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "join"
+        and isinstance(node.func.value, ast.Constant)
+        and len(node.args) == 1
+    ):
+        return False
+    arg = node.args[0]
+    if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Mult):
+        unit = arg.left
+        if isinstance(unit, ast.List) and len(unit.elts) == 1:
+            unit = unit.elts[0]
+        return isinstance(unit, ast.Constant) and set(str(unit.value)) <= set("?(), ")
+    if isinstance(arg, ast.GeneratorExp | ast.ListComp):
+        return isinstance(arg.elt, ast.Constant) and set(str(arg.elt.value)) <= set("?(), ")
+    return False
+
+
+class _SqlChecker(ast.NodeVisitor):
+    """Finds SQL handed to DuckDB that is formatted from anything but placeholders/constants.
+
+    A plain variable passed through (DDL constants, the user's own ``query`` text) is not
+    formatting; an f-string, ``%`` or ``.format`` is, and each value it interpolates must be
+    a constant, an ALL_CAPS module constant, or a name bound to a placeholder list.
+    """
+
+    def __init__(self, module: ast.Module, filename: str) -> None:
+        self.filename = filename
+        self.problems: list[str] = []
+        self.constants = {
+            target.id
+            for stmt in module.body
+            if isinstance(stmt, ast.Assign)
+            for target in stmt.targets
+            if isinstance(target, ast.Name) and target.id.isupper()
+        }
+        self.bindings: list[dict[str, ast.expr]] = [{}]
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        scope: dict[str, ast.expr] = {}
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Assign):
+                for target in inner.targets:
+                    if isinstance(target, ast.Name):
+                        scope[target.id] = inner.value
+        self.bindings.append(scope)
+        self.generic_visit(node)
+        self.bindings.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _safe_value(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):
+            if node.id in self.constants:
+                return True
+            bound = self.bindings[-1].get(node.id)
+            return bound is not None and (
+                _is_placeholder_list(bound) or isinstance(bound, ast.Constant)
+            )
+        return _is_placeholder_list(node)
+
+    def _check_sql(self, node: ast.expr, line: int) -> None:
+        if isinstance(node, ast.Name):
+            bound = self.bindings[-1].get(node.id)
+            if bound is not None and not isinstance(bound, ast.Name):
+                self._check_sql(bound, line)
+            return
+        if isinstance(node, ast.JoinedStr):
+            for part in node.values:
+                if isinstance(part, ast.FormattedValue) and not self._safe_value(part.value):
+                    if (self.filename, ast.unparse(part.value)) in REVIEWED:
+                        continue
+                    self.problems.append(
+                        f"{self.filename}:{line}: f-string SQL interpolates "
+                        f"{ast.unparse(part.value)!r}"
+                    )
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            self.problems.append(f"{self.filename}:{line}: SQL built with % formatting")
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            self._check_sql(node.left, line)
+            self._check_sql(node.right, line)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "format"
+        ):
+            self.problems.append(f"{self.filename}:{line}: SQL built with .format()")
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Attribute) and node.func.attr in SQL_METHODS and node.args:
+            self._check_sql(node.args[0], node.lineno)
+        self.generic_visit(node)
+
+
+def sql_problems(source: str, filename: str) -> list[str]:
+    module = ast.parse(source)
+    checker = _SqlChecker(module, filename)
+    checker.visit(module)
+    return checker.problems
+
+
+def test_sql_checker_tells_placeholders_from_interpolated_data() -> None:
+    safe = """
+TABLE = "pipeline_event_inbox"
+def f(con, ids, rows):
+    placeholders = ",".join("?" * len(ids))
+    con.execute(f"SELECT * FROM {TABLE} WHERE event_id IN ({placeholders})", ids)
+    marks = ", ".join(["(?, ?)"] * len(rows))
+    con.execute("INSERT INTO t VALUES " + f"{marks}", rows)
+    con.sql("SELECT 1")
+"""
+    assert sql_problems(safe, "safe.py") == []
+    unsafe = {
+        "f-string": "def f(con, e):\n    con.execute(f\"SELECT * FROM t WHERE id = '{e}'\")\n",
+        "bound f-string": (
+            "def f(con, e):\n    q = f\"DELETE FROM t WHERE id = '{e.event_id}'\"\n"
+            "    con.execute(q)\n"
+        ),
+        "percent": "def f(con, e):\n    con.execute(\"SELECT * FROM t WHERE id = '%s'\" % e)\n",
+        "format": "def f(con, e):\n    con.sql(\"SELECT '{}'\".format(e))\n",
+        "concatenation": 'def f(con, e):\n    con.execute("SELECT \'" + f"{e}\'")\n',
+    }
+    for kind, source in unsafe.items():
+        assert sql_problems(source, f"{kind}.py"), f"the checker missed {kind}"
+
+
+def test_product_sql_is_built_only_with_parameters() -> None:
+    # Every module of the package, however deep the tree gets (it once globbed one folder).
+    files = sorted(PACKAGE.rglob("*.py"))
+    names = {str(p.relative_to(PACKAGE)) for p in files}
+    assert {"lib/storage.py", "lib/inbox/store.py", "lib/inbox/drain.py", "cli.py"} <= names
+    assert len(files) >= 40, names
+    problems = [
+        problem
+        for path in files
+        for problem in sql_problems(path.read_text(), str(path.relative_to(PACKAGE)))
+    ]
+    assert problems == [], "\n".join(problems)
+
+
+def test_dagster_shows_the_secret_variable_names_not_their_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NATS_USER", USER)
+    monkeypatch.setenv("NATS_PASSWORD", PASSWORD)
+    monkeypatch.setenv("NATS_TOKEN", TOKEN)
+    # What the code location hands Dagster, which the UI shows as the resource's config.
+    shown = json.dumps(nats_resource_from_env().model_dump(), default=str)
+    assert "NATS_PASSWORD" in shown and "NATS_TOKEN" in shown
+    assert PASSWORD not in shown and TOKEN not in shown
+    # The CLI, outside Dagster, gets the values.
+    resolved = nats_resource_from_env(resolve_secrets=True)
+    assert (resolved.password, resolved.token) == (PASSWORD, TOKEN)
+
+
+def test_credentials_in_the_url_never_reach_the_cli_output(
+    secure_nats: LocalNatsServer, certs: Certs
+) -> None:
+    # The URL form of credentials (nats://user:password@host) works and is never echoed.
+    host_port = secure_nats.url.split("://", 1)[1]
+    env = {"NATS_URL": f"tls://{USER}:{PASSWORD}@{host_port}", "NATS_TLS_CA": str(certs.ca)}
+    first = cli("nats", "setup", env=env)
+    assert first.returncode == 0, first.stderr
+    # These two name the server they talked to: the URL shows, its password does not.
+    for args in (("nats", "setup"), ("publish", "--sample", "5")):
+        result = cli(*args, env=env)
+        assert result.returncode == 0, result.stderr
+        assert PASSWORD not in result.stdout + result.stderr
+        assert f"***@{host_port}" in result.stdout
