@@ -86,24 +86,15 @@ def cmd_nats_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from model_foundry.lib.inbox.publish import publish_events, read_jsonl, sample_events
+    from model_foundry.lib.inbox.publish import publish_with, read_jsonl, sample_events
 
     if args.file:
         events = read_jsonl(Path(args.file), default_subject=args.subject)
     else:
         events = sample_events(args.sample, sessions=args.sessions, seed=args.seed)
-
-    async def run() -> int:
-        res = _nats()
-        nc = await res.connect()
-        try:
-            await res.ensure_stream(nc.jetstream())
-            return await publish_events(nc, events)
-        finally:
-            await nc.close()
-
-    count = asyncio.run(run())
-    print(f"published {count} events to {_nats().redacted_servers}")
+    res = _nats()
+    count = publish_with(res, events)
+    print(f"published {count} events to {res.redacted_servers}")
     return 0
 
 

@@ -22,15 +22,11 @@ QUIET: dict = {"log_level": "WARNING"}
 def _publish(count: int) -> int:
     async def run() -> int:
         res = nats_resource_from_env(resolve_secrets=True)
-        nc = await res.connect()
-        try:
-            await res.ensure_stream(nc.jetstream())
+        async with res.jetstream() as (nc, js):
             published = await publish_events(nc, sample_events(count, sessions=4, seed=11))
             # One event that breaks the contract, to show where such events go.
-            await nc.jetstream().publish("llm.tool_call", b'{"event_id": "demo-bad"}')
+            await js.publish("llm.tool_call", b'{"event_id": "demo-bad"}')
             return published + 1
-        finally:
-            await nc.close()
 
     return asyncio.run(run())
 

@@ -12,6 +12,7 @@ sensors then take over, and the idempotent stores make the retry finish only wha
 from __future__ import annotations
 
 import socket
+import time
 from pathlib import Path
 
 import dagster as dg
@@ -38,29 +39,63 @@ def worker_alive(run: dg.DagsterRun) -> bool | None:
     return b"python" in cmdline or b"dagster" in cmdline
 
 
+def _last_sign_of_life(instance: dg.DagsterInstance, record: dg.RunRecord) -> float:
+    latest = instance.get_records_for_run(record.dagster_run.run_id, limit=1, ascending=False)
+    if latest.records:
+        return latest.records[0].event_log_entry.timestamp
+    return record.start_time or record.update_timestamp.timestamp()
+
+
+def why_dead(
+    instance: dg.DagsterInstance, record: dg.RunRecord, *, silent_after_s: float | None = None
+) -> str | None:
+    """Why a STARTED run counts as dead, or None while it may be alive.
+
+    Dead means its worker process is gone; where that cannot be checked (another host, no
+    worker tag yet), and ``silent_after_s`` is given, a run that logged nothing for that
+    long counts as dead too.
+    """
+    run = record.dagster_run
+    if run.status != dg.DagsterRunStatus.STARTED:
+        return None
+    alive = worker_alive(run)
+    if alive is False:
+        return f"its worker process (pid {run.tags.get(WORKER_PID_TAG)}) is gone"
+    if alive is None and silent_after_s is not None:
+        silent_s = time.time() - _last_sign_of_life(instance, record)
+        if silent_s > silent_after_s:
+            return f"no event for {silent_s:.0f}s"
+    return None
+
+
+def fail_if_dead(
+    instance: dg.DagsterInstance,
+    record: dg.RunRecord,
+    *,
+    silent_after_s: float | None = None,
+    then: str = "retries and sensors can finish what it left",
+) -> str | None:
+    """Mark ``record``'s run failed when :func:`why_dead` says so; returns the reason."""
+    why = why_dead(instance, record, silent_after_s=silent_after_s)
+    if why is not None:
+        instance.report_run_failed(record.dagster_run, message=f"{why}; marked failed so {then}")
+    return why
+
+
 def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
     """Mark every STARTED run whose worker process is gone as failed; returns their ids."""
-    failed = []
-    for record in instance.get_run_records(
+    records = instance.get_run_records(
         filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED])
-    ):
-        run = record.dagster_run
-        if worker_alive(run) is False:
-            instance.report_run_failed(
-                run,
-                message=(
-                    f"its worker process (pid {run.tags.get(WORKER_PID_TAG)}) is gone; marked "
-                    "failed so retries and sensors can finish what it left"
-                ),
-            )
-            failed.append(run.run_id)
-    return failed
+    )
+    return [r.dagster_run.run_id for r in records if fail_if_dead(instance, r) is not None]
 
 
 __all__ = [
     "WORKER_HOST_TAG",
     "WORKER_PID_TAG",
     "fail_dead_runs",
+    "fail_if_dead",
     "record_worker",
+    "why_dead",
     "worker_alive",
 ]

@@ -18,7 +18,7 @@ from model_foundry.defs.inbox.jobs import inbox_job
 from model_foundry.lib import settings
 from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.nats.resource import NatsResource, NatsUnavailableError, consumer_name
-from model_foundry.lib.run_health import worker_alive
+from model_foundry.lib.run_health import fail_if_dead
 
 IN_PROGRESS = [
     dg.DagsterRunStatus.QUEUED,
@@ -41,13 +41,6 @@ def stale_run_s() -> float:
     return settings.stale_run_s()
 
 
-def _last_sign_of_life(instance: dg.DagsterInstance, record: dg.RunRecord) -> float:
-    latest = instance.get_records_for_run(record.dagster_run.run_id, limit=1, ascending=False)
-    if latest.records:
-        return latest.records[0].event_log_entry.timestamp
-    return record.start_time or record.update_timestamp.timestamp()
-
-
 def sensor_name(subject: str) -> str:
     return consumer_name(subject) + "_sensor"
 
@@ -63,24 +56,18 @@ def evaluate_inbox_tick(
     )
     for record in active:
         run = record.dagster_run
-        if run.status == dg.DagsterRunStatus.STARTED:
-            alive = worker_alive(run)
-            silent_s = time.time() - _last_sign_of_life(context.instance, record)
-            if alive is False or (alive is None and silent_s > stale_run_s()):
-                # Its worker died without a word (killed with the daemon, the machine
-                # rebooted): the default run launcher cannot tell, so the run would stay
-                # STARTED for ever and this subject would never drain again. Its messages
-                # are unacknowledged and come back after ack_wait; the next run takes them.
-                why = (
-                    "its worker process is gone"
-                    if alive is False
-                    else (f"no event for {silent_s:.0f}s")
-                )
-                context.instance.report_run_failed(
-                    run, message=f"{why}; marked failed so a new {subject} run can drain"
-                )
-                context.log.warning(f"marked inbox run {run.run_id[:8]} failed: {why}")
-                continue
+        # A worker that died without a word (killed with the daemon, a reboot) leaves its run
+        # STARTED for ever and this subject would never drain again. Its messages are
+        # unacknowledged and come back after ack_wait; the next run takes them.
+        why = fail_if_dead(
+            context.instance,
+            record,
+            silent_after_s=stale_run_s(),
+            then=f"a new {subject} run can drain",
+        )
+        if why is not None:
+            context.log.warning(f"marked inbox run {run.run_id[:8]} failed: {why}")
+            continue
         return dg.SkipReason(f"run {run.run_id[:8]} for {subject} is {run.status.value.lower()}")
     try:
         pending = nats.pending_for(subject)

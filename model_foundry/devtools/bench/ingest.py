@@ -108,12 +108,8 @@ def _raw_child(url: str, batch_size: int, round_no: int, out: Any) -> None:
 
 
 async def _publish(url: str, events: int) -> int:
-    res = NatsResource(servers=url)
-    nc = await res.connect()
-    await res.ensure_stream(nc.jetstream())
-    published = await publish_events(nc, sample_events(events, sessions=50))
-    await nc.close()
-    return published
+    async with NatsResource(servers=url).jetstream() as (nc, _js):
+        return await publish_events(nc, sample_events(events, sessions=50))
 
 
 def _in_child(target: Any, *args: Any) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from model_foundry.lib.events import (
     SEMANTIC_SEARCH,
     TOOL_CALL,
 )
+from model_foundry.lib.nats.resource import NatsResource
 
 _EN_PROMPTS = [
     "Refactor the DuckDB writer so each batch commits in one transaction.",
@@ -190,4 +191,21 @@ async def publish_events(nc: NATS, events: Iterable[OutgoingEvent], *, window: i
     return count
 
 
-__all__ = ["OutgoingEvent", "make_event", "publish_events", "read_jsonl", "sample_events"]
+def publish_with(res: NatsResource, events: Iterable[OutgoingEvent]) -> int:
+    """Connect, make sure the stream exists, publish ``events``, close: the CLI's publish."""
+
+    async def run() -> int:
+        async with res.jetstream() as (nc, _js):
+            return await publish_events(nc, events)
+
+    return asyncio.run(run())
+
+
+__all__ = [
+    "OutgoingEvent",
+    "make_event",
+    "publish_events",
+    "publish_with",
+    "read_jsonl",
+    "sample_events",
+]

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import dagster as dg
@@ -245,6 +247,22 @@ class NatsResource(dg.ConfigurableResource):
             num_redelivered=int(info.num_redelivered or 0),
             ack_wait_s=float(info.config.ack_wait or self.ack_wait_s),
         )
+
+    @asynccontextmanager
+    async def jetstream(self) -> AsyncIterator[tuple[NATS, JetStreamContext]]:
+        """Connected, with the stream and consumers ensured; closed on the way out.
+
+        The one connect-and-ensure path for everything that publishes or sets up (the CLI,
+        the demo, the benchmarks, the tests); the drain manages its own connection because it
+        rides out server restarts.
+        """
+        nc = await self.connect()
+        try:
+            js = nc.jetstream()
+            await self.ensure_stream(js)
+            yield nc, js
+        finally:
+            await nc.close()
 
     def setup(self) -> list[str]:
         """Synchronous ``ensure_stream`` for the CLI and the sensors."""
