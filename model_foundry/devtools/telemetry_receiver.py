@@ -26,6 +26,8 @@ class TelemetryReceiver:
         self.events: list[dict[str, Any]] = []
         self.requests = 0
         self.content_types: list[str] = []
+        self.authorizations: list[str | None] = []
+        self.bodies: list[bytes] = []
         self._lock = threading.Lock()
         receiver = self
 
@@ -41,7 +43,7 @@ class TelemetryReceiver:
                 except orjson.JSONDecodeError:
                     self.send_error(400, "body is not newline-delimited JSON")
                     return
-                receiver._keep(events, self.headers.get("Content-Type", ""))
+                receiver._keep(events, body, self.headers)
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -52,10 +54,12 @@ class TelemetryReceiver:
         self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._thread: threading.Thread | None = None
 
-    def _keep(self, events: list[dict[str, Any]], content_type: str) -> None:
+    def _keep(self, events: list[dict[str, Any]], body: bytes, headers: Any) -> None:
         with self._lock:
             self.requests += 1
-            self.content_types.append(content_type)
+            self.content_types.append(headers.get("Content-Type", ""))
+            self.authorizations.append(headers.get("Authorization"))
+            self.bodies.append(body)
             self.events.extend(events)
 
     @property

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import statistics
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -29,6 +30,7 @@ from model_foundry.lib.schema import pipeline_schema
 from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.config import Slot, SlotFile
 from model_foundry.lib.slots.dispatcher import DispatchOptions, DispatchResult, Task, run_dispatch
+from model_foundry.lib.telemetry import Telemetry
 
 # The tables this module writes; lib/schema.py runs them with every other table's.
 COMPLETION_TABLES: tuple[str, ...] = (
@@ -124,6 +126,8 @@ class Request:
     messages: list[dict[str, Any]] | None = None
     prompt: str | None = None
     text: str | None = None
+    # The session the request works for (summaries, translations): telemetry only, not keyed.
+    correlation_id: str | None = None
 
     def to_task(self) -> Task:
         return Task(
@@ -150,6 +154,7 @@ def plan_request(
     prompt: str | None = None,
     text: str | None = None,
     params: dict[str, Any] | None = None,
+    correlation_id: str | None = None,
 ) -> Request:
     """Key a request for the slot that would serve ``role`` first in the active profile.
 
@@ -170,7 +175,33 @@ def plan_request(
         messages=messages,
         prompt=prompt,
         text=text,
+        correlation_id=correlation_id,
     )
+
+
+def completion_event(attempt: Attempt, request: Request) -> dict[str, Any]:
+    """The ``model_foundry.completion`` telemetry fields of one attempt: figures, no text."""
+    return {
+        "correlation_id": request.correlation_id,
+        "task": attempt.task,
+        "role": attempt.role,
+        "slot": attempt.slot,
+        "model": attempt.model,
+        "runtime": attempt.runtime,
+        "status": attempt.status,
+        "attempt": attempt.attempt,
+        "will_retry": attempt.will_retry,
+        "error_class": attempt.error_class,
+        "http_status": attempt.http_status,
+        "finish_reason": attempt.finish_reason,
+        "prompt_tokens": attempt.prompt_tokens,
+        "generation_tokens": attempt.completion_tokens,
+        "ttft_s": attempt.ttft_s,
+        "latency_s": attempt.latency_s,
+        "prompt_tps": attempt.prompt_tps,
+        "gen_tps": attempt.gen_tps,
+        "request_key": request.key,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -239,7 +270,26 @@ class CompletionBatch:
         }
         if self.dispatch is not None and self.dispatch.stop_reason:
             meta["stop_reason"] = self.dispatch.stop_reason
+        meta.update(self.plot_metadata(per_slot))
         return meta
+
+    def plot_metadata(self, per_slot: dict[str, dict[str, Any]]) -> dict[str, float]:
+        """Flat float entries, one per figure and slot, which Dagster's Plots tab draws."""
+        attempts = self.dispatch.attempts if self.dispatch else []
+        errors = sum(1 for a in attempts if not a.ok)
+        plots: dict[str, float] = {
+            "error_share": round(errors / len(attempts), 4) if attempts else 0.0
+        }
+        for slot, figures in sorted(per_slot.items()):
+            if figures["gen_tps"] is not None:
+                plots[f"gen_tps/{slot}"] = float(figures["gen_tps"])
+        ttfts: dict[str, list[float]] = {}
+        for a in attempts:
+            if a.ok and a.ttft_s is not None:
+                ttfts.setdefault(a.slot, []).append(a.ttft_s)
+        for slot, values in sorted(ttfts.items()):
+            plots[f"ttft_s/{slot}"] = round(statistics.median(values), 4)
+        return plots
 
 
 Progress = Callable[[int, int], None]
@@ -248,9 +298,16 @@ Progress = Callable[[int, int], None]
 class CompletionStore:
     """Reads and writes ``llm_completions`` in ``db_path``, one short transaction at a time."""
 
-    def __init__(self, db_path: str | Path, *, run_id: str | None = None) -> None:
+    def __init__(
+        self,
+        db_path: str | Path,
+        *,
+        run_id: str | None = None,
+        telemetry: Telemetry | None = None,
+    ) -> None:
         self.db_path = Path(db_path)
         self.run_id = run_id
+        self.telemetry = telemetry or Telemetry.disabled()
 
     def finished(self, keys: Iterable[str]) -> dict[str, Completion]:
         """The latest successful attempt of each key that has one."""
@@ -317,6 +374,7 @@ class CompletionStore:
             )
 
         storage.run_in_transaction(self.db_path, work, schema=pipeline_schema())
+        self.telemetry.emit("model_foundry.completion", completion_event(attempt, request))
 
     def run(
         self,

@@ -8,6 +8,7 @@ call :func:`validate_message` and get back either an :class:`InboxEvent` or a
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -267,9 +268,41 @@ def validate_message(
     )
 
 
+# Dead-letter reasons grouped for dashboards: (class, SQL LIKE patterns of the reasons above
+# and of the store's conflicting duplicates). The first match wins; LIKE's ``_`` also matches
+# itself, so the patterns need no escapes.
+DEAD_LETTER_REASON_CLASSES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("subject_mismatch", ("subject field %",)),
+    ("unknown_subject", ("subject % is not part of the event contract",)),
+    ("too_large", ("body is % bytes, over the %",)),
+    ("not_utf8", ("body is not valid UTF-8%",)),
+    ("not_json", ("body is not valid JSON%",)),
+    ("not_object", ("body must be a JSON object%",)),
+    ("bad_id", ("event_id %", "correlation_id %", "ids must not contain NUL%")),
+    ("bad_time", ("occurred_at %",)),
+    ("bad_payload", ("payload%",)),
+    ("conflicting_duplicate", ("duplicate event_id %",)),
+)
+
+
+def _like(pattern: str, text: str) -> bool:
+    """SQL LIKE without an escape character (``%`` any run, ``_`` one character) in Python."""
+    regex = "".join(".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, text, re.DOTALL) is not None
+
+
+def reason_class(reason: str) -> str:
+    """The class of a dead-letter reason, as the metrics exporter's SQL computes it."""
+    for name, patterns in DEAD_LETTER_REASON_CLASSES:
+        if any(_like(p, reason) for p in patterns):
+            return name
+    return "other"
+
+
 __all__ = [
     "ALL_SUBJECTS",
     "CHAT_PERSIST",
+    "DEAD_LETTER_REASON_CLASSES",
     "FLOW_LINEAGE",
     "LEGACY_SUBJECTS",
     "SEMANTIC_SEARCH",
@@ -278,6 +311,7 @@ __all__ = [
     "DeadLetter",
     "InboxEvent",
     "canonical_subject",
+    "reason_class",
     "subjects_for",
     "validate_message",
 ]

@@ -115,3 +115,16 @@ def dataset_cron() -> str:
 
 def timezone() -> str:
     return _get("MODEL_FOUNDRY_TIMEZONE", "UTC")
+
+
+def telemetry_url() -> str | None:
+    """Vector's ``http_server`` source for telemetry events; None (unset) sends nothing."""
+    return _get("MODEL_FOUNDRY_TELEMETRY_URL") or None
+
+
+DEFAULT_METRICS_PORT = 9640
+
+
+def metrics_port() -> int:
+    """Port of the Prometheus exporter that ``make up`` starts (``model-foundry metrics``)."""
+    return int(_get("MODEL_FOUNDRY_METRICS_PORT", str(DEFAULT_METRICS_PORT)))

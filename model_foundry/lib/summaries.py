@@ -249,7 +249,14 @@ def plan_summaries(
     for s in sessions:
         text = transcript(s.lines, max_messages=max_messages, max_chars=max_chars)
         messages = summary_messages(s.correlation_id, text, detect_language(text))
-        request = plan_request(slot_file, SUMMARY_TASK, role, profile=profile, messages=messages)
+        request = plan_request(
+            slot_file,
+            SUMMARY_TASK,
+            role,
+            profile=profile,
+            messages=messages,
+            correlation_id=s.correlation_id,
+        )
         planned.append((s, request))
     return planned
 

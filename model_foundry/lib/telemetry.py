@@ -18,6 +18,7 @@ Events carry only figures and identifiers that the callers pass; nothing from th
 
 from __future__ import annotations
 
+import base64
 import logging
 import threading
 import time
@@ -28,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import orjson
 
@@ -51,6 +52,21 @@ def redact_url(url: str) -> str:
         return url
     host = parts.netloc.rsplit("@", 1)[1]
     return urlunsplit(parts._replace(netloc=f"***@{host}"))
+
+
+def split_credentials(url: str) -> tuple[str, str | None]:
+    """``url`` without ``user:password@`` and the Basic ``Authorization`` header it stood for.
+
+    Vector's ``http_server`` source can require basic auth; urllib would not send credentials
+    written into the URL, and must never log them.
+    """
+    parts = urlsplit(url)
+    if parts.username is None:
+        return url, None
+    pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+    host = parts.netloc.rsplit("@", 1)[1]
+    header = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+    return urlunsplit(parts._replace(netloc=host)), header
 
 
 def utc_timestamp(now: float | None = None) -> str:
@@ -89,7 +105,7 @@ class _Sender:
         post_timeout_s: float,
         pause_after_failure_s: float,
     ) -> None:
-        self.url = url
+        self.url, self._authorization = split_credentials(url)
         self.max_buffer = max_buffer
         self.batch_size = batch_size
         self.flush_interval_s = flush_interval_s
@@ -153,11 +169,11 @@ class _Sender:
     def _post(self, batch: list[bytes]) -> bool:
         if time.monotonic() < self._paused_until:
             return False
+        headers = {"Content-Type": "application/x-ndjson"}
+        if self._authorization:
+            headers["Authorization"] = self._authorization
         request = urllib.request.Request(
-            self.url,
-            data=b"".join(batch),
-            method="POST",
-            headers={"Content-Type": "application/x-ndjson"},
+            self.url, data=b"".join(batch), method="POST", headers=headers
         )
         try:
             with urllib.request.urlopen(request, timeout=self.post_timeout_s) as response:
@@ -281,4 +297,18 @@ class Telemetry:
         self.close()
 
 
-__all__ = ["Telemetry", "TelemetryCounts", "redact_url", "utc_timestamp"]
+def for_run(run_id: str | None, asset: str | None) -> Telemetry:
+    """The telemetry of one asset run, to ``MODEL_FOUNDRY_TELEMETRY_URL`` (disabled when unset)."""
+    from model_foundry.lib import settings
+
+    return Telemetry(settings.telemetry_url(), run_id=run_id, asset=asset)
+
+
+__all__ = [
+    "Telemetry",
+    "TelemetryCounts",
+    "for_run",
+    "redact_url",
+    "split_credentials",
+    "utc_timestamp",
+]

@@ -131,3 +131,14 @@ def test_emit_after_close_is_counted_as_dropped(receiver: TelemetryReceiver) -> 
 def test_redact_url_hides_credentials() -> None:
     assert redact_url("http://u:secret@vector:8687/telemetry") == "http://***@vector:8687/telemetry"
     assert redact_url("http://vector:8687/telemetry") == "http://vector:8687/telemetry"
+
+
+def test_credentials_in_the_url_become_basic_auth_never_part_of_the_target(
+    receiver: TelemetryReceiver,
+) -> None:
+    url = receiver.url.replace("http://", "http://vector:s3cr%40t@")
+    tel = Telemetry(url, run_id="r")
+    tel.emit("model_foundry.completion")
+    assert tel.close().sent == 1
+    assert receiver.authorizations == ["Basic dmVjdG9yOnMzY3JAdA=="]  # vector:s3cr@t
+    assert b"s3cr" not in b"".join(receiver.bodies)

@@ -1,6 +1,8 @@
 """The dataset_samples asset, its job and its nightly schedule."""
 
 import json
+import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,8 @@ from model_foundry.lib.datasets import (
     plan_samples,
     write_samples,
 )
+from model_foundry.lib.slots.config import SlotFile
+from model_foundry.lib.telemetry import Telemetry, for_run
 
 
 class DatasetCollectionConfig(dg.Config):
@@ -97,7 +101,26 @@ def dataset_samples(
         f"dataset {config.name}/{version}: {len(prompts)} prompts x {len(roles)} roles "
         f"({', '.join(roles)}) x {config.samples_per_prompt} samples = {len(planned)} requests"
     )
-    store = CompletionStore(duckdb.database, run_id=context.run.run_id)
+    with for_run(context.run.run_id, "dataset_samples") as telemetry:
+        metadata = _collect(context, config, duckdb, slot_file, slots, planned, version, telemetry)
+        metadata.update(prompts=len(prompts), prompt_problems=len(problems))
+        metadata["roles"] = dg.MetadataValue.json(roles)
+    metadata.update(telemetry.metadata())
+    return dg.MaterializeResult(metadata=metadata)
+
+
+def _collect(
+    context: dg.AssetExecutionContext,
+    config: DatasetCollectionConfig,
+    duckdb: FoundryDuckDB,
+    slot_file: SlotFile,
+    slots: SlotsResource,
+    planned: list,
+    version: str,
+    telemetry: Telemetry,
+) -> dict[str, Any]:
+    """Ask the slots, write the samples, export them; the materialization's metadata."""
+    store = CompletionStore(duckdb.database, run_id=context.run.run_id, telemetry=telemetry)
     batch = store.run(
         [p[-1] for p in planned],
         slot_file,
@@ -106,10 +129,12 @@ def dataset_samples(
         progress=progress_logger(context.log.info, f"dataset {config.name}/{version}"),
     )
     rows = []
+    by_role: Counter[str] = Counter()
     for prompt, role, i, request in planned:
         c = batch.results.get(request.key)
         if c is None:
             continue
+        by_role[role] += 1
         rows.append(
             (
                 config.name,
@@ -138,9 +163,6 @@ def dataset_samples(
     metadata: dict[str, Any] = {
         "dataset": config.name,
         "version": version,
-        "prompts": len(prompts),
-        "roles": dg.MetadataValue.json(roles),
-        "prompt_problems": len(problems),
         "samples_written": written,
         "empty": sum(1 for r in rows if r[17]),
         "truncated": sum(1 for r in rows if r[18]),
@@ -150,8 +172,19 @@ def dataset_samples(
         out_root = (
             Path(config.output_dir) if config.output_dir else settings.data_dir() / "datasets"
         )
+        started = time.perf_counter()
         exported = export_dataset(duckdb.database, config.name, version, out_root)
         context.log.info(f"exported {exported.rows} samples to {exported.path}")
+        telemetry.emit(
+            "model_foundry.dataset_export",
+            dataset=config.name,
+            version=version,
+            samples=written,
+            samples_by_role=dict(by_role),
+            rows=exported.rows,
+            jsonl_rows=exported.jsonl_rows,
+            seconds=round(time.perf_counter() - started, 3),
+        )
         metadata.update(
             {
                 "export_path": dg.MetadataValue.path(str(exported.path)),
@@ -160,7 +193,7 @@ def dataset_samples(
                 "jsonl_rows": exported.jsonl_rows,
             }
         )
-    return dg.MaterializeResult(metadata=metadata)
+    return metadata
 
 
 dataset_collection_job = dg.define_asset_job(

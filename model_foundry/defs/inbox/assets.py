@@ -18,6 +18,7 @@ from model_foundry.defs.inbox.partitions import subject_partitions
 from model_foundry.defs.resources import FoundryDuckDB
 from model_foundry.lib.inbox.drain import DEFAULT_BATCH_SIZE, InboxRecord, drain_subject
 from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.telemetry import for_run
 
 # Metadata keeps the event log light: the record itself holds up to MAX_RECORDED_IDS ids.
 METADATA_EVENTS = 200
@@ -68,6 +69,9 @@ def record_metadata(record: InboxRecord) -> dict[str, Any]:
         "capped": record.capped,
         "seconds": record.seconds,
         "events_per_s": round(record.received / record.seconds, 1) if record.seconds else 0.0,
+        "dead_letter_share": (
+            round(record.dead_lettered / record.received, 4) if record.received else 0.0
+        ),
         "dagster/row_count": record.inserted,
         "events": dg.MetadataValue.json(record.events[:METADATA_EVENTS]),
         "correlation_ids": dg.MetadataValue.json(record.correlation_ids[:METADATA_EVENTS]),
@@ -99,23 +103,26 @@ def pipeline_event_inbox_record(
                 f"{record.dead_lettered} dead-lettered so far"
             )
 
-    record = asyncio.run(
-        drain_subject(
-            nats,
-            duckdb.database,
-            subject,
-            batch_size=config.batch_size,
-            max_events=config.max_events,
-            fetch_timeout_s=config.fetch_timeout_s,
-            progress=progress,
+    with for_run(context.run.run_id, context.asset_key.to_user_string()) as telemetry:
+        record = asyncio.run(
+            drain_subject(
+                nats,
+                duckdb.database,
+                subject,
+                batch_size=config.batch_size,
+                max_events=config.max_events,
+                fetch_timeout_s=config.fetch_timeout_s,
+                progress=progress,
+                telemetry=telemetry,
+            )
         )
-    )
     context.log.info(
         f"{subject}: {record.received} received, {record.inserted} inserted, "
         f"{record.duplicates} duplicates, {record.dead_lettered} dead-lettered in {record.seconds}s"
     )
     metadata = record_metadata(record)
     metadata["preview"] = _preview(duckdb, record)
+    metadata.update(telemetry.metadata())
     return dg.Output(record.as_dict(), metadata=metadata)
 
 

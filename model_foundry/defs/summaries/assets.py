@@ -11,6 +11,7 @@ from pydantic import Field
 from model_foundry.defs.automation import on_new_upstream_data
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib.completions import (
+    Completion,
     CompletionBatch,
     CompletionStore,
     plan_request,
@@ -28,6 +29,7 @@ from model_foundry.lib.summaries import (
     write_summaries,
     write_translations,
 )
+from model_foundry.lib.telemetry import for_run
 
 # The assets.
 
@@ -76,39 +78,19 @@ def session_summaries(
         max_chars=config.max_chars_per_message,
     )
     context.log.info(f"{len(planned)} sessions have chat events no summary covers yet")
-    store = CompletionStore(duckdb.database, run_id=context.run.run_id)
-    batch = store.run(
-        [r for _, r in planned],
-        slot_file,
-        slots.profile,
-        options=slots.dispatch_options(),
-        progress=progress_logger(context.log.info, "session summaries"),
-    )
-    rows = []
-    for s, request in planned:
-        c = batch.results.get(request.key)
-        if c is None or not c.content.strip():
-            continue
-        rows.append(
-            (
-                request.key,
-                s.correlation_id,
-                s.chat_events,
-                json.dumps(s.event_ids),
-                s.first_event_at,
-                s.last_event_at,
-                detect_language(c.content),
-                c.content.strip(),
-                c.slot,
-                c.model,
-                c.prompt_tokens,
-                c.completion_tokens,
-                c.latency_s,
-                c.gen_tps,
-                context.run.run_id,
-            )
+    with for_run(context.run.run_id, "session_summaries") as telemetry:
+        store = CompletionStore(duckdb.database, run_id=context.run.run_id, telemetry=telemetry)
+        batch = store.run(
+            [r for _, r in planned],
+            slot_file,
+            slots.profile,
+            options=slots.dispatch_options(),
+            progress=progress_logger(context.log.info, "session summaries"),
         )
-    written = write_summaries(duckdb.database, rows)
+        rows, events = _summary_rows(planned, batch, context.run.run_id)
+        written = write_summaries(duckdb.database, rows)
+        for event in events:
+            telemetry.emit("model_foundry.summary", event)
     if batch.failed:
         context.log.warning(
             f"{len(batch.failed)} summaries failed after retries; the next run retries them"
@@ -120,8 +102,58 @@ def session_summaries(
             "dagster/row_count": written,
             "correlation_ids": dg.MetadataValue.json([s.correlation_id for s in pending][:200]),
             **batch.metadata(),
+            **telemetry.metadata(),
         }
     )
+
+
+def _written_event(correlation_id: str, c: Completion, **more: object) -> dict[str, object]:
+    """Telemetry fields of a written summary or translation: who answered and how fast."""
+    return {
+        "correlation_id": correlation_id,
+        "slot": c.slot,
+        "model": c.model,
+        "prompt_tokens": c.prompt_tokens,
+        "generation_tokens": c.completion_tokens,
+        "latency_s": c.latency_s,
+        "gen_tps": c.gen_tps,
+        **more,
+    }
+
+
+def _summary_rows(
+    planned: list, batch: CompletionBatch, run_id: str
+) -> tuple[list[tuple], list[dict[str, object]]]:
+    rows = []
+    events = []
+    for s, request in planned:
+        c = batch.results.get(request.key)
+        if c is None or not c.content.strip():
+            continue
+        language = detect_language(c.content)
+        events.append(
+            _written_event(s.correlation_id, c, language=language, chat_events=s.chat_events)
+        )
+        rows.append(
+            (
+                request.key,
+                s.correlation_id,
+                s.chat_events,
+                json.dumps(s.event_ids),
+                s.first_event_at,
+                s.last_event_at,
+                language,
+                c.content.strip(),
+                c.slot,
+                c.model,
+                c.prompt_tokens,
+                c.completion_tokens,
+                c.latency_s,
+                c.gen_tps,
+                run_id,
+            )
+        )
+    return rows, events
 
 
 class TranslationConfig(dg.Config):
@@ -165,17 +197,39 @@ def session_summary_translations(
             profile=slots.profile,
             text=text,
             params=params,
+            correlation_id=corr,
         )
         planned.append((summary_key, corr, params, text, request))
-    store = CompletionStore(duckdb.database, run_id=context.run.run_id)
-    batch = store.run(
-        [p[-1] for p in planned],
-        slot_file,
-        slots.profile,
-        options=slots.dispatch_options(),
-        progress=progress_logger(context.log.info, "summary translations"),
+    with for_run(context.run.run_id, "session_summary_translations") as telemetry:
+        store = CompletionStore(duckdb.database, run_id=context.run.run_id, telemetry=telemetry)
+        batch = store.run(
+            [p[-1] for p in planned],
+            slot_file,
+            slots.profile,
+            options=slots.dispatch_options(),
+            progress=progress_logger(context.log.info, "summary translations"),
+        )
+        rows, events, directions = _translation_rows(planned, batch, context.run.run_id)
+        written = write_translations(duckdb.database, rows)
+        for event in events:
+            telemetry.emit("model_foundry.translation", event)
+    return dg.MaterializeResult(
+        metadata={
+            "summaries_pending": len(pending),
+            "translations_written": written,
+            "dagster/row_count": written,
+            "directions": dg.MetadataValue.json(directions),
+            **batch.metadata(),
+            **telemetry.metadata(),
+        }
     )
+
+
+def _translation_rows(
+    planned: list, batch: CompletionBatch, run_id: str
+) -> tuple[list[tuple], list[dict[str, object]], dict[str, int]]:
     rows = []
+    events = []
     directions: dict[str, int] = {}
     for summary_key, corr, params, text, request in planned:
         c = batch.results.get(request.key)
@@ -183,6 +237,14 @@ def session_summary_translations(
             continue
         direction = f"{params['source_lang']} -> {params['target_lang']}"
         directions[direction] = directions.get(direction, 0) + 1
+        events.append(
+            _written_event(
+                corr,
+                c,
+                source_lang=params["source_lang"],
+                target_lang=params["target_lang"],
+            )
+        )
         rows.append(
             (
                 summary_key,
@@ -198,16 +260,7 @@ def session_summary_translations(
                 c.completion_tokens,
                 c.latency_s,
                 c.gen_tps,
-                context.run.run_id,
+                run_id,
             )
         )
-    written = write_translations(duckdb.database, rows)
-    return dg.MaterializeResult(
-        metadata={
-            "summaries_pending": len(pending),
-            "translations_written": written,
-            "dagster/row_count": written,
-            "directions": dg.MetadataValue.json(directions),
-            **batch.metadata(),
-        }
-    )
+    return rows, events, directions

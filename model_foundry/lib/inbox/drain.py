@@ -15,6 +15,7 @@ import contextlib
 import logging
 import sys
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -27,10 +28,11 @@ from nats.aio.msg import Msg
 from nats.js.errors import ServiceUnavailableError
 
 from model_foundry.lib import settings
-from model_foundry.lib.events import DeadLetter, InboxEvent, validate_message
+from model_foundry.lib.events import DeadLetter, InboxEvent, reason_class, validate_message
 from model_foundry.lib.inbox.store import INBOX_SCHEMA, BatchResult, write_batch
 from model_foundry.lib.nats.resource import NatsResource, NatsUnavailableError, consumer_name
 from model_foundry.lib.storage import BatchWriter, backoff_delays
+from model_foundry.lib.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +186,54 @@ async def _fetch(sub: Any, batch: int, timeout: float, unavailable_s: float = 15
             await asyncio.sleep(next(delays))
 
 
+@dataclass
+class _DrainTelemetry:
+    """Per-session and per-reason counts of one drain, for its telemetry events."""
+
+    telemetry: Telemetry
+    sessions: Counter[str] = field(default_factory=Counter)
+    dead_classes: Counter[str] = field(default_factory=Counter)
+
+    def add(self, events: Sequence[InboxEvent], dead: Sequence[DeadLetter], result: Any) -> None:
+        if not self.telemetry.enabled:
+            return
+        inserted = set(result.inserted_ids)
+        for e in events:
+            if e.event_id in inserted:
+                self.sessions[e.correlation_id] += 1
+        for d in dead:
+            self.dead_classes[reason_class(d.reason)] += 1
+        if result.conflicts:
+            self.dead_classes["conflicting_duplicate"] += result.conflicts
+
+    def emit(self, record: InboxRecord, status: str) -> None:
+        if not self.telemetry.enabled:
+            return
+        for correlation_id, n in self.sessions.items():
+            self.telemetry.emit(
+                "model_foundry.inbox_session",
+                correlation_id=correlation_id,
+                subject=record.subject,
+                inserted=n,
+            )
+        self.telemetry.emit(
+            "model_foundry.inbox_drain",
+            status=status,
+            subject=record.subject,
+            received=record.received,
+            inserted=record.inserted,
+            duplicates=record.duplicates,
+            conflicts=record.conflicts,
+            dead_lettered=record.dead_lettered,
+            dead_letters_by_class=dict(self.dead_classes),
+            batches=record.batches,
+            capped=record.capped,
+            seconds=record.seconds,
+            events_per_s=round(record.received / record.seconds, 1) if record.seconds else 0.0,
+            sessions=len(self.sessions),
+        )
+
+
 @_short_gil_switch_interval()
 async def drain_subject(
     nats_resource: NatsResource,
@@ -196,14 +246,17 @@ async def drain_subject(
     after_commit: Callable[[Sequence[Msg]], None] | None = None,
     progress: Callable[[InboxRecord], None] | None = None,
     memory_limit: str | None = DEFAULT_MEMORY_LIMIT,
+    telemetry: Telemetry | None = None,
 ) -> InboxRecord:
     """Drain ``subject``'s consumer until it is empty or ``max_events`` were received.
 
     ``after_commit`` runs between the DuckDB commit and the acks; the crash tests use it to
-    kill the process at exactly that point.
+    kill the process at exactly that point. ``telemetry`` gets one ``model_foundry.inbox_drain``
+    event and one ``model_foundry.inbox_session`` per session that got events.
     """
     started = time.perf_counter()
     record = InboxRecord(subject=subject)
+    counts = _DrainTelemetry(telemetry or Telemetry.disabled())
     nc = await nats_resource.connect()
     try:
         js = nc.jetstream()
@@ -259,6 +312,7 @@ async def drain_subject(
                 await nc.flush()
                 writer.release_if_held_too_long()
                 record._add(msgs, events, dead, result)
+                counts.add(events, dead, result)
                 for d in dead:
                     if len(record.dead_letter_reasons) < MAX_RECORDED_IDS:
                         record.dead_letter_reasons.append(f"seq {d.stream_seq}: {d.reason}")
@@ -274,6 +328,8 @@ async def drain_subject(
                 # Whatever it fetched stays unacknowledged and is redelivered after ack_wait.
                 await asyncio.gather(next_fetch, return_exceptions=True)
     except _CONNECTION_LOST as exc:
+        record.seconds = round(time.perf_counter() - started, 3)
+        counts.emit(record, "failed")
         # What is committed is safe and what is not is unacknowledged and comes back, so a
         # lost server is a retryable condition, not a bug: one sentence, no stack trace.
         raise NatsUnavailableError(
@@ -285,6 +341,7 @@ async def drain_subject(
         with contextlib.suppress(Exception):
             await nc.close()
     record.seconds = round(time.perf_counter() - started, 3)
+    counts.emit(record, "ok")
     return record
 
 
