@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
 
 from model_foundry.cli import build_parser, cmd_simulate_slots
 from model_foundry.devtools import simulator as slot_simulator
@@ -23,6 +24,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _root(sim: SlotSimulator, slot: str) -> str:
     return sim.base_urls[slot].removesuffix("/v1")
+
+
+def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Prometheus text -> {(sample name, sorted labels): value}, parsed as Prometheus would."""
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
 
 
 def _chat(content: str, **extra) -> dict:
@@ -48,13 +58,14 @@ def test_models_health_metrics_and_llamacpp_slots() -> None:
             async with http.get(f"{naughty}/health") as r:
                 assert r.status == 200
             async with http.get(f"{naughty}/metrics") as r:
-                text = await r.text()
-                assert 'vllm:num_requests_running{model_name="gemma-4-31b-it-nvfp4"} 0' in text
-                assert "vllm:num_requests_waiting" in text
+                vllm = _samples(await r.text())
+                labels = (("engine", "0"), ("model_name", "gemma-4-31b-it-nvfp4"))
+                assert vllm[("vllm:num_requests_running", labels)] == 0
+                assert ("vllm:num_requests_waiting", labels) in vllm
             async with http.get(f"{kg}/metrics") as r:
-                text = await r.text()
-                assert "llamacpp:requests_processing 0" in text
-                assert "llamacpp:requests_deferred" in text
+                llamacpp = _samples(await r.text())
+                assert llamacpp[("llamacpp:requests_processing", ())] == 0
+                assert ("llamacpp:requests_deferred", ()) in llamacpp
             async with http.get(f"{kg}/slots") as r:
                 slots = await r.json()
                 assert [s["id"] for s in slots] == [0, 1, 2, 3, 4]
@@ -62,6 +73,63 @@ def test_models_health_metrics_and_llamacpp_slots() -> None:
                 assert r.status == 404  # vLLM has no /slots
 
     run(go())
+
+
+def test_metrics_count_what_was_served_under_the_servers_names() -> None:
+    """vLLM's counters and TTFT/e2e histograms, llama.cpp's counters, after real requests."""
+
+    async def go() -> tuple[dict, dict, list[dict], list[dict]]:
+        fast = LatencyModel(prompt_tps=1e5, gen_tps=2000.0)
+        async with (
+            SlotSimulator(
+                shipped_slot_file(), serve_all=True, free_ports=True, latency=fast
+            ) as sim,
+            aiohttp.ClientSession() as http,
+        ):
+            naughty, kg = _root(sim, "naughty"), _root(sim, "kindergarten")
+            bodies: dict[str, list[dict]] = {"naughty": [], "kindergarten": []}
+            for i in range(4):
+                stream = i % 2 == 0
+                for name, root in (("naughty", naughty), ("kindergarten", kg)):
+                    extra = {"stream": True, "stream_options": {"include_usage": True}}
+                    body = _chat(f"question {i} for {name}", **(extra if stream else {}))
+                    async with http.post(f"{root}/v1/chat/completions", json=body) as r:
+                        text = await r.text()
+                    chunks = (
+                        [json.loads(line[6:]) for line in text.splitlines()
+                         if line.startswith("data: {")]
+                        if stream
+                        else [json.loads(text)]
+                    )  # fmt: skip
+                    bodies[name].append(next(c["usage"] for c in chunks if c.get("usage")))
+            async with http.get(f"{naughty}/metrics") as r:
+                vllm = _samples(await r.text())
+            async with http.get(f"{kg}/metrics") as r:
+                llamacpp = _samples(await r.text())
+            return vllm, llamacpp, bodies["naughty"], bodies["kindergarten"]
+
+    vllm, llamacpp, naughty_usage, kg_usage = run(go())
+    labels = (("engine", "0"), ("model_name", "gemma-4-31b-it-nvfp4"))
+    assert vllm[("vllm:prompt_tokens_total", labels)] == sum(
+        u["prompt_tokens"] for u in naughty_usage
+    )
+    assert vllm[("vllm:generation_tokens_total", labels)] == sum(
+        u["completion_tokens"] for u in naughty_usage
+    )
+    finished = sum(v for (name, _), v in vllm.items() if name == "vllm:request_success_total")
+    assert finished == 4
+    assert vllm[("vllm:time_to_first_token_seconds_count", labels)] == 4
+    assert vllm[("vllm:e2e_request_latency_seconds_count", labels)] == 4
+    inf = (*labels[:1], ("le", "+Inf"), *labels[1:])
+    assert vllm[("vllm:time_to_first_token_seconds_bucket", inf)] == 4
+    assert llamacpp[("llamacpp:prompt_tokens_total", ())] == sum(
+        u["prompt_tokens"] for u in kg_usage
+    )
+    assert llamacpp[("llamacpp:tokens_predicted_total", ())] == sum(
+        u["completion_tokens"] for u in kg_usage
+    )
+    assert llamacpp[("llamacpp:tokens_predicted_seconds_total", ())] > 0
+    assert llamacpp[("llamacpp:predicted_tokens_seconds", ())] > 0
 
 
 def test_requests_beyond_parallel_wait_in_a_queue() -> None:

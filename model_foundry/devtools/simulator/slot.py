@@ -24,6 +24,7 @@ from model_foundry.devtools.simulator.answers import (
     error_body,
     split_text,
 )
+from model_foundry.devtools.simulator.metrics import Finished, SlotMetrics
 from model_foundry.lib.slots.config import Slot
 
 
@@ -60,6 +61,11 @@ class SimSlot:
         self.rng = random.Random(self.seed)
         self.queue = asyncio.Semaphore(self.slot.parallel)
         self.free_ids = list(range(self.slot.parallel))
+        self.prometheus = SlotMetrics(
+            self.slot,
+            running=lambda: self.stats.processing,
+            waiting=lambda: self.stats.in_flight - self.stats.processing,
+        )
 
     @property
     def loading(self) -> bool:
@@ -118,30 +124,10 @@ class SimSlot:
         return web.json_response({"status": "ok"})
 
     async def metrics(self, request: web.Request) -> web.Response:
-        s = self.stats
-        waiting = s.in_flight - s.processing
-        if self.slot.runtime == "vllm":
-            label = f'{{model_name="{self.slot.model}"}}'
-            rows = [
-                ("vllm:num_requests_running", "gauge", s.processing),
-                ("vllm:num_requests_waiting", "gauge", waiting),
-                ("vllm:prompt_tokens_total", "counter", s.prompt_tokens),
-                ("vllm:generation_tokens_total", "counter", s.completion_tokens),
-                ("vllm:request_success_total", "counter", s.completed),
-            ]
-        else:
-            label = ""
-            rows = [
-                ("llamacpp:requests_processing", "gauge", s.processing),
-                ("llamacpp:requests_deferred", "gauge", waiting),
-                ("llamacpp:prompt_tokens_total", "counter", s.prompt_tokens),
-                ("llamacpp:tokens_predicted_total", "counter", s.completion_tokens),
-                ("llamacpp:n_decode_total", "counter", s.completed),
-            ]
-        lines = []
-        for name, kind, value in rows:
-            lines += [f"# TYPE {name} {kind}", f"{name}{label} {value}"]
-        return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+        return web.Response(
+            body=self.prometheus.render(),
+            headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
+        )
 
     async def slots(self, request: web.Request) -> web.Response:
         busy = set(range(self.slot.parallel)) - set(self.free_ids)
@@ -191,6 +177,7 @@ class SimSlot:
         return None
 
     async def _generate(self, request: web.Request, *, chat: bool) -> web.StreamResponse:
+        arrived = asyncio.get_running_loop().time()
         s = self.stats
         s.requests += 1
         s.in_flight += 1
@@ -226,7 +213,9 @@ class SimSlot:
                 s.processing += 1
                 s.max_processing = max(s.max_processing, s.processing)
                 try:
-                    return await self._respond(request, body, answer, chat, leave, fault == "drop")
+                    return await self._respond(
+                        request, body, answer, chat, leave, fault == "drop", arrived
+                    )
                 finally:
                     s.processing -= 1
                     self.free_ids.append(slot_id)
@@ -246,6 +235,7 @@ class SimSlot:
         chat: bool,
         leave: Any,
         drop: bool,
+        arrived: float,
     ) -> web.StreamResponse:
         speed = self.speed / max(self.faults.slowdown, 1e-6)
         prompt_s = self.latency.prompt_s(answer.prompt_tokens, speed)
@@ -274,6 +264,21 @@ class SimSlot:
         loop = asyncio.get_running_loop()
         begin = loop.time()
 
+        def finished() -> None:
+            self._count_ok(answer)
+            self.prometheus.finished(
+                Finished(
+                    prompt_tokens=answer.prompt_tokens,
+                    completion_tokens=answer.completion_tokens,
+                    finish_reason=answer.finish_reason,
+                    # Like vLLM's: from arrival, queueing included, to the first token.
+                    ttft_s=begin - arrived + prompt_s,
+                    e2e_s=loop.time() - arrived,
+                    prompt_s=prompt_s,
+                    gen_s=gen_s,
+                )
+            )
+
         async def sleep_until(offset_s: float) -> None:
             # Absolute deadlines: timer overshoot on one chunk must not add up over a stream.
             await asyncio.sleep(max(0.0, begin + offset_s - loop.time()))
@@ -298,7 +303,7 @@ class SimSlot:
             }
             if timings:
                 payload["timings"] = timings
-            self._count_ok(answer)
+            finished()
             leave()
             return web.json_response(payload)
 
@@ -350,7 +355,7 @@ class SimSlot:
             await sleep_until(prompt_s + per_piece * (i + 1))
         await send(piece("", finish=answer.finish_reason))
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        self._count_ok(answer)
+        finished()
         leave()
         if include_usage or timings:
             extra: dict[str, Any] = {"usage": usage} if include_usage else {}
