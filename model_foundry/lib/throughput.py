@@ -69,7 +69,8 @@ SELECT now() AS computed_at,
 FROM llm_completions
 WHERE recorded_at >= now() - to_hours(?::BIGINT)
 GROUP BY slot, model
-RETURNING slot, model, attempts, error_share, gen_tps, prompt_tps, latency_p50_s, latency_p95_s
+RETURNING slot, model, runtime, attempts, ok, errors, error_share, gen_tps, prompt_tps,
+          ttft_p50_s, ttft_p95_s, latency_p50_s, latency_p95_s
 """
 
 NEWEST_COMPLETION_SQL = "SELECT max(recorded_at) FROM llm_completions"
@@ -78,13 +79,20 @@ NEWEST_SNAPSHOT_SQL = "SELECT max(last_completion_at) FROM slot_throughput"
 COLUMNS = [
     "slot",
     "model",
+    "runtime",
     "attempts",
+    "ok",
+    "errors",
     "error_share",
     "gen_tps",
     "prompt_tps",
+    "ttft_p50_s",
+    "ttft_p95_s",
     "latency_p50_s",
     "latency_p95_s",
 ]
+TEXT_COLUMNS = ("slot", "model", "runtime")
+COUNT_COLUMNS = ("attempts", "ok", "errors")
 
 
 def snapshot_throughput(db_path: str | Path, window_hours: int) -> list[dict[str, Any]] | None:
@@ -105,4 +113,4 @@ def _cell(value: Any) -> str | float | None:
     return value if value is None or isinstance(value, str) else float(value)
 
 
-__all__ = ["snapshot_throughput"]
+__all__ = ["COLUMNS", "COUNT_COLUMNS", "TEXT_COLUMNS", "snapshot_throughput"]
