@@ -101,17 +101,57 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def cmd_drain(args: argparse.Namespace) -> int:
     from model_foundry.lib.events import SUBJECTS
     from model_foundry.lib.inbox.drain import drain_subject
+    from model_foundry.lib.telemetry import for_run
 
     res = _nats()
     subjects = [args.subject] if args.subject else list(SUBJECTS)
     for subject in subjects:
-        record = asyncio.run(
-            drain_subject(res, settings.duckdb_path(), subject, batch_size=args.batch_size)
-        )
+        with for_run(None, "pipeline_event_inbox_record") as telemetry:
+            record = asyncio.run(
+                drain_subject(
+                    res,
+                    settings.duckdb_path(),
+                    subject,
+                    batch_size=args.batch_size,
+                    telemetry=telemetry,
+                )
+            )
         print(
             f"{subject}: received {record.received}, inserted {record.inserted}, "
             f"duplicates {record.duplicates}, dead-lettered {record.dead_lettered}"
         )
+    return 0
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    import signal
+    import threading
+
+    from model_foundry.lib.metrics.exporter import Exporter, ExporterSettings, run_forever
+    from model_foundry.lib.slots.config import load_slot_file
+
+    slot_file = load_slot_file(settings.slot_file_path())
+    exporter = Exporter(
+        ExporterSettings(
+            db_path=settings.duckdb_path(),
+            nats=None if args.no_nats else _nats(),
+            slots=list(slot_file.slots.values()),
+            duckdb_interval_s=args.refresh_s,
+            nats_interval_s=args.refresh_s,
+        )
+    )
+    try:
+        port = exporter.serve(args.port, args.host)
+    except OSError as exc:
+        raise UserError(
+            f"cannot serve metrics on {args.host}:{args.port}: {exc.strerror}"
+        ) from None
+    exporter.start()
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    print(f"serving Prometheus metrics on http://{args.host}:{port}/metrics", flush=True)
+    run_forever(exporter, stop)
     return 0
 
 
@@ -334,6 +374,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--subject", help="one subject (default: all four)")
     p.add_argument("--batch-size", type=int, default=1000)
     p.set_defaults(func=cmd_drain)
+
+    p = sub.add_parser(
+        "metrics", help="Prometheus exporter: inbox, NATS pending, completions, slots, datasets"
+    )
+    p.add_argument(
+        "--port",
+        type=int,
+        default=settings.metrics_port(),
+        help="port to serve /metrics on (default MODEL_FOUNDRY_METRICS_PORT or 9640)",
+    )
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (0.0.0.0 for a remote Prometheus)"
+    )
+    p.add_argument(
+        "--refresh-s", type=float, default=5.0, help="seconds between reads of DuckDB and NATS"
+    )
+    p.add_argument("--no-nats", action="store_true", help="do not read consumer counts")
+    p.set_defaults(func=cmd_metrics)
 
     p = sub.add_parser("query", help="run SQL against the DuckDB file and print a table")
     p.add_argument("sql")

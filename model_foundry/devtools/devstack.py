@@ -199,6 +199,16 @@ def _exit_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
 
+def _metrics_command() -> list[list[str]]:
+    """The Prometheus exporter, unless something already serves its port (a second ``up``)."""
+    port = settings.metrics_port()
+    if port_open("127.0.0.1", port):
+        print(f"127.0.0.1:{port} is taken; not starting the metrics exporter")
+        return []
+    print(f"Prometheus metrics on http://127.0.0.1:{port}/metrics")
+    return [[sys.executable, "-m", "model_foundry.cli", "metrics", "--port", str(port)]]
+
+
 def up(port: int = 3000) -> int:
     _exit_on_sigterm()
     with ExitStack() as stack:
@@ -230,6 +240,7 @@ def up(port: int = 3000) -> int:
                 str(port),
             ],
         ]
+        commands += _metrics_command()
         procs = [subprocess.Popen(cmd, cwd=home, env=env) for cmd in commands]
         print(f"Dagster UI on http://127.0.0.1:{port} (Ctrl-C stops everything)")
         try:

@@ -320,12 +320,42 @@ class SlotLimiter:
             fcntl.flock(self._fds[token], fcntl.LOCK_UN)
             self._held.discard(token)
 
+    def in_flight(self) -> int:
+        """Token files locked by any process on this machine, read from ``/proc/locks``.
+
+        Only reads: taking a token to test it would make a worker that tries at that instant
+        miss a free place. Without ``/proc/locks`` (not Linux) it says 0.
+        """
+        inodes: set[int] = set()
+        for i in range(self.parallel):
+            with contextlib.suppress(OSError):
+                inodes.add((self.dir / f"{i}.lock").stat().st_ino)
+        return len(inodes & _flocked_inodes())
+
     def close(self) -> None:
         for fd in self._fds.values():
             with contextlib.suppress(OSError):
                 os.close(fd)
         self._fds.clear()
         self._held.clear()
+
+
+def _flocked_inodes() -> set[int]:
+    """Inodes with a FLOCK lock on this machine (``/proc/locks``: ``N: FLOCK ... MAJ:MIN:INODE``).
+
+    Lines of waiters (``N: -> FLOCK ...``) do not hold the lock and have ``->`` in field 2.
+    """
+    found: set[int] = set()
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        parts = line.split()
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5].count(":") == 2:
+            with contextlib.suppress(ValueError):
+                found.add(int(parts[5].rsplit(":", 1)[1]))
+    return found
 
 
 # ---------------------------------------------------------------------------------------------

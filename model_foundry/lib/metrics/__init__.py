@@ -1,0 +1,1 @@
+"""The Prometheus exporter behind ``model-foundry metrics``: figures, readers, collector."""
