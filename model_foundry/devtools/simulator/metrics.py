@@ -36,6 +36,11 @@ VLLM_E2E_BUCKETS = (
 )  # fmt: skip
 
 
+# vLLM's FinishReason values (vllm/v1/engine/__init__.py, 0.10 line; later releases add
+# "error" and "repetition"), the finished_reason labels of request_success.
+FINISH_REASONS = ("stop", "length", "abort")
+
+
 @dataclass(frozen=True)
 class Finished:
     """One request the simulated server finished: what it cost and how long it took."""
@@ -85,6 +90,9 @@ class SlotMetrics:
             registry=reg,
         )
         self._values = values
+        # vLLM creates a series per finish reason at start, so they exist before any request.
+        for reason in FINISH_REASONS:
+            self._success.labels(*values, reason)
         self.ttft = Histogram(
             "vllm:time_to_first_token_seconds",
             "Histogram of time to first token in seconds.",
@@ -162,4 +170,4 @@ class SlotMetrics:
         return generate_latest(self.registry)
 
 
-__all__ = ["VLLM_E2E_BUCKETS", "VLLM_TTFT_BUCKETS", "Finished", "SlotMetrics"]
+__all__ = ["FINISH_REASONS", "VLLM_E2E_BUCKETS", "VLLM_TTFT_BUCKETS", "Finished", "SlotMetrics"]
