@@ -33,6 +33,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 import orjson
 
+from model_foundry.lib import settings
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_BUFFER = 10_000
@@ -299,8 +301,6 @@ class Telemetry:
 
 def for_run(run_id: str | None, asset: str | None) -> Telemetry:
     """The telemetry of one asset run, to ``MODEL_FOUNDRY_TELEMETRY_URL`` (disabled when unset)."""
-    from model_foundry.lib import settings
-
     return Telemetry(settings.telemetry_url(), run_id=run_id, asset=asset)
 
 

@@ -51,7 +51,7 @@ def duckdb_reader(path: Path, wait_s: float) -> Callable[[], DuckDBFigures]:
             with storage.connect(path, read_only=True, lock_timeout_s=wait_s) as con:
                 return read_figures(con)
         except storage.DuckDBBusyError as exc:
-            raise SourceUnavailableError("busy", str(exc)) from None
+            raise SourceUnavailableError("busy", str(exc), expected=True) from None
 
     return read
 

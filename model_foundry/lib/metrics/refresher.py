@@ -21,11 +21,16 @@ T = TypeVar("T")
 
 
 class SourceUnavailableError(RuntimeError):
-    """A read that could not happen this time, with a short ``reason`` label (busy, missing...)."""
+    """A read that could not happen this time, with a short ``reason`` label (busy, ...).
 
-    def __init__(self, reason: str, message: str) -> None:
+    ``expected`` marks conditions of normal operation (a writer holding the DuckDB file):
+    counted, and logged at debug level only, since the figures' age already shows them.
+    """
+
+    def __init__(self, reason: str, message: str, *, expected: bool = False) -> None:
         super().__init__(message)
         self.reason = reason
+        self.expected = expected
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,7 @@ class Refresher(Generic[T]):
         try:
             value = self._read()
         except SourceUnavailableError as exc:
-            self._failed(exc.reason, str(exc))
+            self._failed(exc.reason, str(exc), level=logging.DEBUG if exc.expected else None)
         except Exception as exc:
             # An exporter that stops refreshing over one odd error would lie by omission;
             # count it, say it once, and try again next interval.
@@ -76,13 +81,14 @@ class Refresher(Generic[T]):
         finally:
             self._first.set()
 
-    def _failed(self, reason: str, message: str) -> None:
+    def _failed(self, reason: str, message: str, level: int | None = None) -> None:
         with self._lock:
             self._errors[reason] += 1
             repeated = self._last_message.get(reason) == message
             self._last_message[reason] = message
-        if not repeated:
-            log.warning("metrics: reading %s failed (%s): %s", self.source, reason, message)
+        if level is None:
+            level = logging.DEBUG if repeated else logging.WARNING
+        log.log(level, "metrics: reading %s failed (%s): %s", self.source, reason, message)
 
     def _loop(self) -> None:
         while not self._stop.is_set():
