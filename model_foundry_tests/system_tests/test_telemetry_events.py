@@ -24,7 +24,7 @@ from model_foundry.lib.inbox.publish import sample_events
 from model_foundry.lib.nats.resource import NatsResource
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.pipeline_helpers import count, rows, slot_simulator_process
-from model_foundry_tests.system_tests.pipeline_run import resources, run_pipeline
+from model_foundry_tests.system_tests.pipeline_run import PipelineRun, resources, run_pipeline
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -153,10 +153,32 @@ def test_pipeline_events_carry_the_sessions_of_the_inbox_rows(
     assert sum(m["telemetry_events_sent"] for ms in run.metadata.values() for m in ms
                if "telemetry_events_sent" in m) == len(events)  # fmt: skip
 
+    assert_plot_metadata(run)
+
     # Nothing secret: not the slot's API key, not the receiver's password.
     raw = b"".join(receiver.bodies)
     assert SLOT_KEY.encode() not in raw and RECEIVER_PASSWORD.encode() not in raw
     assert all(a and a.startswith("Basic ") for a in receiver.authorizations)
+
+
+def assert_plot_metadata(run: PipelineRun) -> None:
+    """The figures people follow over time are floats, which Dagster's Plots tab draws."""
+    drains = run.metadata["pipeline_event_inbox_record"]
+    assert all(isinstance(m["events_per_s"], float) for m in drains)
+    shares = {m["subject"]: m["dead_letter_share"] for m in drains}
+    assert shares == {m["subject"]: round(m["dead_lettered"] / m["received"], 4) for m in drains}
+    (summaries,) = run.metadata["session_summaries"]
+    assert summaries["error_share"] == 0.0
+    assert summaries["gen_tps/kindergarten"] > 0 and summaries["ttft_s/kindergarten"] > 0
+    (translations,) = run.metadata["session_summary_translations"]
+    assert translations["gen_tps/translator"] > 0
+    (throughput,) = run.metadata["slot_throughput"]
+    for slot in ("kindergarten", "translator"):
+        assert isinstance(throughput[f"gen_tps/{slot}"], float)
+        assert throughput[f"ttft_p50_s/{slot}"] > 0 and throughput[f"error_share/{slot}"] == 0.0
+    table = throughput["throughput"]
+    assert {r.data["slot"] for r in table.records} == {"kindergarten", "translator"}
+    assert {c.name for c in table.schema.columns} >= {"runtime", "ttft_p50_s", "errors"}
 
 
 def test_receiver_down_the_run_succeeds_and_reports_what_it_dropped(
