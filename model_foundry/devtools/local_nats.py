@@ -64,6 +64,8 @@ class LocalNatsServer:
     tls_cert: str | None = None
     tls_key: str | None = None
     log_file: Path | None = None
+    # Another nats-server build (e.g. Debian's 2.9 at /usr/sbin/nats-server); default: ours.
+    binary: str | None = None
     _proc: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     _tmp: tempfile.TemporaryDirectory[str] | None = field(default=None, init=False, repr=False)
 
@@ -117,7 +119,7 @@ class LocalNatsServer:
         log = self.log_file or (self.store_dir / f"nats-{self.port}.log")
         with open(log, "ab") as log_fh:
             self._proc = subprocess.Popen(
-                [nats_server_binary(), "-c", str(config)],
+                [self.binary or nats_server_binary(), "-c", str(config)],
                 stdout=log_fh,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

@@ -271,6 +271,7 @@ class CompletionBatch:
         if self.dispatch is not None and self.dispatch.stop_reason:
             meta["stop_reason"] = self.dispatch.stop_reason
         meta.update(self.plot_metadata(per_slot))
+        meta.update(limiter_metadata(self.dispatch.limiter if self.dispatch else {}))
         return meta
 
     def plot_metadata(self, per_slot: dict[str, dict[str, Any]]) -> dict[str, float]:
@@ -290,6 +291,19 @@ class CompletionBatch:
         for slot, values in sorted(ttfts.items()):
             plots[f"ttft_s/{slot}"] = round(statistics.median(values), 4)
         return plots
+
+
+def limiter_metadata(report: dict[str, Any]) -> dict[str, Any]:
+    """Which limiter kept the slots within ``parallel`` for this run, and what it cost."""
+    if not report:
+        return {"slot_limiter": "none (no request sent)"}
+    meta: dict[str, Any] = {
+        "slot_limiter": report["kind"],
+        "slot_limiter_detail": dg.MetadataValue.json(report),
+    }
+    if report.get("kv_ops_per_request") is not None:
+        meta["slot_lease_kv_ops_per_request"] = report["kv_ops_per_request"]
+    return meta
 
 
 Progress = Callable[[int, int], None]

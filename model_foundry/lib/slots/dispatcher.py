@@ -4,10 +4,12 @@ How it keeps the promises in DESIGN.md:
 
 - Slots pull. Every live slot runs ``parallel`` workers; a free worker takes the oldest task it
   may serve, so a fast slot simply takes more and no slot idles while it has eligible work.
-- The in-flight limit holds across processes: before each request a worker takes one of the
-  slot's ``parallel`` token files (``<lock_dir>/<slot>/<i>.lock``) with a non-blocking
-  ``flock``, polling briefly while all are taken. The kernel drops the lock when a process
-  dies, so a killed run never leaks capacity.
+- The in-flight limit holds across processes and machines: before each request a worker takes
+  one of the slot's ``parallel`` places from the batch's limiter (``limiter.py``): a lease in
+  NATS key-value storage shared by every worker that reaches the pipeline's NATS, or a
+  ``flock`` token file on this machine when there is no NATS. A dead worker's place comes back
+  (the kernel drops its lock; its lease is taken over once it stops being renewed), and a
+  request whose lease was lost is cancelled and retried, so a slot never overfills.
 - Failures: every call has a timeout; network errors, timeouts, 5xx and 429 are retried with
   exponential backoff and jitter (the task goes back to the queue, so another slot may take
   it); a 400 becomes an error attempt at once; ``failures_before_cooldown`` consecutive
@@ -24,11 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import heapq
 import inspect
 import itertools
-import os
 import random
 import threading
 import time
@@ -38,9 +38,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model_foundry.lib import settings
 from model_foundry.lib.slots.client import Attempt, SlotClient
 from model_foundry.lib.slots.config import NoSlotForRoleError, Slot, SlotFile, load_slot_file
+from model_foundry.lib.slots.leases import LeaseError, LeaseSettings
+from model_foundry.lib.slots.limiter import (
+    Limiter,
+    LimiterChoice,
+    LimiterKind,
+    default_lock_dir,
+    open_limiter,
+)
 
 OnAttempt = Callable[[Attempt], Any] | Callable[[Attempt], Awaitable[Any]]
 
@@ -87,6 +94,16 @@ class DispatchOptions:
     # Where the per-slot token files live; default ``<data dir>/slot_locks``.
     lock_dir: Path | None = None
     token_poll_s: float = 0.02
+    # The shared limit: NATS leases when ``nats`` (a NatsResource) is given and reachable
+    # ("auto"), flock files otherwise; "nats" makes an unreachable NATS an error.
+    slot_limiter: LimiterKind = "auto"
+    nats: Any = None
+    lease: LeaseSettings = field(default_factory=LeaseSettings)
+    # A worker keeps its place across consecutive requests for up to this long, then hands it
+    # back and leaves it to workers elsewhere for handoff_s (saves two NATS round trips per
+    # request while staying fair to other runs).
+    place_hold_s: float = 5.0
+    handoff_s: float = 0.05
     # No new task starts after this many seconds; in-flight ones finish (they have timeouts).
     batch_timeout_s: float | None = None
     # Run a synchronous ``on_attempt`` in a worker thread so a slow database write never
@@ -122,6 +139,8 @@ class DispatchResult:
     seconds: float
     stopped_early: bool = False
     stop_reason: str | None = None
+    # Which limiter kept the slots' limit (kind, where, KV operations), for run metadata.
+    limiter: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok_count(self) -> int:
@@ -141,6 +160,7 @@ class DispatchResult:
             "seconds": round(self.seconds, 3),
             "stopped_early": self.stopped_early,
             "stop_reason": self.stop_reason,
+            "limiter": self.limiter,
             "slots": {
                 n: {
                     "parallel": s.parallel,
@@ -268,94 +288,41 @@ class WorkQueue:
         return keys
 
 
-# ---------------------------------------------------------------------------------------------
-# Cross-process limit.
+class _HeldPlace:
+    """One worker's place on its slot, kept across consecutive requests for a while.
 
-
-def default_lock_dir() -> Path:
-    return settings.data_dir() / "slot_locks"
-
-
-class SlotLimiter:
-    """``parallel`` flock-ed token files per slot, shared by every process on this machine."""
-
-    def __init__(self, slot: str, parallel: int, lock_dir: Path | None = None) -> None:
-        self.slot = slot
-        self.parallel = parallel
-        self.dir = (lock_dir or default_lock_dir()) / slot
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self._fds: dict[int, int] = {}
-        # flock is per open file: this process must not "re-take" a token it already holds.
-        self._held: set[int] = set()
-
-    def _fd(self, i: int) -> int:
-        if i not in self._fds:
-            self._fds[i] = os.open(self.dir / f"{i}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        return self._fds[i]
-
-    def try_acquire(self) -> int | None:
-        for i in range(self.parallel):
-            if i in self._held:
-                continue
-            try:
-                fcntl.flock(self._fd(i), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue
-            self._held.add(i)
-            return i
-        return None
-
-    async def acquire(self, give_up: Callable[[], bool], poll_s: float = 0.02) -> int | None:
-        """A token, or None as soon as ``give_up()`` says it is no longer needed."""
-        while True:
-            token = self.try_acquire()
-            if token is not None:
-                return token
-            if give_up():
-                return None
-            await asyncio.sleep(poll_s * random.uniform(0.5, 1.5))
-
-    def release(self, token: int) -> None:
-        if token in self._held:
-            fcntl.flock(self._fds[token], fcntl.LOCK_UN)
-            self._held.discard(token)
-
-    def in_flight(self) -> int:
-        """Token files locked by any process on this machine, read from ``/proc/locks``.
-
-        Only reads: taking a token to test it would make a worker that tries at that instant
-        miss a free place. Without ``/proc/locks`` (not Linux) it says 0.
-        """
-        inodes: set[int] = set()
-        for i in range(self.parallel):
-            with contextlib.suppress(OSError):
-                inodes.add((self.dir / f"{i}.lock").stat().st_ino)
-        return len(inodes & _flocked_inodes())
-
-    def close(self) -> None:
-        for fd in self._fds.values():
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._fds.clear()
-        self._held.clear()
-
-
-def _flocked_inodes() -> set[int]:
-    """Inodes with a FLOCK lock on this machine (``/proc/locks``: ``N: FLOCK ... MAJ:MIN:INODE``).
-
-    Lines of waiters (``N: -> FLOCK ...``) do not hold the lock and have ``->`` in field 2.
+    Taking and giving back a place costs a round trip to NATS each; a worker with more work
+    for its slot keeps its place for up to ``place_hold_s`` and then hands it back, giving
+    workers in other processes ``handoff_s`` to take it before this process may again.
     """
-    found: set[int] = set()
-    try:
-        lines = Path("/proc/locks").read_text().splitlines()
-    except OSError:
-        return found
-    for line in lines:
-        parts = line.split()
-        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5].count(":") == 2:
-            with contextlib.suppress(ValueError):
-                found.add(int(parts[5].rsplit(":", 1)[1]))
-    return found
+
+    def __init__(self, limiter: Limiter, slot: str, options: DispatchOptions) -> None:
+        self.limiter = limiter
+        self.slot = slot
+        self.options = options
+        self.held: Any = None
+        self.since = 0.0
+        self.lost = asyncio.Event()
+
+    async def take(self, give_up: Callable[[], bool], wake: Callable[[], Awaitable[Any]]) -> bool:
+        if self.held is not None:
+            return True
+        self.lost = asyncio.Event()
+        self.held = await self.limiter.acquire(self.slot, give_up, on_lost=self.lost.set, wake=wake)
+        self.since = time.monotonic()
+        return self.held is not None
+
+    async def after_request(self) -> None:
+        if self.lost.is_set():
+            # Taken over while held: nothing to give back (the limiter knows).
+            await self.release()
+        elif time.monotonic() - self.since >= self.options.place_hold_s:
+            await self.release(handoff_s=self.options.handoff_s)
+
+    async def release(self, handoff_s: float = 0.0) -> None:
+        held, self.held = self.held, None
+        if held is not None:
+            await self.limiter.release(held, handoff_s=handoff_s)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -451,7 +418,14 @@ class _Batch:
 
     # -- workers ------------------------------------------------------------------------------
 
-    async def worker(self, slot: Slot, client: SlotClient, limiter: SlotLimiter) -> None:
+    async def worker(self, slot: Slot, client: SlotClient, limiter: Limiter) -> None:
+        place = _HeldPlace(limiter, slot.name, self.options)
+        try:
+            await self._work(slot, client, place)
+        finally:
+            await place.release()
+
+    async def _work(self, slot: Slot, client: SlotClient, place: _HeldPlace) -> None:
         name = slot.name
         while True:
             self._check_deadline()
@@ -460,39 +434,80 @@ class _Batch:
             now = time.monotonic()
             roles = self.router.roles_for(name, now)
             if self.queue.peek(roles, now) is None:
+                # Nothing for this slot now: its place goes back for other workers to use.
+                await place.release()
                 await self.wait_for_change(name)
                 continue
-            token = await limiter.acquire(
-                lambda: self._no_work_for(name), self.options.token_poll_s
-            )
-            if token is None:
+            try:
+                got = await place.take(lambda: self._no_work_for(name), self._wait_changed)
+            except LeaseError as exc:
+                self.stop(f"slot limiter failed: {exc}")
+                return
+            if not got:
                 continue
             now = time.monotonic()
             item = self.queue.take(self.router.roles_for(name, now), now)
             if item is None:
-                limiter.release(token)
                 continue
             self.in_flight[name] += 1
             self.total_in_flight += 1
             summary = self.summaries[name]
             summary.max_in_flight = max(summary.max_in_flight, self.in_flight[name])
             try:
-                attempt = await client.run(
-                    key=item.task.key,
-                    task=item.task.task,
-                    role=item.task.role,
-                    messages=item.task.messages,
-                    prompt=item.task.prompt,
-                    text=item.task.text,
-                    params=item.task.params,
-                    thinking=self.thinking.get(item.task.role),
-                    attempt=item.attempt,
-                )
+                attempt = await self._send(client, item, place.lost)
             finally:
-                limiter.release(token)
                 self.in_flight[name] -= 1
                 self.total_in_flight -= 1
+            await place.after_request()
             self.settle(name, item, attempt)
+
+    def _wait_changed(self) -> Awaitable[bool]:
+        return self._changed.wait()
+
+    async def _send(self, client: SlotClient, item: _Pending, lost: asyncio.Event) -> Attempt:
+        """One request; cancelled (and retried later) if its slot lease is lost meanwhile."""
+        request = asyncio.ensure_future(
+            client.run(
+                key=item.task.key,
+                task=item.task.task,
+                role=item.task.role,
+                messages=item.task.messages,
+                prompt=item.task.prompt,
+                text=item.task.text,
+                params=item.task.params,
+                thinking=self.thinking.get(item.task.role),
+                attempt=item.attempt,
+            )
+        )
+        watch = asyncio.ensure_future(lost.wait())
+        try:
+            await asyncio.wait({request, watch}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watch.cancel()
+            if not request.done():
+                # Lost lease, or this worker is being cancelled: closing the connection makes
+                # the server drop the request, so the place is really free for its new holder.
+                request.cancel()
+                await asyncio.gather(request, return_exceptions=True)
+        if not request.cancelled():
+            return request.result()
+        slot = client.slot
+        return Attempt(
+            key=item.task.key,
+            task=item.task.task,
+            role=item.task.role,
+            slot=slot.name,
+            model=slot.model,
+            runtime=slot.runtime,
+            status="error",
+            attempt=item.attempt,
+            error_class="SlotLeaseLost",
+            error=(
+                "this worker's lease on the slot was taken over (it missed its renewals), so "
+                "the request was cancelled to keep the slot within its parallel limit"
+            ),
+            retryable=True,
+        )
 
     def settle(self, slot: str, item: _Pending, attempt: Attempt) -> None:
         """Book an attempt: retry, cool the slot down, stop the batch, or finish the task."""
@@ -562,18 +577,51 @@ class _Batch:
                 self.record_error = exc
                 self.stop(f"on_attempt failed: {type(exc).__name__}: {exc}")
 
+    def limiter_choice(self) -> LimiterChoice:
+        o = self.options
+        return LimiterChoice(
+            kind=o.slot_limiter,
+            nats=o.nats,
+            lease=o.lease,
+            lock_dir=o.lock_dir or default_lock_dir(),
+            poll_s=o.token_poll_s,
+        )
+
     async def run(self) -> DispatchResult:
         started = time.monotonic()
-        lock_dir = self.options.lock_dir or default_lock_dir()
+        parallel = {n: s.parallel for n, s in self.slots.items()}
+        async with open_limiter(self.limiter_choice(), parallel) as (limiter, fallback):
+            await self._run_workers(limiter)
+            report = limiter.report()
+        if fallback:
+            report["fallback"] = fallback
+        requests = len(self.attempts)
+        report["requests"] = requests
+        if "kv_ops" in report and requests:
+            report["kv_ops_per_request"] = round(report["kv_ops"]["total"] / requests, 3)
+        if self.record_error is not None:
+            raise self.record_error
+        undone = self.queue.drain_keys()
+        return DispatchResult(
+            attempts=self.attempts,
+            final=self.final,
+            undone=undone,
+            slots=self.summaries,
+            seconds=time.monotonic() - started,
+            stopped_early=self.stopping,
+            stop_reason=self.stop_reason,
+            limiter=report,
+        )
+
+    async def _run_workers(self, limiter: Limiter) -> None:
         clients = {
             n: SlotClient(s, request_timeout_s=self.options.request_timeout_s)
             for n, s in self.slots.items()
         }
-        limiters = {n: SlotLimiter(n, s.parallel, lock_dir) for n, s in self.slots.items()}
         recorder = asyncio.create_task(self.recorder())
         try:
             workers = [
-                asyncio.create_task(self.worker(s, clients[n], limiters[n]), name=f"slot-{n}-{i}")
+                asyncio.create_task(self.worker(s, clients[n], limiter), name=f"slot-{n}-{i}")
                 for n, s in self.slots.items()
                 for i in range(s.parallel)
             ]
@@ -591,20 +639,6 @@ class _Batch:
             for c in clients.values():
                 with contextlib.suppress(Exception):
                     await c.aclose()
-            for lim in limiters.values():
-                lim.close()
-        if self.record_error is not None:
-            raise self.record_error
-        undone = self.queue.drain_keys()
-        return DispatchResult(
-            attempts=self.attempts,
-            final=self.final,
-            undone=undone,
-            slots=self.summaries,
-            seconds=time.monotonic() - started,
-            stopped_early=self.stopping,
-            stop_reason=self.stop_reason,
-        )
 
 
 async def dispatch(
@@ -671,11 +705,9 @@ __all__ = [
     "DispatchResult",
     "RetryPolicy",
     "Router",
-    "SlotLimiter",
     "SlotSummary",
     "Task",
     "WorkQueue",
-    "default_lock_dir",
     "dispatch",
     "run_dispatch",
 ]

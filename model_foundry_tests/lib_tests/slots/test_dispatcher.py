@@ -25,12 +25,12 @@ from model_foundry.lib.slots.dispatcher import (
     DispatchResult,
     RetryPolicy,
     Router,
-    SlotLimiter,
     Task,
     WorkQueue,
     dispatch,
     run_dispatch,
 )
+from model_foundry.lib.slots.limiter import SlotLimiter
 from model_foundry_tests.slot_fixtures import (
     chat_tasks,
     fast_options,

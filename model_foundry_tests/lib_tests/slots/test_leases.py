@@ -1,0 +1,215 @@
+"""Slot leases in NATS key-value storage, against real servers: the current release and 2.9.
+
+Each limiter here has its own NATS connection, exactly as separate worker processes would;
+the compare-and-set decisions are the server's, so one process is enough to test them and
+its single monotonic clock lets the tests check the bound on a dead holder's place exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import nats
+import pytest
+
+from model_foundry.devtools.local_nats import LocalNatsServer
+from model_foundry.lib.slots.leases import LeaseSettings, LeaseValue, NatsLeaseLimiter
+from model_foundry_tests.nats_servers import both_nats_servers, started_server
+from model_foundry_tests.slot_fixtures import run
+
+# Short enough for tests; renewals every 0.5 s leave a live holder 1.5 s of slack.
+TTL = LeaseSettings(ttl_s=2.0, renew_every_s=0.5, resync_s=30.0)
+
+
+@pytest.fixture
+def server(nats_binary: str | None, tmp_path: Path) -> Iterator[LocalNatsServer]:
+    yield from started_server(nats_binary, tmp_path / "nats")
+
+
+async def limiter(url: str, slots: dict[str, int], settings: LeaseSettings = TTL):
+    nc = await nats.connect(url)
+    return await NatsLeaseLimiter(nc, slots, settings).start()
+
+
+async def close(*limiters: NatsLeaseLimiter) -> None:
+    for lim in limiters:
+        await lim.close()
+        await lim.nc.close()
+
+
+@both_nats_servers
+def test_places_are_exclusive_across_workers(server: LocalNatsServer) -> None:
+    """Three workers with four requesters each never hold more than parallel places."""
+
+    async def go() -> tuple[int, int, list[int]]:
+        workers = [await limiter(server.url, {"s": 3}) for _ in range(3)]
+        held = peak = done = 0
+
+        async def requester(lim: NatsLeaseLimiter, n: int) -> None:
+            nonlocal held, peak, done
+            for i in range(12):
+                lease = await lim.acquire("s")
+                assert lease is not None
+                held += 1
+                peak = max(peak, held)
+                await asyncio.sleep(0.002 * ((n + i) % 4))
+                held -= 1
+                await lim.release(lease)
+                done += 1
+
+        await asyncio.gather(*(requester(w, n) for n, w in enumerate(workers) for _ in range(4)))
+        conflicts = [w.ops.take_conflicts for w in workers]
+        await close(*workers)
+        return peak, done, conflicts
+
+    peak, done, _ = run(go())
+    assert done == 3 * 4 * 12
+    assert peak == 3
+
+
+@both_nats_servers
+def test_a_dead_holders_place_returns_after_the_ttl_and_not_before(
+    server: LocalNatsServer,
+) -> None:
+    async def go() -> tuple[float, float, int]:
+        dead = await limiter(server.url, {"s": 1})
+        waiter = await limiter(server.url, {"s": 1})
+        lease = await dead.acquire("s")
+        assert lease is not None
+        await asyncio.sleep(1.2)  # two renewals
+        # The holder dies: no renewal, no release, its connection gone.
+        assert dead._renewer is not None
+        dead._renewer.cancel()
+        last_renewal_sent = lease.valid_until - TTL.ttl_s
+        await dead.nc.close()
+        assert waiter.in_flight("s") == 1
+        taken = await waiter.acquire("s")
+        at = time.monotonic()
+        assert taken is not None
+        steals = waiter.ops.steals
+        await close(waiter)
+        return at - last_renewal_sent, at, steals
+
+    after, _, steals = run(go())
+    assert steals == 1
+    # Never before the ttl: the waiter counts from when it saw the last renewal, which was
+    # sent earlier. The upper side is the stated bound plus the waiter's wake-up.
+    assert after >= TTL.ttl_s
+    assert after <= TTL.ttl_s + 3.0
+
+
+@both_nats_servers
+def test_a_stalled_holder_loses_its_place_and_cannot_free_the_new_holders(
+    server: LocalNatsServer,
+) -> None:
+    async def go() -> tuple[bool, int, int, int]:
+        slow = await limiter(server.url, {"s": 1})
+        other = await limiter(server.url, {"s": 1})
+        lost = asyncio.Event()
+        lease = await slow.acquire("s", on_lost=lost.set)
+        assert lease is not None and slow._renewer is not None
+        slow._renewer.cancel()  # stalled: alive, but no renewal reaches NATS
+        theirs = await other.acquire("s")
+        assert theirs is not None
+        await asyncio.wait_for(lost.wait(), 5)
+        await slow.release(lease)  # must not free the new holder's place
+        await asyncio.sleep(0.3)
+        seen_by_slow, seen_by_other = slow.in_flight("s"), other.in_flight("s")
+        conflicts_or_skips = slow.ops.releases
+        await close(slow, other)
+        return lost.is_set(), seen_by_slow, seen_by_other, conflicts_or_skips
+
+    was_lost, seen_by_slow, seen_by_other, releases = run(go())
+    assert was_lost
+    assert seen_by_slow == 1 and seen_by_other == 1
+    assert releases == 0
+
+
+@both_nats_servers
+def test_waiting_for_a_place_costs_no_kv_operations(server: LocalNatsServer) -> None:
+    """A waiter sleeps on the watch: only its one take touches the bucket."""
+
+    async def go() -> dict[str, int]:
+        holder = await limiter(server.url, {"s": 1})
+        waiter = await limiter(server.url, {"s": 1})
+        lease = await holder.acquire("s")
+        assert lease is not None
+        waiting = asyncio.ensure_future(waiter.acquire("s"))
+        await asyncio.sleep(1.5)  # the holder renews meanwhile; the waiter sees each renewal
+        assert not waiting.done()
+        await holder.release(lease)
+        got = await asyncio.wait_for(waiting, 5)
+        assert got is not None
+        ops = waiter.ops.as_dict()
+        await close(holder, waiter)
+        return ops
+
+    ops = run(go())
+    assert ops["watch_updates"] >= 3  # the take, renewals, the release
+    assert ops["takes"] == 1
+    assert ops["total"] == 1  # no reads, no retries, no conflicts while waiting
+
+
+@both_nats_servers
+def test_every_worker_sees_the_same_in_flight(server: LocalNatsServer) -> None:
+    async def go() -> tuple[int, int, int, int]:
+        a = await limiter(server.url, {"s": 3})
+        observer = await limiter(server.url, {"s": 3})
+        leases = [await a.acquire("s"), await a.acquire("s")]
+        await asyncio.sleep(0.2)
+        seen = observer.in_flight("s"), observer.parallel("s")
+        for lease in leases:
+            assert lease is not None
+            await a.release(lease)
+        await asyncio.sleep(0.2)
+        after = observer.in_flight("s")
+        await close(a, observer)
+        return *seen, after, len({p["holder"] for p in observer.places("s")})
+
+    seen, parallel, after, holders = run(go())
+    assert (seen, parallel, after) == (2, 3, 0)
+    assert holders == 1  # every place free again: no holder on any
+
+
+@both_nats_servers
+def test_deleted_and_unreadable_places(server: LocalNatsServer) -> None:
+    """A deleted key is a free place; garbage is a holder nobody renews, taken after the ttl."""
+
+    async def go() -> tuple[float, int]:
+        nc = await nats.connect(server.url)
+        lim = await NatsLeaseLimiter(nc, {"s": 2}, TTL).start()
+        kv = await nc.jetstream().key_value(TTL.bucket)
+        await kv.put("s.0", b"not json")
+        await kv.put("s.1", b"")
+        await kv.delete("s.1")
+        await asyncio.sleep(0.2)
+        free = await lim.acquire("s")
+        assert free is not None and free.key == "s.1"
+        garbage_seen_at = lim._views["s"].by_key["s.0"].seen_at
+        taken = await lim.acquire("s")
+        waited = time.monotonic() - garbage_seen_at
+        assert taken is not None and taken.key == "s.0"
+        steals = lim.ops.steals
+        await lim.close()
+        await nc.close()
+        return waited, steals
+
+    waited, steals = run(go())
+    assert steals == 1
+    assert waited >= TTL.ttl_s  # counted from when this worker first saw the garbage
+
+
+def test_lease_values_round_trip_and_unknown_values_count_as_held() -> None:
+    value = LeaseValue("host:1:ab", "id1", "req", 1.0, 2.0, 3.0)
+    assert LeaseValue.decode(value.encode()) == value
+    assert LeaseValue.decode(b"") is None
+    assert LeaseValue.decode(b"{") is not None
+    assert LeaseValue.decode(b'{"holder": 1}') is not None
+
+
+def test_settings_refuse_a_renewal_slower_than_the_ttl() -> None:
+    with pytest.raises(ValueError, match="renew_every_s"):
+        LeaseSettings(ttl_s=1.0, renew_every_s=2.0)
