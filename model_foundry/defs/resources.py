@@ -16,6 +16,7 @@ from model_foundry.lib.nats.resource import NatsResource, nats_resource_from_env
 from model_foundry.lib.run_health import record_worker
 from model_foundry.lib.slots.config import SlotFile, load_slot_file
 from model_foundry.lib.slots.dispatcher import DispatchOptions
+from model_foundry.lib.slots.leases import LeaseSettings
 
 
 class FoundryDuckDB(DuckDBResource):
@@ -48,7 +49,13 @@ def duckdb_resource_from_env() -> FoundryDuckDB:
 
 
 class SlotsResource(dg.ConfigurableResource):
-    """The slot file and profile the assets send prompts with (defaults from the environment)."""
+    """The slot file and profile the assets send prompts with, and how slot limits are shared.
+
+    With ``nats`` set (the pipeline's NATS, wired by :func:`resources_from_env` whenever
+    ``NATS_URL`` is set, as under ``make up``), every worker on every machine shares each
+    slot's ``parallel`` places as NATS key-value leases; without it, or when that NATS cannot
+    be reached (``limiter: auto``), flock files on this machine keep the limit.
+    """
 
     slot_file: str = Field(
         default_factory=lambda: str(settings.slot_file_path()),
@@ -61,24 +68,53 @@ class SlotsResource(dg.ConfigurableResource):
     request_timeout_s: float | None = Field(
         default=None, description="Overrides every slot's request timeout when set."
     )
+    limiter: str = Field(
+        default="auto",
+        description="auto | nats | flock: how slot limits are shared (MODEL_FOUNDRY_SLOT_LIMITER).",
+    )
+    lease_ttl_s: float = Field(
+        default=30.0,
+        description="A dead worker's slot lease returns this long after its last renewal.",
+    )
+    lease_replicas: int = Field(
+        default=1, description="Replicas of the lease bucket when it is created."
+    )
+    nats: NatsResource | None = None
 
     def load(self) -> SlotFile:
         return load_slot_file(self.slot_file)
 
     def dispatch_options(self) -> DispatchOptions:
-        return DispatchOptions(request_timeout_s=self.request_timeout_s)
+        return DispatchOptions(
+            request_timeout_s=self.request_timeout_s,
+            slot_limiter=self.limiter,  # type: ignore[arg-type]
+            nats=self.nats,
+            lease=LeaseSettings(ttl_s=self.lease_ttl_s, replicas=self.lease_replicas),
+        )
 
 
-def slots_resource_from_env() -> SlotsResource:
-    return SlotsResource(slot_file=str(settings.slot_file_path()))
+def slots_resource_from_env(nats: NatsResource | None = None) -> SlotsResource:
+    """``nats`` shares slot limits across machines; it is used only when ``NATS_URL`` is set
+    (or ``MODEL_FOUNDRY_SLOT_LIMITER=nats``), so a bare checkout never touches a stranger's
+    server on the default port."""
+    limiter = settings.slot_limiter()
+    wants_nats = limiter == "nats" or (limiter == "auto" and settings.nats_url_set())
+    return SlotsResource(
+        slot_file=str(settings.slot_file_path()),
+        limiter=limiter,
+        lease_ttl_s=settings.slot_lease_ttl_s(),
+        lease_replicas=settings.nats_replicas(),
+        nats=nats if wants_nats else None,
+    )
 
 
 def resources_from_env() -> dict[str, object]:
     """The one resource wiring: the code location, the demo and `dataset collect` use it."""
+    nats = nats_resource_from_env()
     return {
         "duckdb": duckdb_resource_from_env(),
-        "nats": nats_resource_from_env(),
-        "slots": slots_resource_from_env(),
+        "nats": nats,
+        "slots": slots_resource_from_env(nats),
     }
 
 

@@ -9,6 +9,7 @@ slot client) and needs the value itself.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -128,3 +129,75 @@ DEFAULT_METRICS_PORT = 9640
 def metrics_port() -> int:
     """Port of the Prometheus exporter that ``make up`` starts (``model-foundry metrics``)."""
     return int(_get("MODEL_FOUNDRY_METRICS_PORT", str(DEFAULT_METRICS_PORT)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Past one machine: the slot limiter and Dagster's storage.
+
+SLOT_LIMITERS = ("auto", "nats", "flock")
+
+
+def slot_limiter() -> str:
+    """``auto``: NATS leases when ``NATS_URL`` is set and reachable, else flock; or ``nats``,
+    ``flock``."""
+    value = _get("MODEL_FOUNDRY_SLOT_LIMITER", "auto").lower()
+    if value not in SLOT_LIMITERS:
+        raise ValueError(
+            f"MODEL_FOUNDRY_SLOT_LIMITER={value!r}: must be one of {', '.join(SLOT_LIMITERS)}"
+        )
+    return value
+
+
+def slot_lease_ttl_s() -> float:
+    """How long an unrenewed slot lease lasts before a waiting worker may take its place."""
+    return float(_get("MODEL_FOUNDRY_SLOT_LEASE_TTL_S", "30"))
+
+
+def nats_replicas() -> int:
+    """Replicas of the slot lease bucket when it is created (3 on a 3-node NATS cluster)."""
+    return int(_get("MODEL_FOUNDRY_NATS_REPLICAS", "1"))
+
+
+# The variables naming Dagster's PostgreSQL storage; the password is only ever referenced.
+DAGSTER_PG_VARS = (
+    "DAGSTER_PG_URL",
+    "DAGSTER_PG_HOST",
+    "DAGSTER_PG_PORT",
+    "DAGSTER_PG_USER",
+    "DAGSTER_PG_PASSWORD",
+    "DAGSTER_PG_DB",
+)
+
+
+@dataclass(frozen=True)
+class DagsterPostgres:
+    """Where Dagster's PostgreSQL storage is, without the password (its variable is named)."""
+
+    url_set: bool
+    host: str
+    port: int
+    user: str
+    db: str
+    password_set: bool
+    url_scheme: str = ""
+
+    def describe(self) -> str:
+        if self.url_set:
+            return "PostgreSQL at the URL in DAGSTER_PG_URL"
+        return f"PostgreSQL {self.user}@{self.host}:{self.port}/{self.db}"
+
+
+def dagster_postgres() -> DagsterPostgres | None:
+    """PostgreSQL storage when ``DAGSTER_PG_URL`` or ``DAGSTER_PG_HOST`` is set, else None."""
+    url = _get("DAGSTER_PG_URL")
+    if not url and not is_set("DAGSTER_PG_HOST"):
+        return None
+    return DagsterPostgres(
+        url_set=bool(url),
+        host=_get("DAGSTER_PG_HOST"),
+        port=int(_get("DAGSTER_PG_PORT", "5432")),
+        user=_get("DAGSTER_PG_USER", "postgres"),
+        db=_get("DAGSTER_PG_DB", "dagster"),
+        password_set=is_set("DAGSTER_PG_PASSWORD"),
+        url_scheme=url.split("://", 1)[0] if "://" in url else "",
+    )

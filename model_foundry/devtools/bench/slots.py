@@ -233,13 +233,25 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         slot_file = load_slot_file(args.slots)
-        report = run_bench_slots(
-            args.prompts,
-            slot_file=slot_file,
-            profile=args.profile,
-            speed=args.speed,
-            simulator=args.simulator,
-        )
+        if getattr(args, "workers", 1) > 1:
+            from model_foundry.devtools.bench.slot_workers import run_bench_slot_workers
+
+            report = run_bench_slot_workers(
+                args.prompts,
+                args.workers,
+                slot_file=slot_file,
+                profile=args.profile,
+                speed=args.speed,
+                nats_binary=args.nats_server,
+            )
+        else:
+            report = run_bench_slots(
+                args.prompts,
+                slot_file=slot_file,
+                profile=args.profile,
+                speed=args.speed,
+                simulator=args.simulator,
+            )
     except (SlotFileError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -250,6 +262,12 @@ def run(args: argparse.Namespace) -> int:
             f"{report['prompts']} prompts in {report['seconds']}s: {report['achieved_rps']} req/s "
             f"of an ideal {report['ideal_rps']} (ratio {report['ratio']})"
         )
+        if "workers" in report:
+            print(
+                f"  {report['workers']} worker processes sharing NATS leases "
+                f"({report['nats_server']}): {report['kv_ops_per_request']} KV operations "
+                "per request"
+            )
         for name, s in report["slots"].items():
             print(
                 f"  {name:<14} parallel={s['parallel']} max_in_flight={s['max_in_flight']} "
