@@ -24,17 +24,51 @@ import yaml
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.devtools.ports import port_open
 from model_foundry.lib import settings
+from model_foundry.lib.dagster_instance import check_reachable, describe, storage_section
+from model_foundry.lib.settings import DagsterPostgres
 
 LOCAL_NATS_PORT = 4222
 
 
 def _dagster_home() -> Path:
+    """``$DAGSTER_HOME`` with the project's dagster.yaml, storage chosen by the environment."""
     home = settings.dagster_home()
     home.mkdir(parents=True, exist_ok=True)
-    # The instance settings live at the project root, where people edit them.
-    shutil.copyfile(settings.PROJECT_ROOT / "dagster.yaml", home / "dagster.yaml")
+    pg = settings.dagster_postgres()
+    if pg is not None:
+        check_reachable(
+            pg, settings.secret("DAGSTER_PG_URL"), settings.secret("DAGSTER_PG_PASSWORD")
+        )
+    # The instance settings live at the project root, where people edit them; only the
+    # storage section is added here (SQLite stays Dagster's default under DAGSTER_HOME).
+    write_instance_config(home, {"storage": storage_section(pg)})
+    print(describe(pg, str(home)))
     initialize_instance(home)
     return home
+
+
+def write_instance_config(home: Path, extra: dict[str, Any], *, queued: bool = True) -> Path:
+    """The project's dagster.yaml, comments and all, in ``home``, plus ``extra`` sections.
+
+    A ``storage`` section the project's file already has wins over the one from the
+    environment.
+    """
+    home.mkdir(parents=True, exist_ok=True)
+    text = (settings.PROJECT_ROOT / "dagster.yaml").read_text(encoding="utf-8")
+    config = yaml.safe_load(text) or {}
+    if not queued:
+        config.pop("run_coordinator", None)
+        text = yaml.safe_dump(config, sort_keys=False)
+    extra = {k: v for k, v in extra.items() if v and k not in config}
+    if extra:
+        text += (
+            "\n# Added by model-foundry (storage from DAGSTER_PG_* or DAGSTER_PG_URL when set).\n"
+            "# Dagster reads the {env: ...} values when it starts: no password is written here.\n"
+            + yaml.safe_dump(extra, sort_keys=False)
+        )
+    path = home / "dagster.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 @contextmanager
@@ -164,25 +198,29 @@ def stop_process_group(proc: subprocess.Popen[Any], timeout_s: float = 20.0) -> 
         proc.wait()
 
 
-def write_dagster_home(home: Path, *, queued: bool = True) -> Path:
-    """The project's dagster.yaml with every storage inside ``home`` (a throwaway instance)."""
-    home.mkdir(parents=True, exist_ok=True)
-    config = yaml.safe_load((settings.PROJECT_ROOT / "dagster.yaml").read_text(encoding="utf-8"))
-    config["storage"] = {"sqlite": {"base_dir": str(home / "storage")}}
-    config["local_artifact_storage"] = {
-        "module": "dagster._core.storage.root",
-        "class": "LocalArtifactStorage",
-        "config": {"base_dir": str(home / "artifacts")},
-    }
-    if not queued:
-        config.pop("run_coordinator", None)
-    (home / "dagster.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+def write_dagster_home(
+    home: Path, *, queued: bool = True, postgres: DagsterPostgres | None = None
+) -> Path:
+    """A throwaway instance in ``home``: SQLite inside it, or ``postgres`` (whose DAGSTER_PG_*
+    variables the processes using it must have)."""
+    write_instance_config(
+        home,
+        {
+            "storage": storage_section(postgres, sqlite_dir=str(home / "storage")),
+            "local_artifact_storage": {
+                "module": "dagster._core.storage.root",
+                "class": "LocalArtifactStorage",
+                "config": {"base_dir": str(home / "artifacts")},
+            },
+        },
+        queued=queued,
+    )
     initialize_instance(home)
     return home
 
 
 def initialize_instance(home: Path) -> None:
-    """Create the instance's SQLite storage once, before the daemon and the UI start.
+    """Create the instance's storage once (SQLite or PostgreSQL), before the daemon and the UI.
 
     Two processes that find a fresh DAGSTER_HOME at the same moment both create and stamp the
     schema, leaving two alembic heads; every later load of the code location then fails.
@@ -191,6 +229,19 @@ def initialize_instance(home: Path) -> None:
 
     with dg.DagsterInstance.from_config(str(home)) as instance:
         instance.get_runs_count()
+
+
+def _slot_limits_line() -> str:
+    from model_foundry.lib.nats.resource import NatsResource
+    from model_foundry.lib.slots.leases import DEFAULT_BUCKET
+
+    if settings.slot_limiter() == "flock":
+        return "Slot limits: flock files on this machine only (MODEL_FOUNDRY_SLOT_LIMITER=flock)"
+    servers = NatsResource(servers=",".join(settings.nats_urls())).redacted_servers
+    return (
+        f"Slot limits: NATS leases in bucket {DEFAULT_BUCKET} on {servers}, shared by every "
+        f"worker; a dead worker's places return within {settings.slot_lease_ttl_s():g}s"
+    )
 
 
 def _exit_on_sigterm() -> None:
@@ -221,6 +272,7 @@ def up(port: int = 3000) -> int:
         for item in nats_resource_from_env(resolve_secrets=True).setup():
             print(f"created {item}")
         stack.enter_context(local_slots())
+        print(_slot_limits_line())
         home = _dagster_home()
         env = dict(os.environ, DAGSTER_HOME=str(home))
         workspace = str(settings.PROJECT_ROOT / "workspace.yaml")

@@ -1,18 +1,22 @@
-"""END TO END through the real Dagster daemon and webserver (slow: about a minute).
+"""END TO END through the real Dagster daemon and webserver (slow: about a minute each).
 
-One stack per module: a nats-server, the slot simulator, ``dagster-daemon run`` and
-``dagster-webserver`` on ``workspace.yaml`` with a temporary ``DAGSTER_HOME``. Events are
+One stack per Dagster storage: a nats-server, the slot simulator, ``dagster-daemon run`` and
+``dagster-webserver`` on ``workspace.yaml`` with a temporary ``DAGSTER_HOME`` whose storage is
+SQLite, then PostgreSQL (a database of the test's own, dropped afterwards). Events are
 published and nobody clicks: the inbox sensors launch the drains, the automation condition
 sensor launches the downstream assets, and the summaries land in DuckDB. Then a materialization
-is launched through the webserver's GraphQL API, the way the UI launches one.
+is launched through the webserver's GraphQL API, the way the UI launches one, and two drains
+of one subject launched at once run one after the other (the queued run coordinator's limit).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +29,7 @@ from model_foundry.devtools.ports import free_port
 from model_foundry.lib import settings
 from model_foundry.lib.inbox.publish import sample_events
 from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.settings import DagsterPostgres
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.pipeline_helpers import (
     clean_env,
@@ -35,8 +40,12 @@ from model_foundry_tests.pipeline_helpers import (
     wait_for,
     write_dagster_home,
 )
+from model_foundry_tests.postgres_helpers import pg_env, require_postgres, throwaway_database
 
 pytestmark = pytest.mark.timeout(400)
+
+# Trust auth ignores it; it is set so the tests can prove it never shows anywhere.
+PG_PASSWORD = "pg-secret-never-shown-7f3a"
 
 EVENTS = 30
 SESSIONS = 3
@@ -49,6 +58,18 @@ class Stack:
     nats: NatsResource
     webserver_url: str
     logs: Path
+    storage: str
+    # What a process needs in its environment to open this instance (DAGSTER_PG_*).
+    env: dict[str, str]
+
+    @contextmanager
+    def instance(self) -> Iterator[dg.DagsterInstance]:
+        # The suite's autouse fixture clears DAGSTER_PG_* before every test: set them back.
+        with pytest.MonkeyPatch.context() as mp:
+            for name, value in self.env.items():
+                mp.setenv(name, value)
+            with dg.DagsterInstance.from_config(str(self.home)) as instance:
+                yield instance
 
 
 def _tail(path: Path, n: int = 60) -> str:
@@ -57,17 +78,33 @@ def _tail(path: Path, n: int = 60) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    tmp = tmp_path_factory.mktemp("daemon-e2e")
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def stack(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    if request.param == "sqlite":
+        yield from _stack(tmp_path_factory.mktemp("daemon-e2e"), None, {})
+        return
+    require_postgres()
+    with throwaway_database("mf_daemon_e2e") as pg, pytest.MonkeyPatch.context() as mp:
+        env = pg_env(pg, PG_PASSWORD)
+        # This process initialises the instance before the daemon and the webserver start.
+        for name, value in env.items():
+            mp.setenv(name, value)
+        with_password = dataclasses.replace(pg, password_set=True)
+        yield from _stack(tmp_path_factory.mktemp("daemon-e2e-pg"), with_password, env)
+
+
+def _stack(tmp: Path, pg: DagsterPostgres | None, pg_vars: dict[str, str]) -> Iterator[Stack]:
     procs: list[subprocess.Popen[Any]] = []
     server = LocalNatsServer(store_dir=tmp / "nats")
     server.start()
     try:
         with slot_simulator_process(tmp / "sim", speed=50) as slot_path:
-            home = write_dagster_home(tmp / "dagster_home")
+            home = write_dagster_home(tmp / "dagster_home", postgres=pg)
             db_path = tmp / "data" / "pipeline.duckdb"
             env = clean_env(
+                **pg_vars,
                 DAGSTER_HOME=str(home),
                 NATS_URL=server.url,
                 MODEL_FOUNDRY_DATA_DIR=str(tmp / "data"),
@@ -105,7 +142,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
                 )
             nats = NatsResource(servers=server.url)
             nats.setup()
-            yield Stack(home, db_path, nats, f"http://127.0.0.1:{port}", logs)
+            storage = "postgres" if pg else "sqlite"
+            yield Stack(home, db_path, nats, f"http://127.0.0.1:{port}", logs, storage, pg_vars)
     finally:
         for proc in procs:
             stop_process(proc)
@@ -141,7 +179,7 @@ def test_events_become_summaries_without_anyone_clicking(stack: Stack) -> None:
     assert count(db, "SELECT count(*) FROM chat_sessions") == SESSIONS
     assert count(db, "SELECT count(*) FROM llm_completions WHERE status = 'ok'") >= 2 * SESSIONS
 
-    with dg.DagsterInstance.from_config(str(stack.home)) as instance:
+    with stack.instance() as instance:
         runs = instance.get_run_records()
         tags = [r.dagster_run.tags for r in runs]
     sensors = {t.get("dagster/sensor_name") for t in tags}
@@ -211,7 +249,7 @@ def test_materialization_launched_through_graphql_succeeds(stack: Stack) -> None
         return status["status"] if status["status"] in ("SUCCESS", "FAILURE", "CANCELED") else None
 
     assert wait_for(finished, 150, f"run {run_id} to finish", interval_s=1) == "SUCCESS"
-    with dg.DagsterInstance.from_config(str(stack.home)) as instance:
+    with stack.instance() as instance:
         events = instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION)
     assert len(events) == 1
     materialization = events[0].asset_materialization
@@ -225,3 +263,65 @@ def _launch(url: str, params: dict[str, Any]) -> dict[str, Any] | None:
     if result["__typename"] == "PipelineNotFoundError":
         return None
     return result
+
+
+def test_two_drains_of_one_subject_launched_at_once_run_one_after_the_other(
+    stack: Stack,
+) -> None:
+    """The queued run coordinator's per-subject limit, on this storage."""
+    wait_for(lambda: _webserver_up(stack.webserver_url), 120, "the webserver")
+    subject = "obsidian.semantic_search"
+    params = {
+        "selector": {
+            "repositoryLocationName": "model_foundry",
+            "repositoryName": "__repository__",
+            "pipelineName": "pipeline_event_inbox_job",
+        },
+        "mode": "default",
+        "runConfigData": {
+            "ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.2}}}
+        },
+        "executionMetadata": {
+            "tags": [
+                {"key": "dagster/partition", "value": subject},
+                {"key": "model_foundry/inbox_subject", "value": subject},
+            ]
+        },
+    }
+    run_ids = []
+    for _ in range(2):
+        launched = wait_for(
+            lambda: _launch(stack.webserver_url, params), 60, "the code location to load"
+        )
+        assert launched["__typename"] == "LaunchRunSuccess", launched
+        run_ids.append(launched["run"]["runId"])
+
+    def both_finished() -> bool:
+        statuses = [
+            graphql(stack.webserver_url, RUN_STATUS, {"runId": r})["runOrError"]["status"]
+            for r in run_ids
+        ]
+        return all(s in ("SUCCESS", "FAILURE", "CANCELED") for s in statuses)
+
+    wait_for(both_finished, 240, "both drains to finish", interval_s=1)
+    with stack.instance() as instance:
+        records = [instance.get_run_record_by_id(r) for r in run_ids]
+    assert all(r is not None for r in records)
+    assert [r.dagster_run.status for r in records] == [dg.DagsterRunStatus.SUCCESS] * 2
+    first, second = sorted(records, key=lambda r: r.start_time or 0)
+    assert first.end_time is not None and second.start_time is not None
+    assert first.end_time <= second.start_time, (stack.storage, first.end_time, second.start_time)
+
+
+def test_the_storage_password_never_reaches_dagster_yaml_the_ui_or_logs(stack: Stack) -> None:
+    if stack.storage != "postgres":
+        pytest.skip("only the PostgreSQL storage has a password")
+    wait_for(lambda: _webserver_up(stack.webserver_url), 120, "the webserver")
+    config = (stack.home / "dagster.yaml").read_text()
+    assert "DAGSTER_PG_PASSWORD" in config
+    assert PG_PASSWORD not in config
+    info = graphql(stack.webserver_url, "{ instance { info } }", {})["instance"]["info"]
+    assert "postgres" in info.lower() or "Postgres" in info
+    assert PG_PASSWORD not in info
+    for log in stack.logs.glob("*.log"):
+        assert PG_PASSWORD not in log.read_text(errors="replace"), log.name
