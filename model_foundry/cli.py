@@ -168,6 +168,12 @@ def cmd_bench_ingest(args: argparse.Namespace) -> int:
     return main(args)
 
 
+def cmd_bench_duckdb(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.duckdb_limits import main
+
+    return main(args)
+
+
 def cmd_bench_e2e(args: argparse.Namespace) -> int:
     from model_foundry.devtools.bench.e2e import main
 
@@ -435,6 +441,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=300.0, help="give up waiting after this")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_e2e)
+
+    p = bench_sub.add_parser(
+        "duckdb", help="the one DuckDB file's limits: inbox rows/s beside summaries, writers/min"
+    )
+    p.add_argument("--events", type=int, default=20_000)
+    p.add_argument("--writers", type=int, default=3, help="processes taking turns on the file")
+    p.add_argument("--seconds", type=float, default=10.0, help="length of each timed measure")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench_duckdb)
 
     _add_dataset(sub)
     _add_simulate_slots(sub)
