@@ -46,7 +46,7 @@ import random
 import secrets
 import socket
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Container, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -224,6 +224,45 @@ class _SlotView:
         self.changed.set()
         self.changed = asyncio.Event()
 
+    def candidate(self, now: float, ttl: float, held: Container[str]) -> Place | None:
+        """A free place, else a stale one, that no waiter here is trying and may succeed."""
+        stale = None
+        for p in self.places:
+            if p.key in self.trying or self.failed_at.get(p.key) == p.revision:
+                continue
+            if self.yield_until.get(p.key, 0.0) > now:
+                continue
+            if p.value is None:
+                return p
+            if stale is None and p.key not in held and p.stale(now, ttl):
+                stale = p
+        return stale
+
+    def next_change_at(self, now: float, ttl: float, held: Container[str]) -> float | None:
+        """When a place this process waits on may become takeable without a watch update."""
+        times = [
+            p.seen_at + ttl
+            for p in self.places
+            if p.value is not None and p.key not in held and p.key not in self.trying
+        ]
+        times += [t for t in self.yield_until.values() if t > now]
+        return min(times) if times else None
+
+    def in_flight(self, now: float, ttl: float) -> int:
+        return sum(1 for p in self.places if p.value is not None and not p.stale(now, ttl))
+
+    def rows(self, now: float, ttl: float) -> list[dict[str, Any]]:
+        return [
+            {
+                "key": p.key,
+                "revision": p.revision,
+                "holder": p.value.holder if p.value else None,
+                "request": p.value.request if p.value else None,
+                "stale": p.stale(now, ttl),
+            }
+            for p in self.places
+        ]
+
     def apply(self, key: str, revision: int, value: LeaseValue | None) -> bool:
         """Move the view forward (never back); True when it changed."""
         place = self.by_key.get(key)
@@ -366,9 +405,7 @@ class NatsLeaseLimiter:
 
     def in_flight(self, slot: str) -> int:
         """Places of ``slot`` held by a live lease, by every worker (stale leases excluded)."""
-        now = time.monotonic()
-        view = self._views[slot]
-        return sum(1 for p in view.places if p.value is not None and not p.stale(now, self.ttl))
+        return self._views[slot].in_flight(time.monotonic(), self.ttl)
 
     def report(self) -> dict[str, Any]:
         """For run metadata: which bucket on which servers, the bound, the KV operations."""
@@ -384,46 +421,13 @@ class NatsLeaseLimiter:
 
     def places(self, slot: str) -> list[dict[str, Any]]:
         """Each place as a row (key, revision, holder, request, stale) for people and tests."""
-        now = time.monotonic()
-        return [
-            {
-                "key": p.key,
-                "revision": p.revision,
-                "holder": p.value.holder if p.value else None,
-                "request": p.value.request if p.value else None,
-                "stale": p.stale(now, self.ttl),
-            }
-            for p in self._views[slot].places
-        ]
+        return self._views[slot].rows(time.monotonic(), self.ttl)
 
     @property
     def ttl(self) -> float:
         return self.settings.ttl_s
 
     # -- taking a place -----------------------------------------------------------------------
-
-    def _candidate(self, view: _SlotView, now: float) -> Place | None:
-        """A free place, else a stale one, that no waiter here is trying and may succeed."""
-        stale = None
-        for p in view.places:
-            if p.key in view.trying or view.failed_at.get(p.key) == p.revision:
-                continue
-            if view.yield_until.get(p.key, 0.0) > now:
-                continue
-            if p.value is None:
-                return p
-            if stale is None and p.key not in self._held and p.stale(now, self.ttl):
-                stale = p
-        return stale
-
-    def _next_stale_at(self, view: _SlotView) -> float | None:
-        times = [
-            p.seen_at + self.ttl
-            for p in view.places
-            if p.value is not None and p.key not in self._held and p.key not in view.trying
-        ]
-        times += [t for t in view.yield_until.values() if t > time.monotonic()]
-        return min(times) if times else None
 
     async def acquire(
         self,
@@ -452,7 +456,7 @@ class NatsLeaseLimiter:
                     "check that NATS is running"
                 )
             now = time.monotonic()
-            place = self._candidate(view, now)
+            place = view.candidate(now, self.ttl, self._held)
             if place is not None:
                 lease = await self._try_take(view, place, request, on_lost)
                 if lease is not None:
@@ -471,7 +475,7 @@ class NatsLeaseLimiter:
             for t in (
                 now + self.settings.max_wait_s,
                 view.last_update + self.settings.resync_s,
-                self._next_stale_at(view),
+                view.next_change_at(now, self.ttl, self._held),
             )
             if t is not None
         )
