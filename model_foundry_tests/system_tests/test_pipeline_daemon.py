@@ -23,6 +23,7 @@ from typing import Any
 
 import dagster as dg
 import pytest
+import yaml
 
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.devtools.ports import free_port
@@ -182,9 +183,14 @@ def test_events_become_summaries_without_anyone_clicking(stack: Stack) -> None:
     with stack.instance() as instance:
         runs = instance.get_run_records()
         tags = [r.dagster_run.tags for r in runs]
+        summaries = instance.get_latest_materialization_event(dg.AssetKey("session_summaries"))
     sensors = {t.get("dagster/sensor_name") for t in tags}
     assert any(s and s.startswith("inbox_") for s in sensors), sensors
     assert "model_foundry_automation_sensor" in sensors, sensors
+    # Under the daemon NATS_URL is set, so the runs share slot limits through NATS leases.
+    assert summaries is not None and summaries.asset_materialization is not None
+    metadata = summaries.asset_materialization.metadata
+    assert metadata["slot_limiter"].value == "nats", metadata.get("slot_limiter_detail")
 
 
 LAUNCH = """
@@ -314,14 +320,17 @@ def test_two_drains_of_one_subject_launched_at_once_run_one_after_the_other(
 
 
 def test_the_storage_password_never_reaches_dagster_yaml_the_ui_or_logs(stack: Stack) -> None:
-    if stack.storage != "postgres":
-        pytest.skip("only the PostgreSQL storage has a password")
     wait_for(lambda: _webserver_up(stack.webserver_url), 120, "the webserver")
     config = (stack.home / "dagster.yaml").read_text()
-    assert "DAGSTER_PG_PASSWORD" in config
-    assert PG_PASSWORD not in config
     info = graphql(stack.webserver_url, "{ instance { info } }", {})["instance"]["info"]
-    assert "postgres" in info.lower() or "Postgres" in info
+    if stack.storage == "sqlite":
+        # Nothing configured: nothing about PostgreSQL anywhere, SQLite as before.
+        assert list(yaml.safe_load(config)["storage"]) == ["sqlite"]
+        assert "SqliteRunStorage" in info
+        return
+    assert "env: DAGSTER_PG_PASSWORD" in config
+    assert PG_PASSWORD not in config
+    assert "PostgresRunStorage" in info
     assert PG_PASSWORD not in info
     for log in stack.logs.glob("*.log"):
         assert PG_PASSWORD not in log.read_text(errors="replace"), log.name
