@@ -136,6 +136,7 @@ def cmd_metrics(args: argparse.Namespace) -> int:
             db_path=settings.duckdb_path(),
             nats=None if args.no_nats else _nats(),
             slots=list(slot_file.slots.values()),
+            slot_leases=_nats() if settings.slot_leases_wanted() and not args.no_nats else None,
             duckdb_interval_s=args.refresh_s,
             nats_interval_s=args.refresh_s,
         )

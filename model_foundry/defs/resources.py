@@ -97,14 +97,12 @@ def slots_resource_from_env(nats: NatsResource | None = None) -> SlotsResource:
     """``nats`` shares slot limits across machines; it is used only when ``NATS_URL`` is set
     (or ``MODEL_FOUNDRY_SLOT_LIMITER=nats``), so a bare checkout never touches a stranger's
     server on the default port."""
-    limiter = settings.slot_limiter()
-    wants_nats = limiter == "nats" or (limiter == "auto" and settings.nats_url_set())
     return SlotsResource(
         slot_file=str(settings.slot_file_path()),
-        limiter=limiter,
+        limiter=settings.slot_limiter(),
         lease_ttl_s=settings.slot_lease_ttl_s(),
         lease_replicas=settings.nats_replicas(),
-        nats=nats if wants_nats else None,
+        nats=nats if settings.slot_leases_wanted() else None,
     )
 
 

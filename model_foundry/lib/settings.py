@@ -148,6 +148,13 @@ def slot_limiter() -> str:
     return value
 
 
+def slot_leases_wanted() -> bool:
+    """Whether slot limits go through NATS: asked for, or ``auto`` with ``NATS_URL`` set (never
+    a stranger's server on the default port because nothing was configured)."""
+    limiter = slot_limiter()
+    return limiter == "nats" or (limiter == "auto" and nats_url_set())
+
+
 def slot_lease_ttl_s() -> float:
     """How long an unrenewed slot lease lasts before a waiting worker may take its place."""
     return float(_get("MODEL_FOUNDRY_SLOT_LEASE_TTL_S", "30"))

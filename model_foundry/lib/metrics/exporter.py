@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -34,7 +35,10 @@ from model_foundry.lib.metrics.figures import DuckDBFigures, read_figures
 from model_foundry.lib.metrics.refresher import Refresher, SourceUnavailableError
 from model_foundry.lib.nats.resource import NatsResource, NatsUnavailableError
 from model_foundry.lib.slots.config import Slot
-from model_foundry.lib.slots.dispatcher import SlotLimiter
+from model_foundry.lib.slots.leases import LeaseError
+from model_foundry.lib.slots.limiter import LeaseSlotPlaces, SlotLimiter
+
+log = logging.getLogger(__name__)
 
 DEFAULT_PORT = 9640
 DEFAULT_HOST = "127.0.0.1"
@@ -153,6 +157,8 @@ class ExporterSettings:
     nats: NatsResource | None
     slots: list[Slot]
     lock_dir: Path | None = None
+    # The NATS whose slot leases the dispatcher uses (None: it uses flock files here).
+    slot_leases: NatsResource | None = None
     duckdb_interval_s: float = 5.0
     duckdb_wait_s: float = 1.0
     nats_interval_s: float = 5.0
@@ -167,6 +173,7 @@ class Exporter:
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
     refreshers: list[Refresher] = field(default_factory=list)
     _nats_reader: NatsReader | None = None
+    _lease_places: LeaseSlotPlaces | None = None
     _server: object | None = None
 
     def start(self) -> Exporter:
@@ -176,7 +183,7 @@ class Exporter:
         if s.nats is not None:
             self._nats_reader = NatsReader(s.nats)
             nats = Refresher("nats", self._nats_reader, s.nats_interval_s)
-        places = FlockSlotPlaces(s.slots, s.lock_dir)
+        places = self._slot_places()
         slots = Refresher("slots", slot_reader(s.slots, places), s.slots_interval_s)
         self.refreshers = [r for r in (duckdb, nats, slots) if r is not None]
         self.registry.register(FoundryCollector(duckdb, nats, slots))
@@ -185,6 +192,19 @@ class Exporter:
         for refresher in self.refreshers:
             refresher.start()
         return self
+
+    def _slot_places(self) -> SlotPlaces:
+        """The limiter the dispatcher uses: NATS leases where it shares them, else flock."""
+        s = self.settings
+        if s.slot_leases is not None:
+            try:
+                self._lease_places = LeaseSlotPlaces.open(
+                    s.slot_leases, {slot.name: slot.parallel for slot in s.slots}
+                )
+                return self._lease_places
+            except (NatsUnavailableError, LeaseError, TimeoutError) as exc:
+                log.warning("slot leases unreadable, showing this machine's flock files: %s", exc)
+        return FlockSlotPlaces(s.slots, s.lock_dir)
 
     def serve(self, port: int = DEFAULT_PORT, host: str = DEFAULT_HOST) -> int:
         """Serve ``/metrics`` on a daemon thread; the bound port (``port=0`` picks a free one)."""
@@ -200,6 +220,8 @@ class Exporter:
             self._server.server_close()  # type: ignore[attr-defined]
         if self._nats_reader is not None:
             self._nats_reader.close()
+        if self._lease_places is not None:
+            self._lease_places.close()
 
 
 def run_forever(exporter: Exporter, stop: threading.Event) -> None:

@@ -22,6 +22,7 @@ import fcntl
 import logging
 import os
 import random
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -207,6 +208,52 @@ class FlockLimiter:
             lim.close()
 
 
+class LeaseSlotPlaces:
+    """In-flight per slot as every worker's leases show it, for a synchronous reader.
+
+    The metrics exporter reads from threads of its own; this keeps a watching (never taking)
+    :class:`NatsLeaseLimiter` up to date on an event loop in a background thread.
+    """
+
+    def __init__(self, limiter: NatsLeaseLimiter, loop: asyncio.AbstractEventLoop) -> None:
+        self._limiter = limiter
+        self._loop = loop
+
+    @classmethod
+    def open(
+        cls, nats: NatsResource, slots: Mapping[str, int], lease: LeaseSettings | None = None
+    ) -> LeaseSlotPlaces:
+        """Connect and watch; raises ``NatsUnavailableError`` when NATS cannot be reached."""
+        loop = asyncio.new_event_loop()
+        threading.Thread(target=loop.run_forever, name="slot-lease-watch", daemon=True).start()
+
+        async def start() -> NatsLeaseLimiter:
+            nc = await nats.connect()
+            return await NatsLeaseLimiter(nc, slots, lease, where=nats.redacted_servers).start()
+
+        try:
+            limiter = asyncio.run_coroutine_threadsafe(start(), loop).result(timeout=60)
+        except BaseException:
+            loop.call_soon_threadsafe(loop.stop)
+            raise
+        return cls(limiter, loop)
+
+    def in_flight(self, slot: str) -> int:
+        return self._limiter.in_flight(slot)
+
+    def parallel(self, slot: str) -> int:
+        return self._limiter.parallel(slot)
+
+    def close(self) -> None:
+        async def stop() -> None:
+            await self._limiter.close()
+            await self._limiter.nc.close()
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+
+
 # ---------------------------------------------------------------------------------------------
 # Choosing one.
 
@@ -276,6 +323,7 @@ async def open_limiter(
 __all__ = [
     "FlockLimiter",
     "FlockToken",
+    "LeaseSlotPlaces",
     "Limiter",
     "LimiterChoice",
     "LimiterKind",

@@ -157,3 +157,36 @@ def test_a_request_whose_lease_is_taken_over_is_cancelled_and_retried(
     assert summary["limiter"]["kv_ops"]["steals"] == 1
     assert max_in_flight == 1
     json.dumps(summary)  # plain data, fit for run metadata
+
+
+def test_the_metrics_exporter_reads_every_workers_leases_from_its_own_threads(
+    server: LocalNatsServer,
+) -> None:
+    """``LeaseSlotPlaces``: what the exporter asks (in flight against parallel) under NATS."""
+    from model_foundry.lib.slots.leases import NatsLeaseLimiter
+    from model_foundry.lib.slots.limiter import LeaseSlotPlaces
+
+    places = LeaseSlotPlaces.open(NatsResource(servers=server.url), {"s": 3})
+    try:
+
+        async def hold_two_then_release(seen: list[int]) -> None:
+            nc = await nats.connect(server.url)
+            worker = await NatsLeaseLimiter(nc, {"s": 3}).start()
+            held = [await worker.acquire("s"), await worker.acquire("s")]
+            for _ in range(200):  # the exporter's thread sees the watch's update shortly
+                if places.in_flight("s") == 2:
+                    break
+                await asyncio.sleep(0.02)
+            seen.append(places.in_flight("s"))
+            for lease in held:
+                assert lease is not None
+                await worker.release(lease)
+            await worker.close()
+            await nc.close()
+
+        seen: list[int] = []
+        run(hold_two_then_release(seen))
+        assert seen == [2]
+        assert places.parallel("s") == 3
+    finally:
+        places.close()

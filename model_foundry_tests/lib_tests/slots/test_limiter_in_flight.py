@@ -6,12 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from model_foundry.lib.slots.dispatcher import SlotLimiter
+from model_foundry.lib.slots.limiter import SlotLimiter
 
 HOLDER = """
 import sys
 from pathlib import Path
-from model_foundry.lib.slots.dispatcher import SlotLimiter
+from model_foundry.lib.slots.limiter import SlotLimiter
 lim = SlotLimiter("naughty", 3, Path(sys.argv[1]))
 held = [lim.try_acquire(), lim.try_acquire()]
 print("held", held, flush=True)
