@@ -6,6 +6,7 @@ database of the test's own), and what ``up`` prints and writes never holds a pas
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dagster as dg
@@ -20,7 +21,10 @@ from model_foundry.lib.dagster_instance import (
     check_reachable,
     storage_section,
 )
+from model_foundry.lib.inbox.publish import make_event
+from model_foundry.lib.nats.resource import NatsResource
 from model_foundry.lib.settings import DagsterPostgres
+from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.postgres_helpers import pg_env, require_postgres, throwaway_database
 
 SECRET = "pw-never-written-91c2"
@@ -98,3 +102,34 @@ def test_unreachable_or_misspelled_storage_is_one_sentence_without_the_password(
     url_pg = DagsterPostgres(True, "", 5432, "", "", False, url_scheme="postgresql")
     with pytest.raises(DagsterStorageError, match=r"postgresql\+psycopg2://"):
         check_reachable(url_pg, f"postgresql://u:{SECRET}@127.0.0.1/db", None)
+
+
+def test_sensors_and_the_dead_run_sensor_judge_runs_the_same_on_postgresql(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nats_resource: NatsResource
+) -> None:
+    """The per-subject skip, a dead worker's run failed and replaced, on PostgreSQL storage."""
+    from model_foundry.defs.run_health.sensors import stale_run_sensor
+    from model_foundry_tests.defs_tests.inbox.test_sensors import add_started_run, dead_pid, tick
+
+    require_postgres()
+    publish(
+        nats_resource,
+        [make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1")],
+    )
+    with throwaway_database("mf_sensors") as pg:
+        for name, value in pg_env(pg).items():
+            monkeypatch.setenv(name, value)
+        home = devstack.write_dagster_home(tmp_path / "home", postgres=pg)
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+            alive = add_started_run(instance, subject="llm.tool_call", worker_pid=os.getpid())
+            blocked = tick("llm.tool_call", instance, nats_resource)
+            instance.report_run_canceled(instance.get_run_by_id(alive))
+            dead = add_started_run(instance, subject="llm.tool_call", worker_pid=dead_pid())
+            replaced = tick("llm.tool_call", instance, nats_resource)
+            other = add_started_run(instance, job_name="__ASSET_JOB", worker_pid=dead_pid())
+            stale_run_sensor.evaluate_tick(dg.build_sensor_context(instance=instance))
+            statuses = [instance.get_run_by_id(r).status for r in (dead, other)]
+    assert blocked.run_requests == []
+    assert [r.partition_key for r in replaced.run_requests] == ["llm.tool_call"]
+    assert statuses == [dg.DagsterRunStatus.FAILURE] * 2
