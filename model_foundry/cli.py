@@ -438,8 +438,17 @@ def build_parser() -> argparse.ArgumentParser:
         "e2e", help="steady publishing through the real sensors and runs (daemon + NATS)"
     )
     p.add_argument("--rate", type=float, default=200.0, help="events per second")
-    p.add_argument("--seconds", type=float, default=30.0, help="how long to publish")
+    p.add_argument("--seconds", type=float, default=300.0, help="how long to publish")
     p.add_argument("--timeout", type=float, default=300.0, help="give up waiting after this")
+    p.add_argument(
+        "--sensor-interval",
+        type=int,
+        default=1,
+        help="MODEL_FOUNDRY_SENSOR_INTERVAL_S for the daemon (the product default is 15)",
+    )
+    p.add_argument(
+        "--session-seconds", type=float, default=60.0, help="how long each chat session grows"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_e2e)
 

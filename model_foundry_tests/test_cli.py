@@ -168,6 +168,11 @@ def test_bench_e2e_runs_the_daemon_and_loses_nothing() -> None:
     assert report["runs"] >= 1
     assert report["ceiling_events_per_s"] > 0
     assert 0 <= report["delay_p50_s"] <= report["delay_p95_s"] <= report["delay_max_s"]
+    # Downstream freshness: every chat event (a quarter of them) reached a summary row.
+    assert report["chat_events"] == 15 and report["unsummarised"] == 0
+    assert report["downstream_runs"] >= 1
+    summary = [report[f"summary_delay_{q}_s"] for q in ("p50", "p95", "max")]
+    assert 0 < summary[0] <= summary[1] <= summary[2]
 
 
 def test_bad_sql_is_duckdbs_sentence_and_query_stays_read_only(tmp_path: Path) -> None:

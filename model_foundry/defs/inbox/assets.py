@@ -9,6 +9,7 @@ with the same keys whether it stored a million events or none.
 # decorated functions from their live annotations.
 
 import asyncio
+import time
 from typing import Any
 
 import dagster as dg
@@ -16,6 +17,7 @@ from pydantic import Field
 
 from model_foundry.defs.inbox.partitions import subject_partitions
 from model_foundry.defs.resources import FoundryDuckDB
+from model_foundry.lib import settings
 from model_foundry.lib.inbox.drain import DEFAULT_BATCH_SIZE, InboxRecord, drain_subject
 from model_foundry.lib.nats.resource import NatsResource
 from model_foundry.lib.telemetry import for_run
@@ -33,6 +35,14 @@ class InboxDrainConfig(dg.Config):
         description="Stop after this many messages; the sensor asks for another run if more wait.",
     )
     fetch_timeout_s: float = Field(default=1.0, description="How long an empty fetch waits.")
+    checkpoint_s: float = Field(
+        default_factory=lambda: float(settings.sensor_interval_s()),
+        description=(
+            "While the drain keeps finding events, report what it committed as a "
+            "materialization of the partition at most this often (default: the sensor "
+            "interval), so downstream assets follow a drain that does not end."
+        ),
+    )
 
 
 def _preview(duckdb: FoundryDuckDB, record: InboxRecord) -> dg.TableMetadataValue:
@@ -79,6 +89,54 @@ def record_metadata(record: InboxRecord) -> dict[str, Any]:
     }
 
 
+def checkpoint_metadata(record: InboxRecord, seconds: float) -> dict[str, Any]:
+    """What a drain that is still running has committed so far (a checkpoint materialization)."""
+    return {
+        "checkpoint": True,
+        "subject": record.subject,
+        "received": record.received,
+        "inserted": record.inserted,
+        "duplicates": record.duplicates,
+        "dead_lettered": record.dead_lettered,
+        "batches": record.batches,
+        "last_stream_seq": record.last_stream_seq if record.last_stream_seq is not None else -1,
+        "seconds": round(seconds, 3),
+    }
+
+
+class Checkpoints:
+    """Reports a running drain's commits as materializations of its partition.
+
+    A drain ends only when its queue stays empty for ``fetch_timeout_s``, so while events keep
+    coming it may run for minutes, and its final materialization is the only one Dagster would
+    otherwise see. Downstream automation reacts to materializations: one every ``every_s``
+    with new rows lets the typed tables and summaries follow the events as they are committed.
+    The drain has already committed (and acknowledged) everything a checkpoint counts.
+    """
+
+    def __init__(self, context: dg.AssetExecutionContext, every_s: float) -> None:
+        self._context = context
+        self._every_s = every_s
+        self._started = time.monotonic()
+        self._last_at = self._started
+        self._last_inserted = 0
+
+    def __call__(self, record: InboxRecord) -> None:
+        now = time.monotonic()
+        if now - self._last_at < self._every_s or record.inserted <= self._last_inserted:
+            return
+        self._last_at = now
+        self._last_inserted = record.inserted
+        self._context.log_event(
+            dg.AssetMaterialization(
+                asset_key=self._context.asset_key,
+                partition=record.subject,
+                description="checkpoint of a drain that is still running",
+                metadata=checkpoint_metadata(record, now - self._started),
+            )
+        )
+
+
 @dg.asset(
     partitions_def=subject_partitions,
     group_name="inbox",
@@ -95,8 +153,10 @@ def pipeline_event_inbox_record(
     duckdb: FoundryDuckDB,
 ) -> dg.Output[dict]:
     subject = context.partition_key
+    checkpoint = Checkpoints(context, config.checkpoint_s)
 
     def progress(record: InboxRecord) -> None:
+        checkpoint(record)
         if record.batches % 20 == 0:
             context.log.info(
                 f"{subject}: {record.received} received, {record.inserted} inserted, "
@@ -121,6 +181,7 @@ def pipeline_event_inbox_record(
         f"{record.duplicates} duplicates, {record.dead_lettered} dead-lettered in {record.seconds}s"
     )
     metadata = record_metadata(record)
+    metadata["checkpoint"] = False
     metadata["preview"] = _preview(duckdb, record)
     metadata.update(telemetry.metadata())
     return dg.Output(record.as_dict(), metadata=metadata)
@@ -128,6 +189,7 @@ def pipeline_event_inbox_record(
 
 __all__ = [
     "INBOX_SUBJECT_TAG",
+    "Checkpoints",
     "InboxDrainConfig",
     "pipeline_event_inbox_record",
     "record_metadata",

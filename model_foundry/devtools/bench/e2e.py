@@ -3,10 +3,13 @@
 What a user deploys, on one machine: a ``nats-server``, the slot simulator, and the Dagster
 daemon on ``workspace.yaml`` with a throwaway ``DAGSTER_HOME``. A publisher sends events at
 ``--rate`` per second for ``--seconds``, each stamped with its publish time; the sensors see
-them pending and launch inbox runs, which store them. The report gives the sustained rate
+them pending and launch inbox runs, which store them, and the automation sensor launches the
+downstream runs, which summarise the chat sessions. Eight sessions are active at a time, each
+replaced by a new one every ``--session-seconds``. The report gives the sustained rate
 (events / time from the first publish to the last row), the delay from publish to row
-(p50, p95, max) and, measured in the same command, the drain's ceiling from
-``bench ingest`` on the same number of events, so the two can be compared.
+(p50, p95, max), the delay from publishing a chat event to the first summary row that covers
+it (``summary_delay_*``: downstream freshness) and, measured in the same command, the drain's
+ceiling from ``bench ingest`` on the same number of events, so the two can be compared.
 """
 
 from __future__ import annotations
@@ -44,7 +47,12 @@ _PAYLOADS = {
 }
 
 
-async def _publish_steady(url: str, rate: float, seconds: float, tag: str) -> int:
+ACTIVE_SESSIONS = 8
+
+
+async def _publish_steady(
+    url: str, rate: float, seconds: float, tag: str, session_seconds: float = 60.0
+) -> int:
     res = NatsResource(servers=url)
     nc = await res.connect()
     js = nc.jetstream()
@@ -57,10 +65,13 @@ async def _publish_steady(url: str, rate: float, seconds: float, tag: str) -> in
         if delay > 0:
             await asyncio.sleep(delay)
         subject = subjects[i % len(subjects)]
+        # Sessions come and go as the orchestrator's do: ACTIVE_SESSIONS at a time, each
+        # growing for session_seconds before a new one takes its place.
+        generation = int(i / (rate * session_seconds))
         event = make_event(
             subject,
             _PAYLOADS[subject],
-            f"bench-{tag}-{i % 8}",
+            f"bench-{tag}-{generation}-{i % ACTIVE_SESSIONS}",
             event_id=f"{tag}-{i:08d}",
             occurred_at=datetime.now(UTC),
         )
@@ -84,7 +95,66 @@ def _stored(db_path: Path, tag: str) -> int:
         return 0
 
 
-def run_bench_e2e(rate: float, seconds: float, *, timeout_s: float = 300.0) -> dict[str, Any]:
+# Chat events of the run not yet covered by their session's newest summary, per session.
+_UNSUMMARISED_SQL = """
+WITH chat AS (
+    SELECT correlation_id, count(*) AS events FROM pipeline_event_inbox
+    WHERE starts_with(event_id, ?) AND subject = ? GROUP BY 1
+), covered AS (
+    SELECT correlation_id, max(chat_events) AS events FROM session_summaries GROUP BY 1
+)
+SELECT coalesce(sum(chat.events - coalesce(covered.events, 0)), 0)
+FROM chat LEFT JOIN covered USING (correlation_id)
+"""
+
+# Publish (occurred_at, stamped at publish time) -> the first summary row whose event_ids
+# hold the event, for every chat event of the run.
+_SUMMARY_DELAY_SQL = """
+WITH chat AS (
+    SELECT event_id, epoch(occurred_at) AS published_at FROM pipeline_event_inbox
+    WHERE starts_with(event_id, ?) AND subject = ?
+), covered AS (
+    SELECT u.event_id, min(epoch(s.created_at)) AS summarised_at
+    FROM session_summaries AS s, unnest(from_json(s.event_ids, '["VARCHAR"]')) AS u(event_id)
+    WHERE starts_with(s.correlation_id, ?)
+    GROUP BY 1
+)
+SELECT quantile_cont(d, 0.5), quantile_cont(d, 0.95), max(d), count(*), count(d)
+FROM (SELECT summarised_at - published_at AS d FROM chat LEFT JOIN covered USING (event_id))
+"""
+
+
+def _unsummarised(db_path: Path, tag: str) -> int | None:
+    """Chat events of ``tag`` no summary covers yet; None before the first summary run."""
+    try:
+        with storage.connect(db_path, read_only=True) as con:
+            return int(con.execute(_UNSUMMARISED_SQL, [tag, CHAT_PERSIST]).fetchone()[0])
+    except Exception:  # the file or the summaries table not created yet
+        return None
+
+
+def _summary_delays(db_path: Path, tag: str) -> dict[str, Any]:
+    with storage.connect(db_path, read_only=True) as con:
+        p50, p95, worst, chat, covered = con.execute(
+            _SUMMARY_DELAY_SQL, [tag, CHAT_PERSIST, f"bench-{tag}"]
+        ).fetchone()
+    return {
+        "summary_delay_p50_s": round(p50, 3) if p50 is not None else None,
+        "summary_delay_p95_s": round(p95, 3) if p95 is not None else None,
+        "summary_delay_max_s": round(worst, 3) if worst is not None else None,
+        "chat_events": chat,
+        "unsummarised": chat - covered,
+    }
+
+
+def run_bench_e2e(
+    rate: float,
+    seconds: float,
+    *,
+    timeout_s: float = 300.0,
+    sensor_interval_s: int = 1,
+    session_seconds: float = 60.0,
+) -> dict[str, Any]:
     events = int(rate * seconds)
     ceiling = run_bench_ingest(max(events, 1000), repeat=1)
     tag = uuid.uuid4().hex[:8]
@@ -102,7 +172,7 @@ def run_bench_e2e(rate: float, seconds: float, *, timeout_s: float = 300.0) -> d
             MODEL_FOUNDRY_DUCKDB=str(db_path),
             MODEL_FOUNDRY_DATA_DIR=str(tmp / "data"),
             MODEL_FOUNDRY_SLOTS=str(slot_path),
-            MODEL_FOUNDRY_SENSOR_INTERVAL_S="1",
+            MODEL_FOUNDRY_SENSOR_INTERVAL_S=str(sensor_interval_s),
         )
         log = (tmp / "daemon.log").open("w")
         daemon = subprocess.Popen(
@@ -133,15 +203,31 @@ def run_bench_e2e(rate: float, seconds: float, *, timeout_s: float = 300.0) -> d
                 stored = _stored(db_path, prefix)
             return stored
 
-        # Warm-up: the daemon loads the code location and every sensor launches its first
-        # run; the measurement starts from a running system, as a user's would.
+        def wait_summarised(prefix: str) -> int | None:
+            deadline = time.monotonic() + timeout_s
+            left = _unsummarised(db_path, prefix)
+            while left != 0 and time.monotonic() < deadline:
+                if daemon.poll() is not None:
+                    raise RuntimeError(f"dagster-daemon exited ({daemon.returncode})")
+                time.sleep(2.0)
+                left = _unsummarised(db_path, prefix)
+            return left
+
+        # Warm-up: the daemon loads the code location, every sensor launches its first run and
+        # the first downstream run summarises; the measurement starts from a running system,
+        # as a user's would.
         warm = asyncio.run(_publish_steady(server.url, 4.0, 1.0, f"warm{tag}"))
         wait_stored(f"warm{tag}", warm)
+        wait_summarised(f"warm{tag}")
         with dg.DagsterInstance.from_config(str(home)) as instance:
             runs_before = instance.get_runs_count()
 
-        published = asyncio.run(_publish_steady(server.url, rate, seconds, tag))
+        published = asyncio.run(
+            _publish_steady(server.url, rate, seconds, tag, session_seconds=session_seconds)
+        )
         stored = wait_stored(tag, published)
+        wait_summarised(tag)
+        freshness = _summary_delays(db_path, tag)
         with storage.connect(db_path, read_only=True) as con:
             p50, p95, worst, first, last, distinct = con.execute(
                 """
@@ -154,6 +240,13 @@ def run_bench_e2e(rate: float, seconds: float, *, timeout_s: float = 300.0) -> d
             ).fetchone()
         with dg.DagsterInstance.from_config(str(home)) as instance:
             runs = instance.get_runs_count() - runs_before
+            downstream_runs = len(
+                instance.get_run_records(
+                    filters=dg.RunsFilter(
+                        tags={"dagster/sensor_name": "model_foundry_automation_sensor"}
+                    )
+                )
+            )
     span = (last - first) if first is not None and last is not None else 0.0
     sustained = distinct / span if span else 0.0
     return {
@@ -168,18 +261,27 @@ def run_bench_e2e(rate: float, seconds: float, *, timeout_s: float = 300.0) -> d
         "delay_p50_s": round(p50, 3) if p50 is not None else None,
         "delay_p95_s": round(p95, 3) if p95 is not None else None,
         "delay_max_s": round(worst, 3) if worst is not None else None,
+        **freshness,
         "stored": stored,
         "lost": published - (distinct or 0),
         "runs": runs,
+        "downstream_runs": downstream_runs,
+        "sensor_interval_s": sensor_interval_s,
     }
 
 
 def main(args: Any) -> int:
-    result = run_bench_e2e(args.rate, args.seconds, timeout_s=args.timeout)
+    result = run_bench_e2e(
+        args.rate,
+        args.seconds,
+        timeout_s=args.timeout,
+        sensor_interval_s=args.sensor_interval,
+        session_seconds=args.session_seconds,
+    )
     print(
         json.dumps(result) if args.json else "\n".join(f"{k:>24}: {v}" for k, v in result.items())
     )
-    return 0 if result["lost"] == 0 else 1
+    return 0 if result["lost"] == 0 and result["unsummarised"] == 0 else 1
 
 
 __all__ = ["main", "run_bench_e2e"]

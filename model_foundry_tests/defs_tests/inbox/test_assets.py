@@ -280,6 +280,58 @@ def test_max_events_caps_a_run_and_reports_it(nats_resource: NatsResource, db_pa
     assert consumer_counts(nats_resource, "llm.chat.persist") == (len(events) - 15, 0)
 
 
+def _drain_config(**config: Any) -> dict[str, Any]:
+    return {"ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.3, **config}}}}
+
+
+def test_a_drain_reports_checkpoints_of_what_it_has_committed(
+    nats_resource: NatsResource, db_path: Path
+) -> None:
+    # A drain runs for as long as events keep coming; downstream automation only sees
+    # materializations, so a running drain reports its commits as it goes.
+    events = [e for e in sample_events(100, sessions=4) if e.subject == "llm.chat.persist"]
+    publish(nats_resource, events)
+    resources = {"nats": nats_resource, "duckdb": FoundryDuckDB(database=str(db_path))}
+    with dg.instance_for_test() as instance:
+        result = dg.materialize(
+            [pipeline_event_inbox_record],
+            partition_key="llm.chat.persist",
+            resources=resources,
+            instance=instance,
+            run_config=_drain_config(batch_size=10, checkpoint_s=0),
+        )
+        assert result.success
+        reported = result.asset_materializations_for_node("pipeline_event_inbox_record")
+        flags = [m.metadata["checkpoint"].value for m in reported]
+        inserted = [m.metadata["inserted"].value for m in reported]
+        # One checkpoint per committed batch of 10, then the run's own materialization.
+        assert flags == [True] * 4 + [False]
+        assert inserted == [10, 20, 30, 40, 40] and len(events) == 40
+        assert {m.partition for m in reported} == {"llm.chat.persist"}
+        stored = instance.fetch_materializations(
+            dg.AssetRecordsFilter(
+                asset_key=pipeline_event_inbox_record.key, asset_partitions=["llm.chat.persist"]
+            ),
+            limit=10,
+        ).records
+        assert len(stored) == 5 and {r.run_id for r in stored} == {result.run_id}
+
+        # A drain shorter than checkpoint_s reports only its end; nothing new, no checkpoint.
+        publish(
+            nats_resource, [e for e in sample_events(50, seed=8) if e.subject == "llm.chat.persist"]
+        )
+        result = dg.materialize(
+            [pipeline_event_inbox_record],
+            partition_key="llm.chat.persist",
+            resources=resources,
+            instance=instance,
+            run_config=_drain_config(batch_size=10, checkpoint_s=3600),
+        )
+        reported = result.asset_materializations_for_node("pipeline_event_inbox_record")
+        assert [m.metadata["checkpoint"].value for m in reported] == [False]
+        assert reported[0].metadata["inserted"].value == 20
+
+
 def test_definitions_load_from_workspace_yaml_like_the_ui(tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[3]
     env = dict(os.environ, DAGSTER_HOME=str(tmp_path))
