@@ -61,6 +61,7 @@ def prefill_inbox(db_path: str | Path, rows: int, *, end: datetime | None = None
     end = end or datetime.now(UTC)
     started = time.perf_counter()
     with connect(db_path, schema=INBOX_SCHEMA) as con:
+        con.execute("SET enable_progress_bar = false")
         con.execute(
             """
             INSERT INTO pipeline_event_inbox (event_id, subject, source_subject, correlation_id,
@@ -209,6 +210,11 @@ def _in_child(target: Any, *args: Any) -> dict[str, Any]:
     return result
 
 
+def drain_in_fresh_process(url: str, db_path: str | Path, batch_size: int) -> dict[str, Any]:
+    """Every subject drained by a new process: its counts, seconds and ``peak_rss_mb``."""
+    return _in_child(_drain_child, url, str(db_path), batch_size)
+
+
 def _stored(db_path: str) -> dict[str, int]:
     with duckdb.connect(db_path, read_only=True) as con:
         stored, distinct = con.execute(
@@ -230,7 +236,7 @@ def _round(
         side: _in_child(_baseline_child, server.url, side, names[side], batch_size)
         for side in ("raw", "same")
     }
-    result["drain"] = _in_child(_drain_child, server.url, str(db_path), batch_size)
+    result["drain"] = drain_in_fresh_process(server.url, db_path, batch_size)
     result.update(_stored(str(db_path)))
     db_path.unlink()
     return result
@@ -298,4 +304,4 @@ def main(args: Any) -> int:
     return 0
 
 
-__all__ = ["PREFILL_TAG", "main", "prefill_inbox", "run_bench_ingest"]
+__all__ = ["PREFILL_TAG", "drain_in_fresh_process", "main", "prefill_inbox", "run_bench_ingest"]

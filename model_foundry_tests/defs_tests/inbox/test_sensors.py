@@ -19,7 +19,14 @@ from model_foundry.defs.inbox.sensors import build_inbox_sensor, inbox_sensors, 
 from model_foundry.defs.resources import FoundryDuckDB
 from model_foundry.lib.inbox.publish import make_event
 from model_foundry.lib.nats.resource import NatsResource
-from model_foundry.lib.run_health import WORKER_HOST_TAG, WORKER_PID_TAG
+from model_foundry.lib.run_health import (
+    WORKER_BOOT_TAG,
+    WORKER_HOST_TAG,
+    WORKER_PID_TAG,
+    WORKER_START_TAG,
+    boot_id,
+    process_start_ticks,
+)
 from model_foundry_tests.nats_helpers import publish
 
 
@@ -202,6 +209,9 @@ def test_inbox_runs_record_their_worker_for_the_sensor(
         tags = instance.get_run_by_id(result.run_id).tags
     assert tags[WORKER_PID_TAG] == str(os.getpid())
     assert tags[WORKER_HOST_TAG] == socket.gethostname()
+    # What tells this process from a later one given the same pid, or one from another boot.
+    assert tags[WORKER_START_TAG] == str(process_start_ticks(os.getpid()))
+    assert tags[WORKER_BOOT_TAG] == boot_id()
 
 
 def test_dead_run_sensor_fails_any_started_run_whose_worker_is_gone() -> None:
