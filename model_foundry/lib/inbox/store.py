@@ -85,8 +85,25 @@ CREATE TABLE IF NOT EXISTS {DEAD_LETTER} (
 
 INBOX_SCHEMA: tuple[str, ...] = (INBOX_DDL, DEAD_LETTER_DDL)
 
-# Files written before the keyless layout: each table and the DDL its rows move into.
-_KEYED_TABLES = ((INBOX, INBOX_DDL), (DEAD_LETTER, DEAD_LETTER_DDL))
+
+def _move_statements(table: str, ddl: str) -> tuple[str, ...]:
+    """A keyed table's rows into the keyless layout, in their order (which keeps the min-max
+    index useful), under the same name."""
+    staging = f"{table}__keyless"
+    return (
+        f"DROP TABLE IF EXISTS {staging}",
+        ddl.replace(f"EXISTS {table} (", f"EXISTS {staging} (", 1),
+        f"INSERT INTO {staging} BY NAME SELECT * FROM {table}",
+        f"DROP TABLE {table}",
+        f"ALTER TABLE {staging} RENAME TO {table}",
+    )
+
+
+# Files written before the keyless layout: each keyed table and how it moves.
+KEYLESS_MOVES: dict[str, tuple[str, ...]] = {
+    INBOX: _move_statements(INBOX, INBOX_DDL),
+    DEAD_LETTER: _move_statements(DEAD_LETTER, DEAD_LETTER_DDL),
+}
 
 
 def _has_primary_key(con: duckdb.DuckDBPyConnection, table: str) -> bool:
@@ -108,15 +125,11 @@ def ensure_inbox_layout(con: duckdb.DuckDBPyConnection) -> list[str]:
     for ddl in INBOX_SCHEMA:
         con.execute(ddl)
     moved = []
-    for table, ddl in _KEYED_TABLES:
+    for table, statements in KEYLESS_MOVES.items():
         if not _has_primary_key(con, table):
             continue
-        staging = f"{table}__keyless"
-        con.execute(f"DROP TABLE IF EXISTS {staging}")
-        con.execute(ddl.replace(f"EXISTS {table} (", f"EXISTS {staging} (", 1))
-        con.execute(f"INSERT INTO {staging} BY NAME SELECT * FROM {table}")
-        con.execute(f"DROP TABLE {table}")
-        con.execute(f"ALTER TABLE {staging} RENAME TO {table}")
+        for statement in statements:
+            con.execute(statement)
         log.warning("%s: moved to the keyless layout (once per file)", table)
         moved.append(table)
     return moved
@@ -225,26 +238,33 @@ def _widened(t: datetime) -> tuple[datetime, datetime]:
     return low, high
 
 
-def lookup_ranges(times: Sequence[datetime]) -> list[tuple[datetime, datetime]]:
-    """The ``occurred_at`` ranges a batch's check reads: each time widened by the window,
-    overlapping ranges merged, at most :data:`MAX_LOOKUP_RANGES` (the closest merge first)."""
-    ranges: list[list[datetime]] = []
-    for t in sorted(times):
-        low, high = _widened(t)
-        if ranges and low <= ranges[-1][1]:
-            ranges[-1][1] = max(ranges[-1][1], high)
+@dataclass
+class Cluster:
+    """Events of a batch whose check reads one ``occurred_at`` range of the inbox."""
+
+    low: datetime
+    high: datetime
+    events: list[InboxEvent] = field(default_factory=list)
+
+
+def clusters(events: Sequence[InboxEvent]) -> list[Cluster]:
+    """The batch split by time: each event's time widened by the window, overlapping ranges
+    merged, at most :data:`MAX_LOOKUP_RANGES` (the closest merge first). A batch of events
+    published together is one cluster, so one statement."""
+    found: list[Cluster] = []
+    for e in sorted(events, key=lambda e: e.occurred_at):
+        low, high = _widened(e.occurred_at)
+        if found and low <= found[-1].high:
+            found[-1].high = max(found[-1].high, high)
+            found[-1].events.append(e)
         else:
-            ranges.append([low, high])
-    while len(ranges) > MAX_LOOKUP_RANGES:
-        gaps = [ranges[i + 1][0] - ranges[i][1] for i in range(len(ranges) - 1)]
+            found.append(Cluster(low, high, [e]))
+    while len(found) > MAX_LOOKUP_RANGES:
+        gaps = [found[i + 1].low - found[i].high for i in range(len(found) - 1)]
         i = gaps.index(min(gaps))
-        ranges[i : i + 2] = [[ranges[i][0], ranges[i + 1][1]]]
-    return [(low, high) for low, high in ranges]
-
-
-def _in_ranges_sql(ranges: Sequence[tuple[datetime, datetime]], column: str) -> str:
-    """``(column BETWEEN ? AND ?) OR ...``: constants, so DuckDB prunes row groups with them."""
-    return " OR ".join([f"({column} BETWEEN ? AND ?)"] * len(ranges))
+        first, second = found[i], found[i + 1]
+        found[i : i + 2] = [Cluster(first.low, second.high, first.events + second.events)]
+    return found
 
 
 @dataclass(frozen=True)
@@ -283,46 +303,56 @@ def _split_batch(events: Sequence[InboxEvent]) -> tuple[list[InboxEvent], list[I
     return first, later
 
 
+# The check reads only rows in the cluster's range: a constant range lets DuckDB skip every
+# row group whose min-max index lies outside it.
+_INSERT_NEW = f"""
+INSERT INTO {INBOX} BY NAME
+SELECT * FROM _staged_inbox s
+WHERE NOT EXISTS (
+    SELECT 1 FROM {INBOX} i
+    WHERE i.occurred_at BETWEEN ? AND ?
+      AND i.event_id = s.event_id
+      AND i.occurred_at BETWEEN s.occurred_at - ? AND s.occurred_at + ?
+)
+RETURNING stream_seq
+"""
+
+
 def _insert_new(con: duckdb.DuckDBPyConnection, events: Sequence[InboxEvent]) -> set[int]:
     """Insert the events no stored row within the window already has; their stream_seqs."""
-    ranges = lookup_ranges([e.occurred_at for e in events])
-    params: list[object] = [bound for pair in ranges for bound in pair]
-    con.register("_staged_inbox", _inbox_table(events))
-    try:
-        rows = con.execute(
-            f"""
-            INSERT INTO {INBOX} BY NAME
-            SELECT * FROM _staged_inbox s
-            WHERE NOT EXISTS (
-                SELECT 1 FROM {INBOX} i
-                WHERE ({_in_ranges_sql(ranges, "i.occurred_at")})
-                  AND i.event_id = s.event_id
-                  AND i.occurred_at BETWEEN s.occurred_at - ? AND s.occurred_at + ?
-            )
-            RETURNING stream_seq
-            """,
-            [*params, DEDUPE_WINDOW, DEDUPE_WINDOW],
-        ).fetchall()
-    finally:
-        _unregister_quietly(con, "_staged_inbox")
-    return {r[0] for r in rows}
+    inserted: set[int] = set()
+    for cluster in clusters(events):
+        con.register("_staged_inbox", _inbox_table(cluster.events))
+        try:
+            rows = con.execute(
+                _INSERT_NEW, [cluster.low, cluster.high, DEDUPE_WINDOW, DEDUPE_WINDOW]
+            ).fetchall()
+        finally:
+            _unregister_quietly(con, "_staged_inbox")
+        inserted.update(r[0] for r in rows)
+    return inserted
 
 
 def _stored_copies(
     con: duckdb.DuckDBPyConnection, events: Sequence[InboxEvent]
 ) -> dict[str, list[_Copy]]:
     """The stored rows under these events' ids within the window of their times."""
-    ranges = lookup_ranges([e.occurred_at for e in events])
-    ids = list(dict.fromkeys(e.event_id for e in events))
-    rows = con.execute(
-        "SELECT event_id, epoch_us(occurred_at), body_sha256, stream_seq "
-        f"FROM {INBOX} WHERE ({_in_ranges_sql(ranges, 'occurred_at')}) "
-        f"AND event_id IN ({','.join('?' * len(ids))}) ORDER BY stream_seq",
-        [*(bound for pair in ranges for bound in pair), *ids],
-    ).fetchall()
     stored: dict[str, list[_Copy]] = {}
-    for event_id, occurred_us, sha, seq in rows:
-        stored.setdefault(event_id, []).append(_Copy(occurred_us, sha, seq))
+    for cluster in clusters(events):
+        ids = list(dict.fromkeys(e.event_id for e in cluster.events))
+        placeholders = ",".join("?" * len(ids))
+        rows = con.execute(
+            "SELECT event_id, epoch_us(occurred_at), body_sha256, stream_seq "
+            f"FROM {INBOX} WHERE occurred_at BETWEEN ? AND ? "
+            f"AND event_id IN ({placeholders}) ORDER BY stream_seq",
+            [cluster.low, cluster.high, *ids],
+        ).fetchall()
+        for event_id, occurred_us, sha, seq in rows:
+            copies = stored.setdefault(event_id, [])
+            if all(c.stream_seq != seq for c in copies):
+                copies.append(_Copy(occurred_us, sha, seq))
+    for copies in stored.values():
+        copies.sort(key=lambda c: c.stream_seq)
     return stored
 
 
@@ -426,7 +456,8 @@ __all__ = [
     "INBOX",
     "INBOX_SCHEMA",
     "BatchResult",
+    "Cluster",
+    "clusters",
     "ensure_inbox_layout",
-    "lookup_ranges",
     "write_batch",
 ]
