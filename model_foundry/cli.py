@@ -431,6 +431,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--events", type=int, default=100_000)
     p.add_argument("--batch-size", type=int, default=1000)
     p.add_argument("--repeat", type=int, default=2, help="alternating rounds; best of each")
+    p.add_argument(
+        "--prefill", type=int, default=0, help="rows put in the inbox before the timed part"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_ingest)
 

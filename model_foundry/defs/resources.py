@@ -27,9 +27,12 @@ class FoundryDuckDB(DuckDBResource):
     must cost a short wait, and a long one a sentence naming the file.
     """
 
-    lock_timeout_s: float = Field(
-        default=storage.DEFAULT_LOCK_TIMEOUT_S,
-        description="How long to wait for another process to release the DuckDB file.",
+    lock_timeout_s: float | None = Field(
+        default=None,
+        description=(
+            "How long to wait for another process to release the DuckDB file; unset: "
+            "MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT (120 s)."
+        ),
     )
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:

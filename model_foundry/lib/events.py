@@ -63,6 +63,8 @@ class InboxEvent:
     payload_json: str
     body_sha256: str
     raw: bytes = field(repr=False, default=b"")
+    # When JetStream stored the message: the same on every redelivery, unlike received_at.
+    published_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +76,7 @@ class DeadLetter:
     reason: str
     raw: bytes
     event_id: str | None = None
+    published_at: datetime | None = None
 
 
 def _parse_time(value: Any) -> datetime | None:
@@ -165,16 +168,26 @@ def _reject(
     source_subject: str,
     seq: int,
     received_at: datetime,
+    published_at: datetime | None,
     raw: bytes,
     event_id: str | None = None,
 ) -> DeadLetter:
-    return DeadLetter(subject, source_subject, seq, received_at, reason, raw, event_id)
+    return DeadLetter(
+        subject, source_subject, seq, received_at, reason, raw, event_id, published_at
+    )
 
 
 def validate_message(
-    source_subject: str, data: bytes, stream_seq: int, received_at: datetime | None = None
+    source_subject: str,
+    data: bytes,
+    stream_seq: int,
+    received_at: datetime | None = None,
+    published_at: datetime | None = None,
 ) -> InboxEvent | DeadLetter:
-    """Check one message against the contract; never raises on bad input."""
+    """Check one message against the contract; never raises on bad input.
+
+    ``published_at`` is when JetStream stored the message; an event without ``occurred_at``
+    gets it, so every redelivery of the message carries the same time."""
     received_at = received_at or datetime.now(UTC)
     subject = canonical_subject(source_subject)
     if subject is None:
@@ -184,9 +197,10 @@ def validate_message(
             source_subject,
             stream_seq,
             received_at,
+            published_at,
             data,
         )
-    args = (subject, source_subject, stream_seq, received_at, data)
+    args = (subject, source_subject, stream_seq, received_at, published_at, data)
     if len(data) > MAX_EVENT_BYTES:
         return _reject(f"body is {len(data)} bytes, over the {MAX_EVENT_BYTES} byte limit", *args)
     try:
@@ -227,7 +241,7 @@ def validate_message(
         )
     occurred_raw = body.get("occurred_at")
     if occurred_raw is None:
-        occurred_at = received_at
+        occurred_at = published_at or received_at
     else:
         parsed = _parse_time(occurred_raw)
         if parsed is None:
@@ -265,6 +279,7 @@ def validate_message(
         payload_json=payload_json,
         body_sha256=hashlib.sha256(data).hexdigest(),
         raw=data,
+        published_at=published_at,
     )
 
 

@@ -3,10 +3,14 @@
 Dagster's default run launcher cannot tell whether a STARTED run's worker process is still
 alive: a run killed with the daemon (or by a reboot) stays STARTED for ever. The inbox sensor
 then skips its subject, and declarative automation never again updates an asset "in
-progress". Every run of this code location records its worker's pid and host as run tags
-(:func:`record_worker`, called when the DuckDB resource is set up in the worker), and
-:data:`stale_run_sensor` fails the STARTED runs whose worker is gone; run retries and the
-sensors then take over, and the idempotent stores make the retry finish only what was left.
+progress". Every run of this code location records its worker as run tags
+(:func:`record_worker`, called when the DuckDB resource is set up in the worker): pid, host,
+the kernel's boot id and the process's start time. A pid alone is not enough: the kernel
+hands a dead worker's pid to the next process, and after a reboot any pid may belong to
+anything. A worker counts as alive only if its pid runs a process that started at the
+recorded time, in the same boot. The dead-run sensor fails the STARTED runs whose worker is
+gone; run retries and the sensors then take over, and the idempotent stores make the retry
+finish only what was left.
 """
 
 from __future__ import annotations
@@ -19,11 +23,44 @@ import dagster as dg
 
 WORKER_PID_TAG = "model_foundry/worker_pid"
 WORKER_HOST_TAG = "model_foundry/worker_host"
+# /proc/sys/kernel/random/boot_id: a new value on every boot.
+WORKER_BOOT_TAG = "model_foundry/worker_boot_id"
+# Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot.
+WORKER_START_TAG = "model_foundry/worker_start_ticks"
 CHECK_INTERVAL_S = 30
+
+_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+
+def boot_id() -> str | None:
+    try:
+        return _BOOT_ID.read_text().strip() or None
+    except OSError:
+        return None
+
+
+def process_start_ticks(pid: int) -> int | None:
+    """When ``pid``'s process started (ticks since boot); None if there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (OSError, ValueError):
+        return None
+    # The command name (field 2) is in parentheses and may hold spaces or ")": the fields
+    # after the last ")" start at field 3, so the start time (field 22) is the 20th of them.
+    fields = stat.rsplit(")", 1)[-1].split()
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
 
 
 def record_worker(instance: dg.DagsterInstance, run_id: str, pid: int) -> None:
-    instance.add_run_tags(run_id, {WORKER_PID_TAG: str(pid), WORKER_HOST_TAG: socket.gethostname()})
+    tags = {WORKER_PID_TAG: str(pid), WORKER_HOST_TAG: socket.gethostname()}
+    start, boot = process_start_ticks(pid), boot_id()
+    if start is not None and boot is not None:
+        tags[WORKER_START_TAG] = str(start)
+        tags[WORKER_BOOT_TAG] = boot
+    instance.add_run_tags(run_id, tags)
 
 
 def worker_alive(run: dg.DagsterRun) -> bool | None:
@@ -32,10 +69,20 @@ def worker_alive(run: dg.DagsterRun) -> bool | None:
     if not pid_text or run.tags.get(WORKER_HOST_TAG) != socket.gethostname():
         return None
     try:
-        cmdline = Path(f"/proc/{int(pid_text)}/cmdline").read_bytes()
-    except (OSError, ValueError):
+        pid = int(pid_text)
+    except ValueError:
         return False
-    # A reused pid belongs to some other program; a run worker is a Python process.
+    recorded_boot, recorded_start = run.tags.get(WORKER_BOOT_TAG), run.tags.get(WORKER_START_TAG)
+    if recorded_boot is not None and recorded_start is not None:
+        # The same process: same boot, and the pid's process started when the worker did.
+        if recorded_boot != boot_id():
+            return False
+        return str(process_start_ticks(pid)) == recorded_start
+    # Runs tagged before the start time was recorded: a run worker is a Python process.
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
     return b"python" in cmdline or b"dagster" in cmdline
 
 
@@ -91,10 +138,14 @@ def fail_dead_runs(instance: dg.DagsterInstance) -> list[str]:
 
 
 __all__ = [
+    "WORKER_BOOT_TAG",
     "WORKER_HOST_TAG",
     "WORKER_PID_TAG",
+    "WORKER_START_TAG",
+    "boot_id",
     "fail_dead_runs",
     "fail_if_dead",
+    "process_start_ticks",
     "record_worker",
     "why_dead",
     "worker_alive",

@@ -66,6 +66,18 @@ def nats_urls() -> list[str]:
     return [u.strip() for u in raw.split(",") if u.strip()]
 
 
+def nats_url_has_userinfo() -> bool:
+    """Whether ``NATS_URL`` carries credentials (``nats://user:password@host``, or a token).
+
+    The code location then hands Dagster the variable's name instead of the URL, so the
+    password never shows in the UI or the run storage."""
+    for url in nats_urls():
+        rest = url.partition("://")[2] or url
+        if "@" in rest.split("/", 1)[0]:
+            return True
+    return False
+
+
 def nats_secret_vars_set() -> dict[str, str]:
     """Resource field -> variable name, for the NATS credential variables a user set."""
     return {field: var for field, var in NATS_SECRET_VARS.items() if is_set(var)}
@@ -87,6 +99,29 @@ def profile_set() -> bool:
 
 def profile() -> str:
     return _get("MODEL_FOUNDRY_PROFILE", "standard")
+
+
+DEFAULT_DUCKDB_LOCK_TIMEOUT_S = 120.0
+
+
+class SettingError(ValueError):
+    """A variable holds a value model-foundry cannot use; the message names it."""
+
+
+def duckdb_lock_timeout_s() -> float:
+    """How long a DuckDB writer or reader waits for another process to release the file."""
+    raw = _get("MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT")
+    if not raw:
+        return DEFAULT_DUCKDB_LOCK_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise SettingError(
+            f"MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT={raw!r} is not a positive number of seconds"
+        )
+    return value
 
 
 def ingest_memory_limit() -> str:

@@ -3,7 +3,8 @@
 DuckDB lets one process at a time hold a file open for writing. Every writer here therefore
 opens the file, writes one batch in one transaction, commits and closes, never holding the
 file across a network wait; a process that finds the file locked retries with jittered
-backoff, and only after ``lock_timeout_s`` gives up with one readable sentence.
+backoff, and only after ``lock_timeout_s`` (``MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT``, 120 s)
+gives up with one readable sentence.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from typing import Any, TypeVar
 
 import duckdb
 
-DEFAULT_LOCK_TIMEOUT_S = 120.0
+from model_foundry.lib import settings
+
+DEFAULT_LOCK_TIMEOUT_S = settings.DEFAULT_DUCKDB_LOCK_TIMEOUT_S
 
 T = TypeVar("T")
 
@@ -52,6 +55,11 @@ def _busy_message(path: Path, waited: float, exc: BaseException) -> str:
     )
 
 
+def _lock_timeout(given: float | None) -> float:
+    """The caller's timeout, else MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT, read when it is needed."""
+    return settings.duckdb_lock_timeout_s() if given is None else given
+
+
 def backoff_delays(first: float = 0.02, cap: float = 2.0) -> Iterator[float]:
     """Exponential backoff with full jitter: writers that collided do not collide again."""
     delay = first
@@ -69,7 +77,7 @@ def connect(
     path: str | Path,
     *,
     read_only: bool = False,
-    lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
+    lock_timeout_s: float | None = None,
     schema: Sequence[str] | None = None,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """Open ``path`` (retrying while another process holds the lock), yield, always close.
@@ -78,6 +86,7 @@ def connect(
     every time without paying for it.
     """
     path = Path(path)
+    lock_timeout_s = _lock_timeout(lock_timeout_s)
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -127,13 +136,13 @@ class BatchWriter:
         path: str | Path,
         *,
         schema: Sequence[str] | None = None,
-        lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
+        lock_timeout_s: float | None = None,
         max_hold_s: float = 2.0,
         memory_limit: str | None = None,
     ) -> None:
         self.path = Path(path)
         self.schema = schema
-        self.lock_timeout_s = lock_timeout_s
+        self.lock_timeout_s = _lock_timeout(lock_timeout_s)
         self.max_hold_s = max_hold_s
         if memory_limit is not None and not _MEMORY_LIMIT.fullmatch(memory_limit):
             raise ValueError(f"memory limit {memory_limit!r} is not like '64MB' or '1GiB'")
@@ -163,7 +172,12 @@ class BatchWriter:
             self.release()
 
     def write(self, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
-        """Run ``work`` in one transaction; ``work`` is re-run after a rolled-back conflict."""
+        """Run ``work`` in one transaction; ``work`` is re-run after a rolled-back conflict.
+
+        A failed unit raises the error that failed it: once a statement fails, DuckDB answers
+        every later one (ROLLBACK included) with "Current transaction is aborted", which
+        would otherwise hide the cause, e.g. an OutOfMemoryException.
+        """
         started = time.monotonic()
         delays = backoff_delays()
         while True:
@@ -177,11 +191,17 @@ class BatchWriter:
                 _rollback_quietly(con)
                 if not _is_write_conflict(exc):
                     self.release()
-                    raise
+                    raise _first_error(exc) from None
                 waited = time.monotonic() - started
                 if waited >= self.lock_timeout_s:
                     self.release()
                     raise DuckDBBusyError(_busy_message(self.path, waited, exc)) from None
+            except BaseException:
+                # Not DuckDB's error (a bug in ``work``, a cancelled thread): the transaction
+                # must not stay open on a connection the next batch would reuse.
+                _rollback_quietly(con)
+                self.release()
+                raise
             self.release()
             time.sleep(next(delays))
 
@@ -197,11 +217,22 @@ def run_in_transaction(
     work: Callable[[duckdb.DuckDBPyConnection], T],
     *,
     schema: Sequence[str] | None = None,
-    lock_timeout_s: float = DEFAULT_LOCK_TIMEOUT_S,
+    lock_timeout_s: float | None = None,
 ) -> T:
     """Open, run ``work(con)`` inside BEGIN/COMMIT, close; retry the whole unit on conflicts."""
     with BatchWriter(path, schema=schema, lock_timeout_s=lock_timeout_s) as writer:
         return writer.write(work)
+
+
+def _first_error(exc: BaseException) -> BaseException:
+    """The error that aborted the transaction, when ``exc`` only reports that it is aborted.
+
+    Python keeps the exception being handled as ``__context__`` of one raised meanwhile
+    (e.g. by cleanup code in a ``finally``), so the cause is down that chain."""
+    seen: BaseException = exc
+    while "Current transaction is aborted" in str(seen) and seen.__context__ is not None:
+        seen = seen.__context__
+    return seen
 
 
 def _rollback_quietly(con: duckdb.DuckDBPyConnection) -> None:

@@ -196,6 +196,13 @@ def dump_duckdb(db_path: Path) -> str:
     return "\n".join(parts)
 
 
+def url_with_password(server: LocalNatsServer) -> str:
+    """``tls://user:password@host:port``: the form of credentials NATS_URL allows."""
+    scheme, rest = server.url.split("://", 1)
+    return f"{scheme}://{USER}:{PASSWORD}@{rest}"
+
+
+@pytest.mark.parametrize("credentials", ["variables", "url"])
 def test_secrets_never_reach_dagster_logs_metadata_or_duckdb(
     secure_nats: LocalNatsServer,
     certs: Certs,
@@ -203,10 +210,14 @@ def test_secrets_never_reach_dagster_logs_metadata_or_duckdb(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capfd: pytest.CaptureFixture[str],
+    credentials: str,
 ) -> None:
-    monkeypatch.setenv("NATS_URL", secure_nats.url)
-    monkeypatch.setenv("NATS_USER", USER)
-    monkeypatch.setenv("NATS_PASSWORD", PASSWORD)
+    if credentials == "variables":
+        monkeypatch.setenv("NATS_URL", secure_nats.url)
+        monkeypatch.setenv("NATS_USER", USER)
+        monkeypatch.setenv("NATS_PASSWORD", PASSWORD)
+    else:
+        monkeypatch.setenv("NATS_URL", url_with_password(secure_nats))
     monkeypatch.setenv("NATS_TLS_CA", str(certs.ca))
     monkeypatch.setenv("MODEL_FOUNDRY_DUCKDB", str(db_path))
     outside_dagster = nats_resource_from_env(resolve_secrets=True)
@@ -489,6 +500,58 @@ def test_product_sql_is_built_only_with_parameters() -> None:
         for problem in sql_problems(path.read_text(), str(path.relative_to(PACKAGE)))
     ]
     assert problems == [], "\n".join(problems)
+
+
+RESOURCES_QUERY = """
+query ($repo: RepositorySelector!) {
+  allTopLevelResourceDetailsOrError(repositorySelector: $repo) {
+    __typename
+    ... on ResourceDetailsList {
+      results { name configuredValues { key value type } configFields { name description } }
+    }
+  }
+  utilizedEnvVarsOrError(repositorySelector: $repo) {
+    ... on EnvVarWithConsumersList { results { envVarName } }
+  }
+}
+"""
+
+
+def test_a_password_in_nats_url_never_reaches_the_code_location_or_the_ui(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dagster_graphql.test.utils import (
+        define_out_of_process_context,
+        execute_dagster_graphql,
+        infer_repository,
+        infer_repository_selector,
+    )
+
+    monkeypatch.setenv("NATS_URL", f"nats://{USER}:{PASSWORD}@nats.lab.example:4333")
+    monkeypatch.setenv("MODEL_FOUNDRY_DUCKDB", str(tmp_path / "db.duckdb"))
+    workspace = PACKAGE.parent / "workspace.yaml"
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    # The code location in its own process, as the webserver loads it, and the UI's query.
+    with (
+        dg.instance_for_test(temp_dir=str(home)) as instance,
+        define_out_of_process_context(str(workspace), None, instance) as context,
+    ):
+        snapshot = serialize_value(infer_repository(context).repository_snap)
+        shown = execute_dagster_graphql(
+            context, RESOURCES_QUERY, {"repo": infer_repository_selector(context)}
+        ).data
+    resources = shown["allTopLevelResourceDetailsOrError"]["results"]
+    nats = next(r for r in resources if r["name"] == "nats")
+    values = {v["key"]: (v["type"], v["value"]) for v in nats["configuredValues"]}
+
+    # The UI's resource view names the variable; the URL, password and all, is nowhere.
+    assert values["servers"] == ("ENV_VAR", "NATS_URL")
+    assert "NATS_URL" in {v["envVarName"] for v in shown["utilizedEnvVarsOrError"]["results"]}
+    assert '"NATS_URL"' in snapshot  # the snapshot holds the resource's configuration
+    for place, text in {"code location snapshot": snapshot, "GraphQL": json.dumps(shown)}.items():
+        assert PASSWORD not in text, f"the NATS password leaked into the {place}"
+        assert "nats.lab.example" not in text  # not even the URL without its password
 
 
 def test_dagster_shows_the_secret_variable_names_not_their_values(

@@ -77,6 +77,7 @@ def record_metadata(record: InboxRecord) -> dict[str, Any]:
         "first_stream_seq": record.first_stream_seq if record.first_stream_seq is not None else -1,
         "last_stream_seq": record.last_stream_seq if record.last_stream_seq is not None else -1,
         "capped": record.capped,
+        "consumers": ", ".join(record.consumers),
         "seconds": record.seconds,
         "events_per_s": round(record.received / record.seconds, 1) if record.seconds else 0.0,
         "dead_letter_share": (
@@ -142,7 +143,7 @@ class Checkpoints:
     group_name="inbox",
     kinds={"nats", "duckdb"},
     description=(
-        "Drains one subject's JetStream consumer into pipeline_event_inbox (exactly once by "
+        "Drains one subject's JetStream consumers into pipeline_event_inbox (exactly once by "
         "event_id) and pipeline_event_dead_letter; returns the inbox record, also when empty."
     ),
 )

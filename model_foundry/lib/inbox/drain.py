@@ -1,17 +1,27 @@
-"""Draining one subject's durable consumer into the DuckDB inbox.
+"""Draining one subject's consumers into the DuckDB inbox.
 
 The one code path behind the ``pipeline_event_inbox_record`` asset, ``make demo`` and
-``model-foundry bench ingest``. Per batch: fetch from the durable pull consumer, validate,
+``model-foundry bench ingest``. A subject's partition has one consumer, or two on a NATS
+server without ``filter_subjects`` (its own name and its legacy name; see
+``lib/nats/consumers.py``); the drain empties each in turn. Per batch: fetch, validate,
 write inbox rows and dead letters in one DuckDB transaction, and only then acknowledge
-(``ack`` for stored and duplicate events, ``term`` for dead letters). A process killed at
+(``+ACK`` for stored and duplicate events, ``+TERM`` for dead letters). A process killed at
 any point therefore leaves each message either unacknowledged (JetStream redelivers it) or
-committed (the ``event_id`` key turns the redelivery into a counted duplicate).
+committed (the store turns the redelivery into a counted duplicate).
+
+JetStream never stops redelivering. A batch whose commit fails is left unacknowledged and
+the error is raised; once a message of a failing batch has been delivered ``max_deliver``
+times, the batch is written around it and it is stored alone or, failing that, kept as a
+dead letter with the error as the reason. If even that write fails (a full disk) it stays
+in the queue. So no message leaves the queue without being in the inbox or the dead-letter
+table, whichever way its delivery ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import sys
 import time
@@ -24,14 +34,21 @@ from pathlib import Path
 from typing import Any
 
 import nats.errors
+from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js.errors import ServiceUnavailableError
 
 from model_foundry.lib import settings
 from model_foundry.lib.events import DeadLetter, InboxEvent, reason_class, validate_message
-from model_foundry.lib.inbox.store import INBOX_SCHEMA, BatchResult, write_batch
-from model_foundry.lib.nats.resource import NatsResource, NatsUnavailableError, consumer_name
-from model_foundry.lib.storage import BatchWriter, backoff_delays
+from model_foundry.lib.inbox.store import (
+    INBOX_SCHEMA,
+    BatchResult,
+    ensure_inbox_layout,
+    write_batch,
+)
+from model_foundry.lib.nats.pull import NoResponders, Puller, delivery
+from model_foundry.lib.nats.resource import NatsResource, NatsUnavailableError
+from model_foundry.lib.storage import BatchWriter, DuckDBBusyError, backoff_delays
 from model_foundry.lib.telemetry import Telemetry
 
 log = logging.getLogger(__name__)
@@ -46,6 +63,17 @@ MAX_RECORDED_IDS = 1000
 # How long a drain holding the DuckDB file waits for the next fetch before it lets the file
 # go: a fetch from a backlog is back in milliseconds, one from an empty queue long-polls.
 LONG_POLL_GRACE_S = 0.1
+# How much of a storage error the reason of a dead letter keeps.
+MAX_ERROR_CHARS = 300
+
+
+@dataclass(slots=True)
+class Checked:
+    """One fetched message and what the contract made of it."""
+
+    msg: Msg
+    item: InboxEvent | DeadLetter
+    deliveries: int
 
 
 @dataclass
@@ -67,24 +95,20 @@ class InboxRecord:
     dead_letter_reasons: list[str] = field(default_factory=list)
     capped: bool = False
     seconds: float = 0.0
+    # The durable consumers drained: one, or one per subject name on NATS 2.9.
+    consumers: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
-    def _add(
-        self,
-        msgs: Sequence[Msg],
-        events: Sequence[InboxEvent],
-        dead: Sequence[DeadLetter],
-        result: BatchResult,
-    ) -> None:
+    def _add(self, checked: Sequence[Checked], result: BatchResult, dead: Sequence[Any]) -> None:
         self.batches += 1
-        self.received += len(msgs)
+        self.received += len(checked)
         self.inserted += len(result.inserted_ids)
         self.duplicates += result.duplicates
         self.conflicts += result.conflicts
         self.dead_lettered += result.dead_lettered
-        seqs = [e.stream_seq for e in events] + [d.stream_seq for d in dead]
+        seqs = [c.item.stream_seq for c in checked]
         if seqs:
             low, high = min(seqs), max(seqs)
             self.first_stream_seq = (
@@ -93,6 +117,13 @@ class InboxRecord:
             self.last_stream_seq = (
                 high if self.last_stream_seq is None else max(high, self.last_stream_seq)
             )
+        events = [c.item for c in checked if isinstance(c.item, InboxEvent)]
+        self._add_ids(events, result)
+        for d in dead:
+            if len(self.dead_letter_reasons) < MAX_RECORDED_IDS:
+                self.dead_letter_reasons.append(f"seq {d.stream_seq}: {d.reason}")
+
+    def _add_ids(self, events: Sequence[InboxEvent], result: BatchResult) -> None:
         room = MAX_RECORDED_IDS - len(self.event_ids)
         if room > 0 and result.inserted_ids:
             inserted = set(result.inserted_ids[:room])
@@ -116,28 +147,121 @@ class InboxRecord:
                 self.correlation_ids.append(e.correlation_id)
 
 
-def _validate_batch(
-    msgs: Sequence[Msg],
-) -> tuple[list[InboxEvent], list[DeadLetter], list[Msg], list[Msg]]:
+def _validate_batch(msgs: Sequence[Msg]) -> list[Checked]:
     received_at = datetime.now(UTC)
-    events: list[InboxEvent] = []
-    dead: list[DeadLetter] = []
-    keep: list[Msg] = []
-    reject: list[Msg] = []
+    checked = []
     for msg in msgs:
-        # Msg.metadata parses the reply subject on every access; read it once per message.
-        checked = validate_message(msg.subject, msg.data, _stream_seq(msg), received_at)
-        if isinstance(checked, InboxEvent):
-            events.append(checked)
-            keep.append(msg)
-        else:
-            dead.append(checked)
-            reject.append(msg)
-    return events, dead, keep, reject
+        # The ack subject carries the stream sequence, the delivery count and the time the
+        # stream stored the message, which is the same on every redelivery.
+        seen = delivery(msg)
+        item = validate_message(
+            msg.subject, msg.data, seen.stream_seq, received_at, seen.published_at
+        )
+        checked.append(Checked(msg, item, seen.deliveries))
+    return checked
 
 
-def _stream_seq(msg: Msg) -> int:
-    return msg.metadata.sequence.stream
+@dataclass
+class Committed:
+    """What a batch's commit stored, and how each message is to be answered."""
+
+    result: BatchResult = field(default_factory=BatchResult)
+    dead: list[DeadLetter] = field(default_factory=list)
+    ack: list[Msg] = field(default_factory=list)
+    term: list[Msg] = field(default_factory=list)
+    # Neither stored nor dead-lettered: left unacknowledged, redelivered after ack_wait.
+    unstored: list[Msg] = field(default_factory=list)
+    error: BaseException | None = None
+
+
+def _write(writer: BatchWriter, stream: str, checked: Sequence[Checked]) -> Committed:
+    """One transaction for ``checked``: events to the inbox, contract breaks to dead letters."""
+    events = [c.item for c in checked if isinstance(c.item, InboxEvent)]
+    dead = [c.item for c in checked if isinstance(c.item, DeadLetter)]
+    result = writer.write(partial(write_batch, stream=stream, events=events, dead=dead))
+    return Committed(
+        result=result,
+        dead=dead,
+        ack=[c.msg for c in checked if isinstance(c.item, InboxEvent)],
+        term=[c.msg for c in checked if isinstance(c.item, DeadLetter)],
+    )
+
+
+def _merge(into: Committed, part: Committed) -> None:
+    into.result.add(part.result)
+    into.dead += part.dead
+    into.ack += part.ack
+    into.term += part.term
+    into.unstored += part.unstored
+
+
+def _undeliverable(c: Checked, error: BaseException) -> DeadLetter:
+    text = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error) else ''}"
+    reason = f"not stored after {c.deliveries} deliveries: {text}"[:MAX_ERROR_CHARS]
+    if isinstance(c.item, DeadLetter):
+        return dataclasses.replace(c.item, reason=f"{c.item.reason}; {reason}"[:MAX_ERROR_CHARS])
+    e = c.item
+    return DeadLetter(
+        subject=e.subject,
+        source_subject=e.source_subject,
+        stream_seq=e.stream_seq,
+        received_at=e.received_at,
+        reason=reason,
+        raw=e.raw,
+        event_id=e.event_id,
+        published_at=e.published_at,
+    )
+
+
+def _write_around(
+    writer: BatchWriter, stream: str, checked: Sequence[Checked], budget: int, error: Exception
+) -> Committed:
+    """A batch that failed with ``error``: each message delivered ``budget`` times is stored
+    alone, or else dead-lettered with its own error; then the rest is tried once more."""
+    done = Committed()
+    for c in (c for c in checked if c.deliveries >= budget):
+        try:
+            _merge(done, _write(writer, stream, [c]))
+            continue
+        except DuckDBBusyError:
+            raise
+        except Exception as own:  # any failure of its own write
+            letter = _undeliverable(c, own)
+        try:
+            result = writer.write(partial(write_batch, stream=stream, events=[], dead=[letter]))
+        except DuckDBBusyError:
+            raise
+        except Exception:  # even its dead letter cannot be written
+            done.unstored.append(c.msg)
+            continue
+        _merge(done, Committed(result=result, dead=[letter], term=[c.msg]))
+    rest = [c for c in checked if c.deliveries < budget]
+    if rest:
+        try:
+            _merge(done, _write(writer, stream, rest))
+        except DuckDBBusyError:
+            raise
+        except Exception:  # the rest keeps failing: raise the first error
+            done.unstored += [c.msg for c in rest]
+            done.error = error
+    if done.unstored and done.error is None:
+        done.error = error
+    return done
+
+
+async def _commit(
+    writer: BatchWriter, stream: str, checked: Sequence[Checked], budget: int
+) -> Committed:
+    try:
+        return await asyncio.to_thread(_write, writer, stream, checked)
+    except DuckDBBusyError:
+        # The file is busy, not the messages: they all stay for the next run.
+        raise
+    except Exception as error:
+        if not any(c.deliveries >= budget for c in checked):
+            raise
+        log.warning("batch failed (%s); writing its messages one by one", error)
+        return await asyncio.to_thread(_write_around, writer, stream, checked, budget, error)
 
 
 # The commit runs in a thread while the event loop fetches the next batch. DuckDB releases the
@@ -166,19 +290,19 @@ _CONNECTION_LOST = (
     nats.errors.OutboundBufferLimitError,
     nats.errors.FlushTimeoutError,
     ServiceUnavailableError,
+    NoResponders,
 )
 
 
-async def _fetch(sub: Any, batch: int, timeout: float, unavailable_s: float = 15.0) -> list[Msg]:
+async def _fetch(
+    puller: Puller, batch: int, timeout: float, unavailable_s: float = 15.0
+) -> list[Msg]:
     delays = backoff_delays(first=0.2, cap=2.0)
     deadline = time.monotonic() + unavailable_s
     while True:
         try:
-            return await sub.fetch(batch, timeout=timeout)
-        except (nats.errors.TimeoutError, TimeoutError):
-            # nats-py raises either, depending on where in the pull the deadline passed.
-            return []
-        except (ServiceUnavailableError, nats.errors.ConnectionReconnectingError):
+            return await puller.fetch(batch, timeout)
+        except (NoResponders, nats.errors.ConnectionReconnectingError):
             # A server that just restarted answers 503 until JetStream has recovered its
             # streams; back off and pull again rather than failing the run.
             if time.monotonic() >= deadline:
@@ -234,6 +358,94 @@ class _DrainTelemetry:
         )
 
 
+@dataclass
+class _Drain:
+    """One drain's shared state: the connection, the writer and the limits."""
+
+    nc: NATS
+    stream: str
+    writer: BatchWriter
+    record: InboxRecord
+    batch_size: int
+    max_events: int | None
+    fetch_timeout_s: float
+    budget: int
+    after_commit: Callable[[Sequence[Msg]], None] | None
+    progress: Callable[[InboxRecord], None] | None
+    counts: _DrainTelemetry | None = None
+
+    def want(self, received: int) -> int:
+        """The next fetch's size once ``received`` messages are in hand."""
+        if self.max_events is None:
+            return self.batch_size
+        return max(0, min(self.batch_size, self.max_events - received))
+
+    async def answer(self, committed: Committed) -> None:
+        publish = self.nc.publish
+        for msg in committed.ack:
+            await publish(msg.reply, b"+ACK")
+        for msg in committed.term:
+            await publish(msg.reply, b"+TERM")
+        await self.nc.flush()
+
+
+async def _drain_consumer(drain: _Drain, consumer: str) -> None:
+    """Empty one consumer (or stop at ``max_events``), batch by batch."""
+    puller = await Puller(drain.nc, drain.stream, consumer).start()
+    writer = drain.writer
+    asked = drain.want(drain.record.received)
+    next_fetch = (
+        asyncio.create_task(_fetch(puller, asked, drain.fetch_timeout_s)) if asked else None
+    )
+    backlog_ended = False
+    try:
+        while next_fetch is not None:
+            if backlog_ended:
+                # The last fetch came back short, so this one may long-poll an empty queue:
+                # let other writers and readers have the file meanwhile.
+                await asyncio.to_thread(writer.release)
+            elif not next_fetch.done():
+                # A full batch does not prove more are waiting (a backlog that is an exact
+                # multiple of the batch size ends on one): a fetch not back promptly is
+                # long-polling, and the file must not stay locked across that wait.
+                await asyncio.wait({next_fetch}, timeout=LONG_POLL_GRACE_S)
+                if not next_fetch.done():
+                    await asyncio.to_thread(writer.release)
+            msgs = await next_fetch
+            next_fetch = None
+            if not msgs:
+                break
+            backlog_ended = len(msgs) < asked
+            checked = _validate_batch(msgs)
+            # Fetch the next batch while this one commits: the network wait and the DuckDB
+            # write overlap, and the next batch is only acknowledged after its own commit.
+            asked = drain.want(drain.record.received + len(msgs))
+            if asked:
+                next_fetch = asyncio.create_task(_fetch(puller, asked, drain.fetch_timeout_s))
+            committed = await _commit(writer, drain.stream, checked, drain.budget)
+            if drain.after_commit is not None:
+                drain.after_commit(msgs)
+            await drain.answer(committed)
+            writer.release_if_held_too_long()
+            drain.record._add(checked, committed.result, committed.dead)
+            if drain.counts is not None:
+                drain.counts.add(
+                    [c.item for c in checked if isinstance(c.item, InboxEvent)],
+                    committed.dead,
+                    committed.result,
+                )
+            if committed.error is not None:
+                raise committed.error
+            if drain.progress is not None:
+                drain.progress(drain.record)
+    finally:
+        if next_fetch is not None:
+            next_fetch.cancel()
+            # Whatever it fetched stays unacknowledged and is redelivered after ack_wait.
+            await asyncio.gather(next_fetch, return_exceptions=True)
+        await puller.close()
+
+
 @_short_gil_switch_interval()
 async def drain_subject(
     nats_resource: NatsResource,
@@ -248,7 +460,7 @@ async def drain_subject(
     memory_limit: str | None = DEFAULT_MEMORY_LIMIT,
     telemetry: Telemetry | None = None,
 ) -> InboxRecord:
-    """Drain ``subject``'s consumer until it is empty or ``max_events`` were received.
+    """Drain ``subject``'s consumers until they are empty or ``max_events`` were received.
 
     ``after_commit`` runs between the DuckDB commit and the acks; the crash tests use it to
     kill the process at exactly that point. ``telemetry`` gets one ``model_foundry.inbox_drain``
@@ -260,73 +472,34 @@ async def drain_subject(
     nc = await nats_resource.connect()
     try:
         js = nc.jetstream()
-        await nats_resource.ensure_stream(js)
-        sub = await js.pull_subscribe_bind(consumer_name(subject), stream=nats_resource.stream)
-
-        def want(already: int) -> int:
-            if max_events is None:
-                return batch_size
-            return max(0, min(batch_size, max_events - already))
-
-        next_fetch: asyncio.Task[list[Msg]] | None = (
-            asyncio.create_task(_fetch(sub, want(0), fetch_timeout_s)) if want(0) else None
-        )
+        await nats_resource.ensure_stream(js, subjects=())
+        partition = await nats_resource.partition(js, subject)
+        record.consumers = list(partition.names)
         writer = BatchWriter(db_path, schema=INBOX_SCHEMA, memory_limit=memory_limit)
-        asked = want(0)
-        backlog_ended = False
+        drain = _Drain(
+            nc=nc,
+            stream=nats_resource.stream,
+            writer=writer,
+            record=record,
+            batch_size=batch_size,
+            max_events=max_events,
+            fetch_timeout_s=fetch_timeout_s,
+            budget=nats_resource.max_deliver,
+            after_commit=after_commit,
+            progress=progress,
+            counts=counts,
+        )
         try:
-            while next_fetch is not None:
-                if backlog_ended:
-                    # The last fetch came back short, so this one may long-poll an empty
-                    # queue: let other writers and readers have the file meanwhile.
-                    await asyncio.to_thread(writer.release)
-                elif not next_fetch.done():
-                    # A full batch does not prove more are waiting (a backlog that is an exact
-                    # multiple of the batch size ends on one): a fetch not back promptly is
-                    # long-polling, and the file must not stay locked across that wait.
-                    await asyncio.wait({next_fetch}, timeout=LONG_POLL_GRACE_S)
-                    if not next_fetch.done():
-                        await asyncio.to_thread(writer.release)
-                msgs = await next_fetch
-                next_fetch = None
-                if not msgs:
+            await asyncio.to_thread(writer.write, ensure_inbox_layout)
+            for consumer in partition.names:
+                if drain.want(record.received) == 0:
                     break
-                backlog_ended = len(msgs) < asked
-                events, dead, keep, reject = _validate_batch(msgs)
-                fetched = record.received + len(msgs)
-                # Fetch the next batch while this one commits: the network wait and the DuckDB
-                # write overlap, and the next batch is only acknowledged after its own commit.
-                asked = want(fetched)
-                if asked:
-                    next_fetch = asyncio.create_task(_fetch(sub, asked, fetch_timeout_s))
-                result = await asyncio.to_thread(
-                    writer.write,
-                    partial(write_batch, stream=nats_resource.stream, events=events, dead=dead),
-                )
-                if after_commit is not None:
-                    after_commit(msgs)
-                for msg in keep:
-                    await msg.ack()
-                for msg in reject:
-                    await msg.term()
-                await nc.flush()
-                writer.release_if_held_too_long()
-                record._add(msgs, events, dead, result)
-                counts.add(events, dead, result)
-                for d in dead:
-                    if len(record.dead_letter_reasons) < MAX_RECORDED_IDS:
-                        record.dead_letter_reasons.append(f"seq {d.stream_seq}: {d.reason}")
-                if progress is not None:
-                    progress(record)
+                await _drain_consumer(drain, consumer)
             if max_events is not None and record.received >= max_events:
                 info = await nats_resource.pending(js, subject)
                 record.capped = info.num_pending > 0
         finally:
             await asyncio.to_thread(writer.release)
-            if next_fetch is not None:
-                next_fetch.cancel()
-                # Whatever it fetched stays unacknowledged and is redelivered after ack_wait.
-                await asyncio.gather(next_fetch, return_exceptions=True)
     except _CONNECTION_LOST as exc:
         record.seconds = round(time.perf_counter() - started, 3)
         counts.emit(record, "failed")
@@ -345,4 +518,11 @@ async def drain_subject(
     return record
 
 
-__all__ = ["DEFAULT_BATCH_SIZE", "MAX_RECORDED_IDS", "InboxRecord", "drain_subject"]
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "MAX_RECORDED_IDS",
+    "Checked",
+    "Committed",
+    "InboxRecord",
+    "drain_subject",
+]

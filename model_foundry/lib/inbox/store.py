@@ -1,49 +1,138 @@
-"""The inbox and dead-letter tables: their DDL and the batch write the drain commits.
+"""The inbox and dead-letter tables: DDL, the move from the keyed layout, and batch writes.
 
-Arrow bulk insert, idempotent on event_id.
+Why the inbox has no PRIMARY KEY: DuckDB holds a key's ART index in memory once a write
+touches it, and random event ids (uuid4, what publishers send) touch nearly all of it with
+the first batch. Measured on DuckDB 2.0.1 with 1000-event batches and random ids, the index
+alone took 106 MB at 1M rows, 189 MB at 2M and 349 MB at 5M, a batch took 0.12 s, 0.30 s and
+0.60 s, and under the drain's 64 MB cap every batch failed with an OutOfMemoryException from
+about 700k rows on (docs/ingest-at-scale.md has the figures).
+
+Instead, a batch is checked against the stored rows whose ``occurred_at`` lies within
+:data:`DEDUPE_WINDOW` of its events. The inbox is appended in roughly ``occurred_at`` order,
+so DuckDB's min-max index skips every other row group: the check reads about one row group
+whether the table holds ten thousand rows or ten million. A copy of an event carries the
+same ``occurred_at`` as the original (publishers re-send the same body; an event without one
+gets the time JetStream stored it, the same on every redelivery), so every redelivery and
+every re-sent copy is found, however late it comes. Two *different* bodies with one
+``event_id`` whose ``occurred_at`` lie more than the window apart are both stored; the
+``inbox_event_ids_unique`` check then fails and shows them.
+
+Only one process can write a DuckDB file at a time and the drain writes from one thread, so
+each batch's check sees every earlier batch.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 import duckdb
 import pyarrow as pa
 
 from model_foundry.lib.events import DeadLetter, InboxEvent
 
-INBOX_SCHEMA: tuple[str, ...] = (
-    """
-    CREATE TABLE IF NOT EXISTS pipeline_event_inbox (
-        event_id VARCHAR PRIMARY KEY,
-        subject VARCHAR NOT NULL,
-        source_subject VARCHAR NOT NULL,
-        correlation_id VARCHAR NOT NULL,
-        occurred_at TIMESTAMPTZ NOT NULL,
-        received_at TIMESTAMPTZ NOT NULL,
-        stream_seq BIGINT NOT NULL,
-        payload JSON NOT NULL,
-        body_sha256 VARCHAR NOT NULL,
-        inserted_at TIMESTAMPTZ NOT NULL DEFAULT now()
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS pipeline_event_dead_letter (
-        stream VARCHAR NOT NULL,
-        stream_seq BIGINT NOT NULL,
-        subject VARCHAR NOT NULL,
-        source_subject VARCHAR NOT NULL,
-        event_id VARCHAR,
-        reason VARCHAR NOT NULL,
-        raw BLOB NOT NULL,
-        raw_bytes BIGINT NOT NULL,
-        received_at TIMESTAMPTZ NOT NULL,
-        dead_lettered_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        PRIMARY KEY (stream, stream_seq)
-    )
-    """,
+log = logging.getLogger(__name__)
+
+# pyarrow imports pandas the first time it builds an array (pyarrow 26, `_is_pandas_object`):
+# about half a second. Done here, at import, it is not paid inside the first batch's
+# transaction, where it would hold the DuckDB file.
+pa.array([0], pa.int64())
+
+INBOX = "pipeline_event_inbox"
+DEAD_LETTER = "pipeline_event_dead_letter"
+
+# Copies of one event_id whose occurred_at are this close are one event.
+DEDUPE_WINDOW = timedelta(hours=1)
+# A batch's check names at most this many occurred_at ranges; past it, the closest merge.
+MAX_LOOKUP_RANGES = 16
+
+INBOX_DDL = f"""
+CREATE TABLE IF NOT EXISTS {INBOX} (
+    event_id VARCHAR NOT NULL,
+    subject VARCHAR NOT NULL,
+    source_subject VARCHAR NOT NULL,
+    correlation_id VARCHAR NOT NULL,
+    occurred_at TIMESTAMPTZ NOT NULL,
+    received_at TIMESTAMPTZ NOT NULL,
+    stream_seq BIGINT NOT NULL,
+    payload JSON NOT NULL,
+    body_sha256 VARCHAR NOT NULL,
+    inserted_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    published_at TIMESTAMPTZ
 )
+"""
+
+# A message is its stream, its sequence and the time the stream stored it: a stream deleted
+# and created again (`make clean` keeps the DuckDB file) numbers its messages from 1 again.
+DEAD_LETTER_DDL = f"""
+CREATE TABLE IF NOT EXISTS {DEAD_LETTER} (
+    stream VARCHAR NOT NULL,
+    stream_seq BIGINT NOT NULL,
+    subject VARCHAR NOT NULL,
+    source_subject VARCHAR NOT NULL,
+    event_id VARCHAR,
+    reason VARCHAR NOT NULL,
+    raw BLOB NOT NULL,
+    raw_bytes BIGINT NOT NULL,
+    received_at TIMESTAMPTZ NOT NULL,
+    dead_lettered_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    published_at TIMESTAMPTZ
+)
+"""
+
+INBOX_SCHEMA: tuple[str, ...] = (INBOX_DDL, DEAD_LETTER_DDL)
+
+
+def _move_statements(table: str, ddl: str) -> tuple[str, ...]:
+    """A keyed table's rows into the keyless layout, in their order (which keeps the min-max
+    index useful), under the same name."""
+    staging = f"{table}__keyless"
+    return (
+        f"DROP TABLE IF EXISTS {staging}",
+        ddl.replace(f"EXISTS {table} (", f"EXISTS {staging} (", 1),
+        f"INSERT INTO {staging} BY NAME SELECT * FROM {table}",
+        f"DROP TABLE {table}",
+        f"ALTER TABLE {staging} RENAME TO {table}",
+    )
+
+
+# Files written before the keyless layout: each keyed table and how it moves.
+KEYLESS_MOVES: dict[str, tuple[str, ...]] = {
+    INBOX: _move_statements(INBOX, INBOX_DDL),
+    DEAD_LETTER: _move_statements(DEAD_LETTER, DEAD_LETTER_DDL),
+}
+
+
+def _has_primary_key(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM duckdb_constraints() "
+        "WHERE table_name = ? AND constraint_type = 'PRIMARY KEY'",
+        [table],
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def ensure_inbox_layout(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Create both tables; move a keyed table (files written before) to the keyless layout.
+
+    Runs inside the caller's transaction, so a move that fails leaves the old table. The
+    move copies rows in their order (which keeps the min-max index useful) and adds
+    ``published_at``, NULL for the rows it moves. Returns the tables it moved.
+    """
+    for ddl in INBOX_SCHEMA:
+        con.execute(ddl)
+    moved = []
+    for table, statements in KEYLESS_MOVES.items():
+        if not _has_primary_key(con, table):
+            continue
+        for statement in statements:
+            con.execute(statement)
+        log.warning("%s: moved to the keyless layout (once per file)", table)
+        moved.append(table)
+    return moved
 
 
 @dataclass
@@ -54,6 +143,12 @@ class BatchResult:
     duplicates: int = 0
     conflicts: int = 0
     dead_lettered: int = 0
+
+    def add(self, other: BatchResult) -> None:
+        self.inserted_ids.extend(other.inserted_ids)
+        self.duplicates += other.duplicates
+        self.conflicts += other.conflicts
+        self.dead_lettered += other.dead_lettered
 
 
 _INBOX_ARROW_SCHEMA = pa.schema(
@@ -67,6 +162,7 @@ _INBOX_ARROW_SCHEMA = pa.schema(
         ("stream_seq", pa.int64()),
         ("payload", pa.string()),
         ("body_sha256", pa.string()),
+        ("published_at", pa.timestamp("us", tz="UTC")),
     ]
 )
 
@@ -81,6 +177,7 @@ _DEAD_ARROW_SCHEMA = pa.schema(
         ("raw", pa.binary()),
         ("raw_bytes", pa.int64()),
         ("received_at", pa.timestamp("us", tz="UTC")),
+        ("published_at", pa.timestamp("us", tz="UTC")),
     ]
 )
 
@@ -97,6 +194,7 @@ def _inbox_table(events: Sequence[InboxEvent]) -> pa.Table:
             "stream_seq": [e.stream_seq for e in events],
             "payload": [e.payload_json for e in events],
             "body_sha256": [e.body_sha256 for e in events],
+            "published_at": [e.published_at for e in events],
         },
         schema=_INBOX_ARROW_SCHEMA,
     )
@@ -114,9 +212,189 @@ def _dead_table(stream: str, dead: Sequence[DeadLetter]) -> pa.Table:
             "raw": [d.raw for d in dead],
             "raw_bytes": [len(d.raw) for d in dead],
             "received_at": [d.received_at for d in dead],
+            "published_at": [d.published_at for d in dead],
         },
         schema=_DEAD_ARROW_SCHEMA,
     )
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_WINDOW_US = DEDUPE_WINDOW // _MICROSECOND
+
+
+def _micros(t: datetime) -> int:
+    return (t - _EPOCH) // _MICROSECOND
+
+
+_FIRST = datetime.min.replace(tzinfo=UTC)
+_LAST = datetime.max.replace(tzinfo=UTC)
+
+
+def _widened(t: datetime) -> tuple[datetime, datetime]:
+    """``t`` +- the window, kept inside Python's calendar (events may claim year 1 or 9999)."""
+    low = t - DEDUPE_WINDOW if t - _FIRST > DEDUPE_WINDOW else _FIRST
+    high = t + DEDUPE_WINDOW if _LAST - t > DEDUPE_WINDOW else _LAST
+    return low, high
+
+
+@dataclass
+class Cluster:
+    """Events of a batch whose check reads one ``occurred_at`` range of the inbox."""
+
+    low: datetime
+    high: datetime
+    events: list[InboxEvent] = field(default_factory=list)
+
+
+def clusters(events: Sequence[InboxEvent]) -> list[Cluster]:
+    """The batch split by time: each event's time widened by the window, overlapping ranges
+    merged, at most :data:`MAX_LOOKUP_RANGES` (the closest merge first). A batch of events
+    published together is one cluster, so one statement."""
+    found: list[Cluster] = []
+    for e in sorted(events, key=lambda e: e.occurred_at):
+        low, high = _widened(e.occurred_at)
+        if found and low <= found[-1].high:
+            found[-1].high = max(found[-1].high, high)
+            found[-1].events.append(e)
+        else:
+            found.append(Cluster(low, high, [e]))
+    while len(found) > MAX_LOOKUP_RANGES:
+        gaps = [found[i + 1].low - found[i].high for i in range(len(found) - 1)]
+        i = gaps.index(min(gaps))
+        first, second = found[i], found[i + 1]
+        found[i : i + 2] = [Cluster(first.low, second.high, first.events + second.events)]
+    return found
+
+
+@dataclass(frozen=True)
+class _Copy:
+    """A stored copy of an event_id. Times are compared in microseconds: DuckDB hands a time
+    near year 9999 back as text when the session's time zone moves it past the calendar."""
+
+    occurred_us: int
+    body_sha256: str
+    stream_seq: int
+
+    def near(self, e: InboxEvent) -> bool:
+        return abs(self.occurred_us - _micros(e.occurred_at)) <= _WINDOW_US
+
+
+def _unregister_quietly(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    # After a failed statement the transaction is aborted and every later call, unregister
+    # included, raises "Current transaction is aborted": that must not replace the error
+    # that aborted it. Closing the connection drops the registration anyway.
+    with suppress(duckdb.Error):
+        con.unregister(name)
+
+
+def _split_batch(events: Sequence[InboxEvent]) -> tuple[list[InboxEvent], list[InboxEvent]]:
+    """The batch's first copies, and its later copies of an id (within the window)."""
+    first: list[InboxEvent] = []
+    later: list[InboxEvent] = []
+    seen: dict[str, list[datetime]] = {}
+    for e in sorted(events, key=lambda e: e.stream_seq):
+        times = seen.setdefault(e.event_id, [])
+        if any(abs(t - e.occurred_at) <= DEDUPE_WINDOW for t in times):
+            later.append(e)
+        else:
+            times.append(e.occurred_at)
+            first.append(e)
+    return first, later
+
+
+# The check reads only rows in the cluster's range: a constant range lets DuckDB skip every
+# row group whose min-max index lies outside it.
+_INSERT_NEW = f"""
+INSERT INTO {INBOX} BY NAME
+SELECT * FROM _staged_inbox s
+WHERE NOT EXISTS (
+    SELECT 1 FROM {INBOX} i
+    WHERE i.occurred_at BETWEEN ? AND ?
+      AND i.event_id = s.event_id
+      AND i.occurred_at BETWEEN s.occurred_at - ? AND s.occurred_at + ?
+)
+RETURNING stream_seq
+"""
+
+
+def _insert_new(con: duckdb.DuckDBPyConnection, events: Sequence[InboxEvent]) -> set[int]:
+    """Insert the events no stored row within the window already has; their stream_seqs."""
+    inserted: set[int] = set()
+    for cluster in clusters(events):
+        con.register("_staged_inbox", _inbox_table(cluster.events))
+        try:
+            rows = con.execute(
+                _INSERT_NEW, [cluster.low, cluster.high, DEDUPE_WINDOW, DEDUPE_WINDOW]
+            ).fetchall()
+        finally:
+            _unregister_quietly(con, "_staged_inbox")
+        inserted.update(r[0] for r in rows)
+    return inserted
+
+
+def _stored_copies(
+    con: duckdb.DuckDBPyConnection, events: Sequence[InboxEvent]
+) -> dict[str, list[_Copy]]:
+    """The stored rows under these events' ids within the window of their times."""
+    stored: dict[str, list[_Copy]] = {}
+    for cluster in clusters(events):
+        ids = list(dict.fromkeys(e.event_id for e in cluster.events))
+        placeholders = ",".join("?" * len(ids))
+        rows = con.execute(
+            "SELECT event_id, epoch_us(occurred_at), body_sha256, stream_seq "
+            f"FROM {INBOX} WHERE occurred_at BETWEEN ? AND ? "
+            f"AND event_id IN ({placeholders}) ORDER BY stream_seq",
+            [cluster.low, cluster.high, *ids],
+        ).fetchall()
+        for event_id, occurred_us, sha, seq in rows:
+            copies = stored.setdefault(event_id, [])
+            if all(c.stream_seq != seq for c in copies):
+                copies.append(_Copy(occurred_us, sha, seq))
+    for copies in stored.values():
+        copies.sort(key=lambda c: c.stream_seq)
+    return stored
+
+
+def _conflict(e: InboxEvent, first: _Copy) -> DeadLetter:
+    return DeadLetter(
+        subject=e.subject,
+        source_subject=e.source_subject,
+        stream_seq=e.stream_seq,
+        received_at=e.received_at,
+        reason=(
+            f"duplicate event_id {e.event_id!r} with a different body; "
+            f"the first one (stream_seq {first.stream_seq}) is kept"
+        ),
+        raw=e.raw,
+        event_id=e.event_id,
+        published_at=e.published_at,
+    )
+
+
+def _settle_copies(
+    con: duckdb.DuckDBPyConnection, copies: Sequence[InboxEvent], result: BatchResult
+) -> list[DeadLetter]:
+    """Each copy, in stream order: a duplicate (a stored copy within the window has its
+    body), a conflict (only other bodies within the window; it becomes a dead letter naming
+    the copy that was kept), or, with no stored copy within the window, a new event."""
+    stored = _stored_copies(con, copies)
+    conflicts = []
+    for e in copies:
+        near = [c for c in stored.get(e.event_id, ()) if c.near(e)]
+        if not near:
+            # Its batch-mate within the window was itself a copy of an older event.
+            _insert_new(con, [e])
+            result.inserted_ids.append(e.event_id)
+            stored.setdefault(e.event_id, []).append(
+                _Copy(_micros(e.occurred_at), e.body_sha256, e.stream_seq)
+            )
+        elif any(c.body_sha256 == e.body_sha256 for c in near):
+            result.duplicates += 1
+        else:
+            result.conflicts += 1
+            conflicts.append(_conflict(e, near[0]))
+    return conflicts
 
 
 def write_batch(
@@ -127,83 +405,59 @@ def write_batch(
 ) -> BatchResult:
     """Insert one fetched batch; the caller owns the transaction.
 
-    Idempotent on ``event_id`` (inbox) and on ``(stream, stream_seq)`` (dead letters), so a
-    batch redelivered after a crash between commit and ack adds nothing. An ``event_id``
-    already stored with a different body keeps the first body and is recorded as a dead
-    letter, so the conflict is visible instead of silently dropped.
+    A copy of an event already stored (same ``event_id``, ``occurred_at`` within the window)
+    is a duplicate when its body is the same and a conflict otherwise: the first body stays
+    and the other becomes a dead letter, visible instead of dropped. A dead letter already
+    stored for the same message is not stored again, so a batch redelivered after a crash
+    between commit and ack adds nothing.
     """
     result = BatchResult()
     dead = list(dead)
     if events:
-        # Insert the earliest copy of each id in the batch; later copies are duplicates (or
-        # conflicts), found below. Deduplicating here spares DuckDB a window over the batch.
-        first: dict[str, InboxEvent] = {}
-        for e in sorted(events, key=lambda e: e.stream_seq):
-            first.setdefault(e.event_id, e)
-        staged = _inbox_table(list(first.values()))
-        con.register("_staged_inbox", staged)
-        try:
-            rows = con.execute(
-                """
-                INSERT INTO pipeline_event_inbox BY NAME
-                SELECT * FROM _staged_inbox
-                ON CONFLICT (event_id) DO NOTHING
-                RETURNING event_id, stream_seq
-                """
-            ).fetchall()
-        finally:
-            con.unregister("_staged_inbox")
-        result.inserted_ids = [r[0] for r in rows]
-        inserted_seqs = {r[1] for r in rows}
-        # Only the rows that were not inserted can conflict; in steady state there are none,
-        # so the common path never looks up the (large) inbox table.
-        others = [e for e in events if e.stream_seq not in inserted_seqs]
-        if others:
-            placeholders = ",".join("?" * len({e.event_id for e in others}))
-            ids = list(dict.fromkeys(e.event_id for e in others))
-            stored = {
-                row[0]: (row[1], row[2])
-                for row in con.execute(
-                    "SELECT event_id, body_sha256, stream_seq FROM pipeline_event_inbox "
-                    f"WHERE event_id IN ({placeholders})",
-                    ids,
-                ).fetchall()
-            }
-            for e in others:
-                first_sha, first_seq = stored[e.event_id]
-                if e.body_sha256 == first_sha or e.stream_seq == first_seq:
-                    result.duplicates += 1
-                    continue
-                result.conflicts += 1
-                dead.append(
-                    DeadLetter(
-                        subject=e.subject,
-                        source_subject=e.source_subject,
-                        stream_seq=e.stream_seq,
-                        received_at=e.received_at,
-                        reason=(
-                            f"duplicate event_id {e.event_id!r} with a different body; "
-                            f"the first one (stream_seq {first_seq}) is kept"
-                        ),
-                        raw=e.raw,
-                        event_id=e.event_id,
-                    )
-                )
+        first, copies = _split_batch(events)
+        inserted = _insert_new(con, first)
+        result.inserted_ids = [e.event_id for e in first if e.stream_seq in inserted]
+        copies += [e for e in first if e.stream_seq not in inserted]
+        if copies:
+            # Rare (redeliveries, re-sends): only now is the inbox read for their bodies.
+            dead += _settle_copies(con, sorted(copies, key=lambda e: e.stream_seq), result)
     if dead:
-        staged_dead = _dead_table(stream, dead)
-        con.register("_staged_dead", staged_dead)
-        try:
-            con.execute(
-                """
-                INSERT INTO pipeline_event_dead_letter BY NAME
-                SELECT * FROM _staged_dead
-                ON CONFLICT (stream, stream_seq) DO NOTHING
-                """
-            )
-        finally:
-            con.unregister("_staged_dead")
+        _insert_dead_letters(con, stream, dead)
         result.dead_lettered = len(dead)
     return result
 
 
-__all__ = ["INBOX_SCHEMA", "BatchResult", "write_batch"]
+def _insert_dead_letters(
+    con: duckdb.DuckDBPyConnection, stream: str, dead: Sequence[DeadLetter]
+) -> None:
+    seqs = [d.stream_seq for d in dead]
+    con.register("_staged_dead", _dead_table(stream, dead))
+    try:
+        con.execute(
+            f"""
+            INSERT INTO {DEAD_LETTER} BY NAME
+            SELECT * FROM _staged_dead s
+            WHERE NOT EXISTS (
+                SELECT 1 FROM {DEAD_LETTER} d
+                WHERE d.stream_seq BETWEEN ? AND ?
+                  AND d.stream = s.stream AND d.stream_seq = s.stream_seq
+                  AND d.published_at IS NOT DISTINCT FROM s.published_at
+            )
+            """,
+            [min(seqs), max(seqs)],
+        )
+    finally:
+        _unregister_quietly(con, "_staged_dead")
+
+
+__all__ = [
+    "DEAD_LETTER",
+    "DEDUPE_WINDOW",
+    "INBOX",
+    "INBOX_SCHEMA",
+    "BatchResult",
+    "Cluster",
+    "clusters",
+    "ensure_inbox_layout",
+    "write_batch",
+]

@@ -1,9 +1,10 @@
-"""NATS JetStream: the resource, the stream and its per-subject durable pull consumers.
+"""NATS JetStream: the resource and the stream ``PIPELINE_EVENTS``.
 
-One stream (``PIPELINE_EVENTS``) holds every contract subject and its legacy names. Each
-partition of the inbox asset has one durable pull consumer that filters its subject and the
-legacy names that map to it, with explicit acks, an ``ack_wait`` well above the time a batch
-commit may take (including DuckDB lock waits), and a finite ``max_deliver``.
+One stream holds every contract subject and its legacy names. Each partition of the inbox
+asset drains durable pull consumers laid out by ``lib/nats/consumers.py`` (one per partition,
+or one per subject name on servers without ``filter_subjects``), with explicit acks, an
+``ack_wait`` well above the time a batch commit may take (DuckDB lock waits included), and
+no limit on redeliveries.
 """
 
 from __future__ import annotations
@@ -11,19 +12,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 
 import dagster as dg
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, StorageType, StreamConfig
+from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 from pydantic import Field
 
 from model_foundry.lib import settings
-from model_foundry.lib.events import ALL_SUBJECTS, SUBJECTS, subjects_for
+from model_foundry.lib.events import ALL_SUBJECTS, SUBJECTS
+from model_foundry.lib.nats.consumers import (
+    ConsumerPending,
+    ConsumerSettings,
+    PartitionConsumers,
+    consumer_name,
+    ensure_partition,
+    partition_pending,
+)
+from model_foundry.lib.nats.errors import NatsLayoutError, NatsUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -38,32 +47,6 @@ def _not_tls_eof_noise(record: logging.LogRecord) -> bool:
 logging.getLogger("asyncio").addFilter(_not_tls_eof_noise)
 
 DEFAULT_STREAM = "PIPELINE_EVENTS"
-
-
-class NatsUnavailableError(RuntimeError):
-    """No NATS server answered at the configured URLs."""
-
-
-def consumer_name(subject: str) -> str:
-    """Durable name for a partition; NATS names may not contain dots."""
-    return "inbox_" + subject.replace(".", "_")
-
-
-@dataclass(frozen=True)
-class ConsumerPending:
-    subject: str
-    consumer: str
-    num_pending: int
-    num_ack_pending: int
-    num_redelivered: int
-    # The consumer's own setting, which may differ from this resource's if it was created
-    # by another configuration: redelivery follows the consumer, so the sensor does too.
-    ack_wait_s: float
-
-    @property
-    def outstanding(self) -> int:
-        """Messages not yet stored: never delivered, or delivered and not acknowledged."""
-        return self.num_pending + self.num_ack_pending
 
 
 class NatsResource(dg.ConfigurableResource):
@@ -87,7 +70,11 @@ class NatsResource(dg.ConfigurableResource):
         default=300.0, description="Longer than a batch commit, DuckDB lock waits included."
     )
     max_deliver: int = Field(
-        default=50, description="Deliveries before JetStream stops redelivering a message."
+        default=50,
+        description=(
+            "Deliveries after which a message that still cannot be stored is dead-lettered "
+            "with the error (JetStream itself never stops redelivering)."
+        ),
     )
     max_ack_pending: int = 20_000
 
@@ -193,19 +180,22 @@ class NatsResource(dg.ConfigurableResource):
             "`make up` or point NATS_URL at a running server."
         )
 
-    def consumer_config(self, subject: str) -> ConsumerConfig:
-        return ConsumerConfig(
-            durable_name=consumer_name(subject),
-            filter_subjects=subjects_for(subject),
-            ack_policy=AckPolicy.EXPLICIT,
-            deliver_policy=DeliverPolicy.ALL,
-            ack_wait=self.ack_wait_s,
-            max_deliver=self.max_deliver,
-            max_ack_pending=self.max_ack_pending,
-        )
+    @property
+    def consumer_settings(self) -> ConsumerSettings:
+        return ConsumerSettings(ack_wait_s=self.ack_wait_s, max_ack_pending=self.max_ack_pending)
 
-    async def ensure_stream(self, js: JetStreamContext) -> list[str]:
-        """Create the stream and the consumers if missing; returns what it created."""
+    async def partition(self, js: JetStreamContext, subject: str) -> PartitionConsumers:
+        """``subject``'s consumers, created or repaired to the layout this server keeps."""
+        try:
+            return await ensure_partition(js, self.stream, subject, self.consumer_settings)
+        except NatsLayoutError as exc:
+            raise NatsLayoutError(f"NATS at {self.redacted_servers}: {exc}") from None
+
+    async def ensure_stream(
+        self, js: JetStreamContext, subjects: Sequence[str] = SUBJECTS
+    ) -> list[str]:
+        """Create the stream if missing, and the consumers of ``subjects`` (every partition
+        unless told otherwise); returns what it created or changed."""
         created: list[str] = []
         try:
             info = await js.stream_info(self.stream)
@@ -227,26 +217,13 @@ class NatsResource(dg.ConfigurableResource):
                 )
             )
             created.append(f"stream {self.stream}")
-        for subject in SUBJECTS:
-            name = consumer_name(subject)
-            try:
-                await js.consumer_info(self.stream, name)
-            except NotFoundError:
-                await js.add_consumer(self.stream, self.consumer_config(subject))
-                created.append(f"consumer {name}")
+        for subject in subjects:
+            created += (await self.partition(js, subject)).changes
         return created
 
     async def pending(self, js: JetStreamContext, subject: str) -> ConsumerPending:
-        name = consumer_name(subject)
-        info = await js.consumer_info(self.stream, name)
-        return ConsumerPending(
-            subject=subject,
-            consumer=name,
-            num_pending=int(info.num_pending or 0),
-            num_ack_pending=int(info.num_ack_pending or 0),
-            num_redelivered=int(info.num_redelivered or 0),
-            ack_wait_s=float(info.config.ack_wait or self.ack_wait_s),
-        )
+        """Counts summed over the partition's consumers (made if missing)."""
+        return partition_pending(await self.partition(js, subject), self.ack_wait_s)
 
     @asynccontextmanager
     async def jetstream(self) -> AsyncIterator[tuple[NATS, JetStreamContext]]:
@@ -286,6 +263,7 @@ class NatsResource(dg.ConfigurableResource):
                 try:
                     return await self.pending(js, subject)
                 except NotFoundError:
+                    # No stream yet (a fresh server): create it, then count.
                     await self.ensure_stream(js)
                     return await self.pending(js, subject)
             finally:
@@ -310,18 +288,24 @@ def nats_resource_from_env(*, resolve_secrets: bool = False) -> NatsResource:
 
     The code location passes credentials as ``dg.EnvVar`` so Dagster shows only their names;
     the CLI and benchmarks, which run outside Dagster, pass the values (``resolve_secrets``).
+    A ``NATS_URL`` with credentials in it (``nats://user:password@host``) is passed the same
+    way: the UI then shows ``NATS_URL``, never the URL.
     """
     # EnvVar fails when the variable is unset, so only the ones a user set are wired.
     secrets: dict = {
         field: settings.secret(var) if resolve_secrets else dg.EnvVar(var)
         for field, var in settings.nats_secret_vars_set().items()
     }
-    return NatsResource(servers=",".join(settings.nats_urls()), **secrets)
+    servers: str | dg.EnvVar = ",".join(settings.nats_urls())
+    if settings.nats_url_has_userinfo() and not resolve_secrets:
+        servers = dg.EnvVar("NATS_URL")
+    return NatsResource(servers=servers, **secrets)
 
 
 __all__ = [
     "DEFAULT_STREAM",
     "ConsumerPending",
+    "NatsLayoutError",
     "NatsResource",
     "NatsUnavailableError",
     "consumer_name",

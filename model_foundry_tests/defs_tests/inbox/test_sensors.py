@@ -19,8 +19,15 @@ from model_foundry.defs.inbox.sensors import build_inbox_sensor, inbox_sensors, 
 from model_foundry.defs.resources import FoundryDuckDB
 from model_foundry.lib.inbox.publish import make_event
 from model_foundry.lib.nats.resource import NatsResource
-from model_foundry.lib.run_health import WORKER_HOST_TAG, WORKER_PID_TAG
-from model_foundry_tests.nats_helpers import publish
+from model_foundry.lib.run_health import (
+    WORKER_BOOT_TAG,
+    WORKER_HOST_TAG,
+    WORKER_PID_TAG,
+    WORKER_START_TAG,
+    boot_id,
+    process_start_ticks,
+)
+from model_foundry_tests.nats_helpers import BOTH_NATS_SERVERS, publish
 
 
 def tick(subject: str, instance: dg.DagsterInstance, res: NatsResource, cursor: str | None = None):
@@ -88,14 +95,17 @@ def test_nothing_pending_skips(nats_resource: NatsResource) -> None:
     assert "nothing pending" in (result.skip_message or "")
 
 
+@BOTH_NATS_SERVERS
 def test_pending_messages_request_a_run_for_that_partition_without_consuming(
     nats_resource: NatsResource,
 ) -> None:
+    # Under the new and the legacy name: on NATS 2.9 the partition has a consumer for each.
     publish(
         nats_resource,
         [
-            make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id=f"t{i}")
+            make_event(name, {"tool": "grep", "arguments": {}}, "s", event_id=f"{name}-{i}")
             for i in range(3)
+            for name in ("llm.tool_call", "knowledge.tool_call")
         ],
     )
     with dg.instance_for_test() as instance:
@@ -106,9 +116,9 @@ def test_pending_messages_request_a_run_for_that_partition_without_consuming(
     assert request.partition_key == "llm.tool_call"
     assert request.tags[INBOX_SUBJECT_TAG] == "llm.tool_call"
     assert other.run_requests == []
-    # The tick only read counts: all three messages are still waiting, none delivered.
+    # The tick only read counts: all six messages are still waiting, none delivered.
     pending = nats_resource.pending_for("llm.tool_call")
-    assert (pending.num_pending, pending.num_ack_pending) == (3, 0)
+    assert (pending.num_pending, pending.num_ack_pending) == (6, 0)
 
 
 def test_running_run_for_the_subject_prevents_a_second_request(
@@ -202,6 +212,9 @@ def test_inbox_runs_record_their_worker_for_the_sensor(
         tags = instance.get_run_by_id(result.run_id).tags
     assert tags[WORKER_PID_TAG] == str(os.getpid())
     assert tags[WORKER_HOST_TAG] == socket.gethostname()
+    # What tells this process from a later one given the same pid, or one from another boot.
+    assert tags[WORKER_START_TAG] == str(process_start_ticks(os.getpid()))
+    assert tags[WORKER_BOOT_TAG] == boot_id()
 
 
 def test_dead_run_sensor_fails_any_started_run_whose_worker_is_gone() -> None:

