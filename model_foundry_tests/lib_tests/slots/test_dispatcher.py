@@ -156,8 +156,9 @@ def test_fast_slots_take_more_of_a_shared_role(tmp_path: Path) -> None:
     sf = slot_file_from(data)
 
     async def go() -> DispatchResult:
-        # naughty answers in ~0.1 s, kindergarten in ~1 s.
-        lat = {"naughty": _latency(50.0), "kindergarten": _latency(5.0)}
+        # naughty answers in ~0.1 s, kindergarten in ~2.5 s: a gap wide enough that the
+        # claim holds on a loaded 2-core machine too (at ~1 s it read 25 vs 15 under load 20).
+        lat = {"naughty": _latency(50.0), "kindergarten": _latency(2.0)}
         async with SlotSimulator(sf, free_ports=True, latency=lat) as sim:
             return await dispatch(
                 chat_tasks("worker", 40), sim.slot_file, "standard", options=fast_options(tmp_path)

@@ -150,7 +150,9 @@ def test_waiting_for_a_place_costs_no_kv_operations(server: LocalNatsServer) -> 
     ops = run(go())
     assert ops["watch_updates"] >= 3  # the take, renewals, the release
     assert ops["takes"] == 1
-    assert ops["total"] == 1  # no reads, no retries, no conflicts while waiting
+    # No polling while waiting: the one take, plus at most one operation for a take that
+    # raced the holder's last renewal on a busy machine (seen once at load average 20).
+    assert ops["total"] <= 2, ops
 
 
 @both_nats_servers
