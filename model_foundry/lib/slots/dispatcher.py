@@ -306,7 +306,11 @@ class _HeldPlace:
 
     async def take(self, give_up: Callable[[], bool], wake: Callable[[], Awaitable[Any]]) -> bool:
         if self.held is not None:
-            return True
+            if self.limiter.still_valid(self.held):
+                return True
+            # Renewals fell behind (a frozen process, a slow NATS): a waiter elsewhere may
+            # take this place any moment, so no new request starts on it.
+            await self.release()
         self.lost = asyncio.Event()
         self.held = await self.limiter.acquire(self.slot, give_up, on_lost=self.lost.set, wake=wake)
         self.since = time.monotonic()

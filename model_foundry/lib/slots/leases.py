@@ -416,6 +416,12 @@ class NatsLeaseLimiter:
             "kv_ops": self.ops.as_dict(),
         }
 
+    def still_valid(self, lease: Lease) -> bool:
+        """Whether ``lease`` is safe to start another request on: not lost, and more than a
+        renewal interval before the moment a waiter elsewhere may take it over."""
+        margin = self.settings.renew_interval_s
+        return not lease.lost and time.monotonic() < lease.valid_until - margin
+
     def held_here(self, slot: str) -> int:
         return sum(1 for lease in self._held.values() if lease.slot == slot)
 

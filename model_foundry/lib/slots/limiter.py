@@ -56,6 +56,8 @@ class Limiter(Protocol):
 
     async def release(self, held: Any, *, handoff_s: float = 0.0) -> None: ...
 
+    def still_valid(self, held: Any) -> bool: ...
+
     def in_flight(self, slot: str) -> int: ...
 
     def parallel(self, slot: str) -> int: ...
@@ -193,6 +195,9 @@ class FlockLimiter:
     async def release(self, held: FlockToken, *, handoff_s: float = 0.0) -> None:
         # No hand-off between processes here: a waiter polls and takes whatever is free.
         self._slots[held.slot].release(held.token)
+
+    def still_valid(self, held: FlockToken) -> bool:
+        return True  # a lock file stays ours while this process lives
 
     def in_flight(self, slot: str) -> int:
         return self._slots[slot].in_flight()
