@@ -86,7 +86,7 @@ def test_a_dead_holders_place_returns_after_the_ttl_and_not_before(
         last_renewal_sent = lease.valid_until - TTL.ttl_s
         await dead.nc.close()
         assert waiter.in_flight("s") == 1
-        taken = await waiter.acquire("s")
+        taken = await asyncio.wait_for(waiter.acquire("s"), 30)
         at = time.monotonic()
         assert taken is not None
         steals = waiter.ops.steals
@@ -112,7 +112,7 @@ def test_a_stalled_holder_loses_its_place_and_cannot_free_the_new_holders(
         lease = await slow.acquire("s", on_lost=lost.set)
         assert lease is not None and slow._renewer is not None
         slow._renewer.cancel()  # stalled: alive, but no renewal reaches NATS
-        theirs = await other.acquire("s")
+        theirs = await asyncio.wait_for(other.acquire("s"), 30)
         assert theirs is not None
         await asyncio.wait_for(lost.wait(), 5)
         await slow.release(lease)  # must not free the new holder's place
@@ -188,10 +188,11 @@ def test_deleted_and_unreadable_places(server: LocalNatsServer) -> None:
         await kv.put("s.1", b"")
         await kv.delete("s.1")
         await asyncio.sleep(0.2)
-        free = await lim.acquire("s")
+        # Bounded, so a lease that never comes back fails here instead of hanging the run.
+        free = await asyncio.wait_for(lim.acquire("s"), 30)
         assert free is not None and free.key == "s.1"
         garbage_seen_at = lim._views["s"].by_key["s.0"].seen_at
-        taken = await lim.acquire("s")
+        taken = await asyncio.wait_for(lim.acquire("s"), 30)
         waited = time.monotonic() - garbage_seen_at
         assert taken is not None and taken.key == "s.0"
         steals = lim.ops.steals
