@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv up demo test lint bench clean
+.PHONY: venv up demo test lint bench clean llama-server
 
 venv: $(STAMP)
 
@@ -25,6 +25,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# A real llama.cpp server for the tests (CPU, no web UI), built once into
+# ~/.cache/model-foundry (MODEL_FOUNDRY_CACHE) from the llama-cpp-python sdist on PyPI.
+llama-server: $(STAMP)
+	$(PY) -m model_foundry.devtools.llama_server build $(LLAMA_SERVER_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check model_foundry model_foundry_tests
