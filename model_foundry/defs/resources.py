@@ -15,6 +15,7 @@ from model_foundry.lib import settings, storage
 from model_foundry.lib.nats.resource import NatsResource, nats_resource_from_env
 from model_foundry.lib.run_health import record_worker
 from model_foundry.lib.slots.config import SlotFile, load_slot_file
+from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions
 from model_foundry.lib.slots.leases import LeaseSettings
 
@@ -86,6 +87,10 @@ class SlotsResource(dg.ConfigurableResource):
 
     def load(self) -> SlotFile:
         return load_slot_file(self.slot_file)
+
+    def context_book(self, slot_file: SlotFile) -> ContextBook:
+        """Context windows and token counts of the profile's live slots (asked lazily)."""
+        return ContextBook(slot_file.live_slots(self.profile))
 
     def dispatch_options(self) -> DispatchOptions:
         return DispatchOptions(

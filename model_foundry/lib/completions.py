@@ -13,6 +13,7 @@ connection is held while a slot streams an answer.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import statistics
@@ -29,7 +30,15 @@ from model_foundry.lib import storage
 from model_foundry.lib.schema import pipeline_schema
 from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.config import Slot, SlotFile
-from model_foundry.lib.slots.dispatcher import DispatchOptions, DispatchResult, Task, run_dispatch
+from model_foundry.lib.slots.context import ContextBook
+from model_foundry.lib.slots.dispatcher import (
+    DispatchOptions,
+    DispatchResult,
+    SlotSummary,
+    Task,
+    run_dispatch,
+)
+from model_foundry.lib.slots.fit import PROMPT_TOO_LONG, fit_request
 from model_foundry.lib.telemetry import Telemetry
 
 # The tables this module writes; lib/schema.py runs them with every other table's.
@@ -128,6 +137,9 @@ class Request:
     text: str | None = None
     # The session the request works for (summaries, translations): telemetry only, not keyed.
     correlation_id: str | None = None
+    # Set by ``fit_requests``: the slots whose context holds it (None: any), or why none does.
+    only_slots: tuple[str, ...] | None = None
+    unfit_reason: str | None = None
 
     def to_task(self) -> Task:
         return Task(
@@ -138,6 +150,7 @@ class Request:
             prompt=self.prompt,
             text=self.text,
             params=dict(self.params),
+            only_slots=self.only_slots,
         )
 
     def request_json(self) -> str:
@@ -176,6 +189,41 @@ def plan_request(
         prompt=prompt,
         text=text,
         correlation_id=correlation_id,
+    )
+
+
+def fit_requests(
+    requests: Sequence[Request],
+    book: ContextBook,
+    slot_file: SlotFile,
+    profile: str | None = None,
+) -> list[Request]:
+    """``requests`` narrowed to the slots whose context windows hold them (see ``fit.py``)."""
+    fitted = []
+    for r in requests:
+        fit = fit_request(
+            book, slot_file, r.role, profile=profile, messages=r.messages, prompt=r.prompt,
+            text=r.text, params=r.params,
+        )  # fmt: skip
+        fitted.append(dataclasses.replace(r, only_slots=fit.only_slots, unfit_reason=fit.reason))
+    return fitted
+
+
+def unfit_attempt(request: Request, slot_file: SlotFile, profile: str | None) -> Attempt:
+    """The recorded failure of a request no slot's context can hold: never sent, not retried."""
+    slot = slot_file.slots_for_role(request.role, profile)[0]
+    return Attempt(
+        key=request.key,
+        task=request.task,
+        role=request.role,
+        slot=slot.name,
+        model=request.model,
+        runtime=slot.runtime,
+        status="error",
+        error_class=PROMPT_TOO_LONG,
+        error=request.unfit_reason,
+        retryable=False,
+        latency_s=0.0,
     )
 
 
@@ -235,6 +283,47 @@ class CompletionBatch:
     sent: int = 0
     failed: list[str] = field(default_factory=list)
     dispatch: DispatchResult | None = None
+    # Requests no slot's context can hold: key -> reason. Recorded, never sent.
+    unfit: dict[str, str] = field(default_factory=dict)
+    unfit_attempts: list[Attempt] = field(default_factory=list)
+
+    @classmethod
+    def merged(cls, batches: Sequence[CompletionBatch]) -> CompletionBatch:
+        """One batch for several rounds of one asset (map and reduce of summaries)."""
+        out = cls(requested=sum(b.requested for b in batches))
+        dispatches = [b.dispatch for b in batches if b.dispatch is not None]
+        for b in batches:
+            out.results.update(b.results)
+            out.reused += b.reused
+            out.sent += b.sent
+            out.failed += b.failed
+            out.unfit.update(b.unfit)
+            out.unfit_attempts += b.unfit_attempts
+        if dispatches:
+            slots: dict[str, SlotSummary] = {}
+            for d in dispatches:
+                for name, s in d.slots.items():
+                    into = slots.setdefault(name, SlotSummary(name, s.parallel))
+                    into.attempts += s.attempts
+                    into.ok += s.ok
+                    into.errors += s.errors
+                    into.max_in_flight = max(into.max_in_flight, s.max_in_flight)
+                    into.prompt_tokens += s.prompt_tokens
+                    into.completion_tokens += s.completion_tokens
+                    into.busy_s += s.busy_s
+                    into.cooldowns += s.cooldowns
+            stopped = [d for d in dispatches if d.stopped_early]
+            out.dispatch = DispatchResult(
+                attempts=[a for d in dispatches for a in d.attempts],
+                final={k: a for d in dispatches for k, a in d.final.items()},
+                undone=[k for d in dispatches for k in d.undone],
+                slots=slots,
+                seconds=sum(d.seconds for d in dispatches),
+                stopped_early=bool(stopped),
+                stop_reason=stopped[0].stop_reason if stopped else None,
+                limiter=next((d.limiter for d in reversed(dispatches) if d.limiter), {}),
+            )
+        return out
 
     @property
     def new_results(self) -> list[Completion]:
@@ -262,6 +351,7 @@ class CompletionBatch:
             "sent": self.sent,
             "ok": len(self.results),
             "failed": len(self.failed),
+            "prompts_too_long": len(self.unfit),
             "attempts": len(self.dispatch.attempts) if self.dispatch else 0,
             "slots_used": dg.MetadataValue.json(sorted(per_slot)),
             "per_slot": dg.MetadataValue.json(per_slot),
@@ -406,8 +496,13 @@ class CompletionStore:
         batch.results.update(done)
         batch.reused = len(done)
         todo = [r for k, r in unique.items() if k not in done]
+        unfit = [r for r in todo if r.unfit_reason is not None]
+        if unfit:
+            self._record_unfit(unfit, batch, slot_file, profile)
+            todo = [r for r in todo if r.unfit_reason is None]
         batch.sent = len(todo)
         if not todo:
+            batch.failed = [r.key for r in unfit]
             return batch
         lock = threading.Lock()
         finished_count = [0]
@@ -440,8 +535,39 @@ class CompletionStore:
             on_attempt=on_attempt,
             options=options,
         )
-        batch.failed = [r.key for r in todo if r.key not in batch.results]
+        batch.failed = [r.key for r in unfit] + [r.key for r in todo if r.key not in batch.results]
         return batch
+
+    def _record_unfit(
+        self,
+        unfit: list[Request],
+        batch: CompletionBatch,
+        slot_file: SlotFile,
+        profile: str | None,
+    ) -> None:
+        """Record each too-long request once (not again while its reason stays the same)."""
+        recorded = self.last_errors([r.key for r in unfit])
+        for r in unfit:
+            attempt = unfit_attempt(r, slot_file, profile)
+            batch.unfit[r.key] = r.unfit_reason or ""
+            batch.unfit_attempts.append(attempt)
+            if recorded.get(r.key) != (PROMPT_TOO_LONG, r.unfit_reason):
+                self.record(attempt, r)
+
+    def last_errors(self, keys: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
+        """(error class, error) of each key's latest attempt, where it failed."""
+        if not keys:
+            return {}
+        with storage.connect(self.db_path, schema=pipeline_schema()) as con:
+            rows = con.execute(
+                """
+                SELECT request_key, error_class, error FROM llm_completions
+                WHERE request_key IN (SELECT unnest(?::VARCHAR[]))
+                QUALIFY row_number() OVER (PARTITION BY request_key ORDER BY recorded_at DESC) = 1
+                """,
+                [list(keys)],
+            ).fetchall()
+        return {k: (cls, err) for k, cls, err in rows if cls is not None}
 
 
 def progress_logger(log: Callable[[str], Any], label: str, every: int = 25) -> Progress:

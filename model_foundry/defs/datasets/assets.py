@@ -11,7 +11,7 @@ from pydantic import Field
 
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
-from model_foundry.lib.completions import CompletionStore, progress_logger
+from model_foundry.lib.completions import CompletionStore, fit_requests, progress_logger
 from model_foundry.lib.datasets import (
     UnsafeNameError,
     chat_roles,
@@ -120,6 +120,19 @@ def _collect(
     telemetry: Telemetry,
 ) -> dict[str, Any]:
     """Ask the slots, write the samples, export them; the materialization's metadata."""
+    # Each prompt goes only to slots whose context holds it; one no slot holds is recorded
+    # (PromptTooLong) and not sent.
+    with slots.context_book(slot_file) as book:
+        fitted = {
+            r.key: r for r in fit_requests([p[-1] for p in planned], book, slot_file, slots.profile)
+        }
+    planned = [(*p[:-1], fitted[p[-1].key]) for p in planned]
+    if any(r.unfit_reason for r in fitted.values()):
+        too_long = [r for r in fitted.values() if r.unfit_reason]
+        context.log.warning(
+            f"{len(too_long)} dataset prompts fit no slot's context and are not sent, e.g.: "
+            f"{too_long[0].unfit_reason}"
+        )
     store = CompletionStore(duckdb.database, run_id=context.run.run_id, telemetry=telemetry)
     batch = store.run(
         [p[-1] for p in planned],

@@ -74,6 +74,9 @@ class Slot(_Strict):
     base_url: str
     model: str = Field(min_length=1)
     parallel: int = Field(ge=1, le=256)
+    # Tokens one request may use (prompt + answer). Unset: asked from the server (llama.cpp
+    # /props, vLLM /v1/models); set it when the server hides those or to stay below them.
+    context_tokens: int | None = Field(default=None, ge=64)
     gpu: str = "any"
     api: Literal["chat", "completions"] = "chat"
     # ``plamo-translate`` builds plamo-2-translate's raw prompt from a task's text;

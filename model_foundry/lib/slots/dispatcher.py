@@ -65,6 +65,16 @@ class Task:
     # The text to translate (translator slots).
     text: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    # The only slots this task may go to (those whose context window holds it); None: any
+    # slot that serves its role.
+    only_slots: tuple[str, ...] | None = None
+
+    @property
+    def route(self) -> str:
+        """The queue this task waits in: its role, narrowed to ``only_slots`` when set."""
+        if self.only_slots is None:
+            return self.role
+        return f"{self.role}@{','.join(sorted(self.only_slots))}"
 
 
 @dataclass(frozen=True)
@@ -241,11 +251,11 @@ class WorkQueue:
         self._seq = itertools.count()
 
     def add(self, task: Task) -> None:
-        self.fresh.setdefault(task.role, deque()).append(_Pending(0.0, next(self._seq), task))
+        self.fresh.setdefault(task.route, deque()).append(_Pending(0.0, next(self._seq), task))
 
     def requeue(self, item: _Pending, ready_at: float) -> None:
         item.ready_at = ready_at
-        heapq.heappush(self.retry.setdefault(item.task.role, []), item)
+        heapq.heappush(self.retry.setdefault(item.task.route, []), item)
 
     def __len__(self) -> int:
         return sum(len(q) for q in self.fresh.values()) + sum(len(h) for h in self.retry.values())
@@ -268,12 +278,12 @@ class WorkQueue:
         item = self.peek(roles, now)
         if item is None:
             return None
-        role = item.task.role
-        q = self.fresh.get(role)
+        route = item.task.route
+        q = self.fresh.get(route)
         if q and q[0] is item:
             q.popleft()
         else:
-            heapq.heappop(self.retry[role])
+            heapq.heappop(self.retry[route])
         return item
 
     def next_ready(self, roles: Iterable[str]) -> float | None:
@@ -357,12 +367,25 @@ class _Batch:
                     "another profile"
                 )
             tiers[role] = [[s.name for s in tier] for tier in role_tiers]
+        # A task narrowed to some slots (context windows) waits in a queue of its own whose
+        # tiers keep only those slots, so routing, cooldown and failover work unchanged.
+        for t in tasks:
+            if t.only_slots is not None and t.route not in tiers:
+                allowed = set(t.only_slots)
+                narrowed = [[s for s in tier if s in allowed] for tier in tiers[t.role]]
+                narrowed = [tier for tier in narrowed if tier]
+                if not narrowed:
+                    raise NoSlotForRoleError(
+                        f"task {t.key!r}: none of the slots {sorted(allowed)} serves role "
+                        f"{t.role!r} in profile {self.profile!r} of {slot_file.source}"
+                    )
+                tiers[t.route] = narrowed
         self.router = Router(tiers)
         self.slots: dict[str, Slot] = {n: slot_file.slots[n] for n in self.router.slots()}
         self.queue = WorkQueue()
         for t in tasks:
             self.queue.add(t)
-        self.thinking = {role: slot_file.thinking_for_role(role) for role in tiers}
+        self.thinking = {t.role: slot_file.thinking_for_role(t.role) for t in tasks}
         self.attempts: list[Attempt] = []
         self.final: dict[str, Attempt] = {}
         self.summaries = {n: SlotSummary(n, s.parallel) for n, s in self.slots.items()}

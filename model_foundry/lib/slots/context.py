@@ -1,0 +1,278 @@
+"""Each slot's context window, and how many tokens a request takes on it.
+
+A model server only accepts a request whose prompt plus answer fits the context one request
+may use. That is not the model's training context: llama.cpp splits ``-c`` across its
+``--parallel`` slots (``-c 4096 --parallel 5`` leaves about 800 tokens a request), and vLLM
+caps it at ``--max-model-len``. Sending a prompt that does not fit costs a round trip and
+an HTTP 400 every run, for ever; so the pipeline asks first.
+
+Where the window comes from, first that answers:
+
+1. ``context_tokens`` in the slot file (an operator's override, e.g. for a server behind a
+   proxy that hides the endpoints below);
+2. llama.cpp: ``GET /props`` -> ``default_generation_settings.n_ctx`` (per request, after
+   the split across parallel slots);
+3. vLLM: ``GET /v1/models`` -> ``max_model_len`` of the slot's model.
+
+Prompt tokens are counted by the server's own tokenizer:
+
+- llama.cpp: ``POST /apply-template`` renders chat messages with the model's template, then
+  ``POST /tokenize`` counts them (``add_special``: the BOS token counts too);
+- vLLM: ``POST /tokenize`` with ``messages`` or ``prompt`` returns ``count``.
+
+When a server cannot count (down, an old build, a proxy), the count is an estimate that is
+never below the truth for the tokenizers these servers use (byte-fallback BPE and
+SentencePiece produce at most one token per UTF-8 byte): the UTF-8 length of the text, plus
+``ESTIMATE_PER_MESSAGE`` tokens of template per chat message. It over-counts ordinary text
+several times over, so prompts are split smaller than needed, never sent too long.
+
+The answer needs room too: the request's ``max_tokens`` (or ``DEFAULT_ANSWER_RESERVE`` when
+it sets none) is reserved out of the window.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+try:  # openai >= 3 ships on httpx2; older releases on httpx.
+    import httpx2 as _httpx
+except ImportError:  # pragma: no cover - depends on the installed SDK
+    import httpx as _httpx  # type: ignore[no-redef]
+
+from model_foundry.lib.slots.config import Slot
+
+ESTIMATE_PER_MESSAGE = 8
+# Tokens kept for the answer when a request names no max_tokens (chat slots may leave it
+# unset; the server then generates until its own limit).
+DEFAULT_ANSWER_RESERVE = 512
+PROBE_TIMEOUT_S = 5.0
+
+ContextSource = Literal["slot file", "llama.cpp /props", "vLLM /v1/models", "unknown"]
+
+
+@dataclass(frozen=True)
+class SlotContext:
+    """What one slot allows a single request."""
+
+    slot: str
+    tokens: int | None
+    source: ContextSource
+    # Why the window is unknown (the URL that did not answer), for run metadata.
+    note: str | None = None
+
+    def describe(self) -> str:
+        if self.tokens is None:
+            return f"{self.slot}: context unknown ({self.note or 'no endpoint answered'})"
+        return f"{self.slot}: {self.tokens} tokens per request (from {self.source})"
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    tokens: int
+    # False when the server could not count and the conservative estimate was used.
+    exact: bool
+
+
+def server_root(base_url: str) -> str:
+    """``http://host:port`` for ``http://host:port/v1``: /props and /tokenize sit at the root."""
+    root = base_url.rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
+
+
+def estimate_tokens(
+    *, messages: list[dict[str, Any]] | None = None, prompt: str | None = None
+) -> int:
+    """The conservative count described in the module docstring."""
+    if messages is not None:
+        return (
+            sum(
+                len(str(m.get("content") or "").encode("utf-8")) + ESTIMATE_PER_MESSAGE
+                for m in messages
+            )
+            + ESTIMATE_PER_MESSAGE
+        )
+    return len((prompt or "").encode("utf-8")) + 1
+
+
+def n_ctx_from_props(body: Mapping[str, Any]) -> int | None:
+    settings = body.get("default_generation_settings")
+    if isinstance(settings, Mapping):
+        n_ctx = settings.get("n_ctx")
+        if isinstance(n_ctx, int) and n_ctx > 0:
+            return n_ctx
+    return None
+
+
+def max_model_len_from_models(body: Mapping[str, Any], model: str) -> int | None:
+    """``max_model_len`` of ``model`` in a vLLM ``/v1/models`` list (the only one if single)."""
+    cards = [c for c in body.get("data") or [] if isinstance(c, Mapping)]
+    chosen = [c for c in cards if c.get("id") == model] or (cards if len(cards) == 1 else [])
+    for card in chosen:
+        value = card.get("max_model_len")
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+class ContextBook:
+    """Context windows of a set of slots, and token counts cached per server and text.
+
+    Thread-safe; one HTTP connection pool for all probes. Use as a context manager or call
+    :meth:`close`.
+    """
+
+    def __init__(self, slots: Iterable[Slot], *, timeout_s: float = PROBE_TIMEOUT_S) -> None:
+        self.slots = {s.name: s for s in slots}
+        self._http = _httpx.Client(timeout=timeout_s)
+        self._contexts: dict[str, SlotContext] = {}
+        self._counts: dict[tuple[str, str, str], int] = {}
+        # A server that failed to count once is not asked again in this book's life: one
+        # timeout per server, not one per prompt.
+        self._cannot_count: set[str] = set()
+        self._lock = threading.Lock()
+        self.estimated = 0
+
+    def __enter__(self) -> ContextBook:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    # -- windows ------------------------------------------------------------------------------
+
+    def context(self, slot: str) -> SlotContext:
+        with self._lock:
+            known = self._contexts.get(slot)
+        if known is None:
+            known = self._probe(self.slots[slot])
+            with self._lock:
+                self._contexts[slot] = known
+        return known
+
+    def contexts(self) -> dict[str, SlotContext]:
+        return {name: self.context(name) for name in self.slots}
+
+    def _get_json(self, url: str) -> Any:
+        resp = self._http.get(url)
+        resp.raise_for_status()
+        return resp.json()
+
+    def _probe(self, slot: Slot) -> SlotContext:
+        if slot.context_tokens is not None:
+            return SlotContext(slot.name, slot.context_tokens, "slot file")
+        root = server_root(slot.base_url)
+        headers_note = None
+        try:
+            if slot.runtime == "llamacpp":
+                url = f"{root}/props"
+                n_ctx = n_ctx_from_props(self._get_json(url))
+                if n_ctx:
+                    return SlotContext(slot.name, n_ctx, "llama.cpp /props")
+            else:
+                url = f"{slot.base_url}/models"
+                n = max_model_len_from_models(self._get_json(url), slot.model)
+                if n:
+                    return SlotContext(slot.name, n, "vLLM /v1/models")
+            headers_note = f"{url} did not say"
+        except (_httpx.HTTPError, ValueError) as exc:
+            headers_note = (
+                f"{url}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            )
+        return SlotContext(slot.name, None, "unknown", headers_note)
+
+    # -- counting -----------------------------------------------------------------------------
+
+    def count(
+        self,
+        slot: Slot,
+        *,
+        messages: list[dict[str, Any]] | None = None,
+        prompt: str | None = None,
+    ) -> TokenCount:
+        """Prompt tokens of a rendered request (``build_request``'s messages or prompt)."""
+        kind = "messages" if messages is not None else "prompt"
+        body = json.dumps(messages if messages is not None else prompt, sort_keys=True)
+        digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+        root = server_root(slot.base_url)
+        cache_key = (f"{root}|{slot.model}", kind, digest)
+        with self._lock:
+            cached = self._counts.get(cache_key)
+            refused = root in self._cannot_count
+        if cached is not None:
+            return TokenCount(cached, True)
+        if not refused:
+            try:
+                n = self._server_count(slot, root, messages=messages, prompt=prompt)
+            except (_httpx.HTTPError, ValueError, KeyError, TypeError):
+                with self._lock:
+                    self._cannot_count.add(root)
+            else:
+                with self._lock:
+                    self._counts[cache_key] = n
+                return TokenCount(n, True)
+        with self._lock:
+            self.estimated += 1
+        return TokenCount(estimate_tokens(messages=messages, prompt=prompt), False)
+
+    def count_text(self, slot: Slot, text: str) -> TokenCount:
+        """Tokens of a bare piece of text (no template, no BOS): for sizing chunks."""
+        return self.count(slot, prompt=text) if text else TokenCount(0, True)
+
+    def _server_count(
+        self,
+        slot: Slot,
+        root: str,
+        *,
+        messages: list[dict[str, Any]] | None,
+        prompt: str | None,
+    ) -> int:
+        if slot.runtime == "llamacpp":
+            text = prompt or ""
+            special = False
+            if messages is not None:
+                resp = self._http.post(f"{root}/apply-template", json={"messages": messages})
+                resp.raise_for_status()
+                text = resp.json()["prompt"]
+                special = True
+            resp = self._http.post(
+                f"{root}/tokenize", json={"content": text, "add_special": special}
+            )
+            resp.raise_for_status()
+            return len(resp.json()["tokens"])
+        payload: dict[str, Any] = {"model": slot.model}
+        if messages is not None:
+            payload["messages"] = messages
+        else:
+            payload["prompt"] = prompt or ""
+            payload["add_special_tokens"] = False
+        resp = self._http.post(f"{root}/tokenize", json=payload)
+        resp.raise_for_status()
+        return int(resp.json()["count"])
+
+
+def answer_reserve(request: Mapping[str, Any]) -> int:
+    """Tokens to keep free for the answer of a ``build_request`` result."""
+    value = request.get("max_tokens")
+    return int(value) if isinstance(value, int) and value > 0 else DEFAULT_ANSWER_RESERVE
+
+
+__all__ = [
+    "DEFAULT_ANSWER_RESERVE",
+    "ESTIMATE_PER_MESSAGE",
+    "ContextBook",
+    "SlotContext",
+    "TokenCount",
+    "answer_reserve",
+    "estimate_tokens",
+    "max_model_len_from_models",
+    "n_ctx_from_props",
+    "server_root",
+]

@@ -1,0 +1,124 @@
+"""Which slots' context windows hold a request, before it is sent.
+
+``fit_request`` renders the request exactly as the client would for each slot that may serve
+its role (``build_request``: system folding, plamo prompt, the slot's ``max_tokens``), counts
+its prompt tokens on that slot's server and adds the answer's reserve. A request is then sent
+only to slots it fits; one that fits none gets a reason a person can act on, and is recorded
+as a failed, non-retried request instead of being sent (and rejected) run after run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from model_foundry.lib.slots.client import build_request
+from model_foundry.lib.slots.config import Slot, SlotFile
+from model_foundry.lib.slots.context import ContextBook, answer_reserve
+
+PROMPT_TOO_LONG = "PromptTooLong"
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Where a request may go. ``only_slots`` None: every slot of its role (all fit, or
+    their windows are unknown and the server will say)."""
+
+    only_slots: tuple[str, ...] | None
+    reason: str | None = None
+    # Prompt + answer tokens per slot that was checked, for metadata and messages.
+    needed: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def fits(self) -> bool:
+        return self.reason is None
+
+
+def needed_tokens(
+    book: ContextBook,
+    slot: Slot,
+    *,
+    messages: list[dict[str, Any]] | None = None,
+    prompt: str | None = None,
+    text: str | None = None,
+    params: dict[str, Any] | None = None,
+    thinking: bool | None = None,
+) -> tuple[int, int]:
+    """(prompt tokens, answer reserve) of a request as ``slot`` would receive it."""
+    req = build_request(
+        slot, messages=messages, prompt=prompt, text=text, params=params, thinking=thinking
+    )
+    counted = book.count(slot, messages=req.get("messages"), prompt=req.get("prompt"))
+    return counted.tokens, answer_reserve(req)
+
+
+def fit_request(
+    book: ContextBook,
+    slot_file: SlotFile,
+    role: str,
+    *,
+    profile: str | None = None,
+    messages: list[dict[str, Any]] | None = None,
+    prompt: str | None = None,
+    text: str | None = None,
+    params: dict[str, Any] | None = None,
+) -> Fit:
+    candidates = slot_file.slots_for_role(role, profile)
+    thinking = slot_file.thinking_for_role(role)
+    fitting: list[str] = []
+    needed: dict[str, int] = {}
+    largest: tuple[int, str] | None = None
+    worst_prompt = 0
+    reserve_seen = 0
+    for slot in candidates:
+        window = book.context(slot.name).tokens
+        if window is None:
+            fitting.append(slot.name)
+            continue
+        prompt_tokens, reserve = needed_tokens(
+            book, slot, messages=messages, prompt=prompt, text=text, params=params,
+            thinking=thinking,
+        )  # fmt: skip
+        needed[slot.name] = prompt_tokens + reserve
+        if prompt_tokens + reserve <= window:
+            fitting.append(slot.name)
+        else:
+            worst_prompt = max(worst_prompt, prompt_tokens)
+            reserve_seen = max(reserve_seen, reserve)
+            if largest is None or window > largest[0]:
+                largest = (window, slot.name)
+    if len(fitting) == len(candidates):
+        return Fit(None, needed=needed)
+    if fitting:
+        return Fit(tuple(fitting), needed=needed)
+    assert largest is not None
+    reason = (
+        f"the prompt needs {worst_prompt} tokens plus {reserve_seen} for the answer, but the "
+        f"largest context among the slots serving role {role!r} is {largest[0]} tokens "
+        f"({largest[1]}); shorten the prompt or give a slot a larger context "
+        "(llama.cpp -c / --parallel, vLLM --max-model-len)"
+    )
+    return Fit(None, reason=reason, needed=needed)
+
+
+def role_window(
+    book: ContextBook, slot_file: SlotFile, role: str, profile: str | None
+) -> tuple[Slot, int] | None:
+    """The slot of ``role``'s first tier with the smallest known window, and that window.
+
+    Chunks sized for it fit every slot of the tier, so the work spreads over all of them.
+    None when no window of the tier is known.
+    """
+    tiers = slot_file.role_tiers(role, profile)
+    known = [
+        (ctx, slot)
+        for slot in (tiers[0] if tiers else [])
+        if (ctx := book.context(slot.name).tokens) is not None
+    ]
+    if not known:
+        return None
+    ctx, slot = min(known, key=lambda pair: pair[0])
+    return slot, ctx
+
+
+__all__ = ["PROMPT_TOO_LONG", "Fit", "fit_request", "needed_tokens", "role_window"]

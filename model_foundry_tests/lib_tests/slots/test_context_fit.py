@@ -1,0 +1,170 @@
+"""Context windows, fit routing and chunking without a real model server.
+
+The windows here come from ``context_tokens`` in the slot file and the counts from the stated
+conservative estimate (the simulator has no ``/tokenize``), so every number is exact and the
+tests are deterministic. ``system_tests/test_real_llama.py`` runs the same code against a real
+llama-server's ``/props`` and ``/tokenize``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import duckdb
+
+from model_foundry.devtools.simulator import SlotSimulator
+from model_foundry.lib.completions import (
+    CompletionBatch,
+    CompletionStore,
+    fit_requests,
+    plan_request,
+)
+from model_foundry.lib.slots.context import (
+    ESTIMATE_PER_MESSAGE,
+    ContextBook,
+    estimate_tokens,
+    max_model_len_from_models,
+    n_ctx_from_props,
+    server_root,
+)
+from model_foundry.lib.slots.dispatcher import Task, dispatch
+from model_foundry.lib.slots.fit import PROMPT_TOO_LONG, fit_request
+from model_foundry.lib.summary_chunks import Chunk, Piece, PieceTooLong, cut_to_fit, pack
+from model_foundry_tests.slot_fixtures import fast_options, run, shipped_data, slot_file_from
+
+
+def test_estimate_never_undercounts_a_byte_tokenizer() -> None:
+    # One token per UTF-8 byte is the most a byte-fallback tokenizer can produce.
+    assert estimate_tokens(prompt="abc") == 4
+    assert estimate_tokens(prompt="日本") == 7  # 6 bytes + 1
+    msgs = [{"role": "system", "content": "ab"}, {"role": "user", "content": "c"}]
+    assert estimate_tokens(messages=msgs) == 3 + 3 * ESTIMATE_PER_MESSAGE
+
+
+def test_window_from_each_runtime_shape() -> None:
+    assert n_ctx_from_props({"default_generation_settings": {"n_ctx": 819}}) == 819
+    assert n_ctx_from_props({"default_generation_settings": {}}) is None
+    assert n_ctx_from_props({}) is None
+    models = {"data": [{"id": "a", "max_model_len": 2048}, {"id": "b", "max_model_len": 4096}]}
+    assert max_model_len_from_models(models, "b") == 4096
+    assert max_model_len_from_models(models, "missing") is None
+    assert max_model_len_from_models({"data": [{"id": "x", "max_model_len": 8192}]}, "y") == 8192
+    assert server_root("http://h:1/v1") == "http://h:1"
+    assert server_root("http://h:1/v1/") == "http://h:1"
+
+
+def test_packing_is_greedy_stable_and_within_budget() -> None:
+    def count(text: str) -> int:
+        return len(text)
+
+    pieces = [Piece(i + 1, "x" * n) for i, n in enumerate([4, 4, 4, 9, 2, 2])]
+    chunks = pack(pieces, 10, count)
+    assert [[p.number for p in c.pieces] for c in chunks] == [[1, 2], [3], [4], [5, 6]]
+    for c in chunks:
+        assert len(c.text()) <= 10
+    # Appending pieces leaves every complete earlier chunk as it was (keys repeat on rerun).
+    more = pack([*pieces, Piece(7, "y" * 3), Piece(8, "z" * 8)], 10, count)
+    assert more[:3] == chunks[:3]
+    # A piece longer than the budget is cut, marked, and fits.
+    cut = cut_to_fit(Piece(1, "w" * 50), 10, count)
+    assert len(cut.text) <= 10 and cut.text.endswith("…")
+    # The real-prompt check takes pieces back from a group that does not fit.
+    checked = pack(pieces, 10, count, fits=lambda c: len(c.pieces) == 1)
+    assert all(len(c.pieces) == 1 for c in checked) and len(checked) == 6
+
+
+def test_packing_with_no_room_says_so() -> None:
+    try:
+        pack([Piece(1, "x")], 0, len)
+    except PieceTooLong as exc:
+        assert "no room" in str(exc)
+    else:
+        raise AssertionError("expected PieceTooLong")
+    assert Chunk((Piece(3, "a"), Piece(5, "b"))).first == 3
+
+
+def windows(kindergarten: int | None, naughty: int | None) -> dict:
+    data = shipped_data()
+    if kindergarten is not None:
+        data["slots"]["kindergarten"]["context_tokens"] = kindergarten
+    if naughty is not None:
+        data["slots"]["naughty"]["context_tokens"] = naughty
+    for s in data["slots"].values():
+        s["request_defaults"]["max_tokens"] = 100
+    return data
+
+
+def test_fit_routes_to_the_slots_that_hold_the_prompt() -> None:
+    sf = slot_file_from(windows(kindergarten=400, naughty=2000))
+    with ContextBook(sf.live_slots()) as book:
+        # "summary" is served by kindergarten, then worker (naughty) as fallback.
+        short = fit_request(book, sf, "summary", messages=[{"role": "user", "content": "hi"}])
+        assert short.fits and short.only_slots is None
+        text = "y" * 600  # 600 + overhead + 100 answer: too much for 400, fine for 2000
+        mid = fit_request(book, sf, "summary", messages=[{"role": "user", "content": text}])
+        assert mid.fits and mid.only_slots == ("naughty",)
+        huge = "z" * 5000
+        none = fit_request(book, sf, "summary", messages=[{"role": "user", "content": huge}])
+        assert not none.fits
+        assert "largest context among the slots serving role 'summary' is 2000 tokens" in (
+            none.reason or ""
+        )
+        assert book.context("naughty").source == "slot file"
+
+
+def test_narrowed_tasks_only_go_to_their_slots(tmp_path: Path) -> None:
+    sf = slot_file_from(windows(None, None))
+
+    async def go() -> tuple:
+        async with SlotSimulator(sf, free_ports=True) as sim:
+            tasks = [
+                Task(f"k{i}", "t", "summary", prompt=f"p{i}", only_slots=("naughty",))
+                for i in range(6)
+            ] + [Task(f"f{i}", "t", "summary", prompt=f"q{i}") for i in range(6)]
+            return await dispatch(tasks, sim.slot_file, "standard", options=fast_options(tmp_path))
+
+    result = run(go())
+    assert result.ok_count == 12
+    assert {result.final[f"k{i}"].slot for i in range(6)} == {"naughty"}
+    # The unrestricted ones still go to the role's own slot first.
+    assert "kindergarten" in {result.final[f"f{i}"].slot for i in range(6)}
+
+
+def test_a_prompt_that_fits_no_slot_is_recorded_once_and_never_sent(
+    tmp_path: Path, db_path: Path
+) -> None:
+    sf0 = slot_file_from(windows(kindergarten=300, naughty=300))
+
+    async def go() -> tuple:
+        async with SlotSimulator(sf0, free_ports=True) as sim:
+            sf = sim.slot_file
+            reqs = [
+                plan_request(sf, "t", "summary", messages=[{"role": "user", "content": "z" * 900}]),
+                plan_request(sf, "t", "summary", messages=[{"role": "user", "content": "ok"}]),
+            ]
+            store = CompletionStore(db_path)
+
+            def one_run() -> CompletionBatch:
+                # A run as an asset does it, off the simulator's event loop.
+                with ContextBook(sf.live_slots()) as book:
+                    fitted = fit_requests(reqs, book, sf)
+                return store.run(fitted, sf, options=fast_options(tmp_path))
+
+            batches = [await asyncio.to_thread(one_run) for _ in range(2)]
+            return reqs, batches, {n: s.stats_dict() for n, s in sim.sims.items()}
+
+    reqs, batches, stats = run(go())
+    first, second = batches
+    assert list(first.unfit) == [reqs[0].key] and first.failed == [reqs[0].key]
+    assert reqs[1].key in first.results
+    assert second.reused == 1 and second.unfit == first.unfit and second.sent == 0
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        rows = con.execute(
+            "SELECT error_class, error, status FROM llm_completions WHERE request_key = ?",
+            [reqs[0].key],
+        ).fetchall()
+    # Recorded once across both runs, with the reason; the slot never saw it.
+    assert len(rows) == 1 and rows[0][0] == PROMPT_TOO_LONG and rows[0][2] == "error"
+    assert "300 tokens" in rows[0][1]
+    assert sum(s["requests"] for s in stats.values()) == 1
