@@ -17,12 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.lib import storage
-from model_foundry.lib.completions import (
-    Request,
-    plan_request,
-)
 from model_foundry.lib.schema import pipeline_schema
-from model_foundry.lib.slots.config import SlotFile
 
 # The tables this module writes; lib/schema.py runs them with every other table's.
 SUMMARY_TABLES: tuple[str, ...] = (
@@ -234,31 +229,6 @@ INSERT_TRANSLATIONS_SQL = """
 
 def write_translations(db_path: str | Path, rows: list[tuple[Any, ...]]) -> int:
     return storage.insert_new_rows(db_path, INSERT_TRANSLATIONS_SQL, rows, schema=pipeline_schema())
-
-
-def plan_summaries(
-    sessions: list[SessionToSummarise],
-    slot_file: SlotFile,
-    *,
-    profile: str | None,
-    role: str,
-    max_messages: int,
-    max_chars: int,
-) -> list[tuple[SessionToSummarise, Request]]:
-    planned = []
-    for s in sessions:
-        text = transcript(s.lines, max_messages=max_messages, max_chars=max_chars)
-        messages = summary_messages(s.correlation_id, text, detect_language(text))
-        request = plan_request(
-            slot_file,
-            SUMMARY_TASK,
-            role,
-            profile=profile,
-            messages=messages,
-            correlation_id=s.correlation_id,
-        )
-        planned.append((s, request))
-    return planned
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from model_foundry.lib.completions import (
     Completion,
     CompletionBatch,
     CompletionStore,
+    fit_requests,
     plan_request,
     progress_logger,
 )
@@ -22,12 +23,17 @@ from model_foundry.lib.summaries import (
     TRANSLATION_ROLE,
     TRANSLATION_TASK,
     detect_language,
-    plan_summaries,
     sessions_to_summarise,
     summaries_to_translate,
     translation_params,
     write_summaries,
     write_translations,
+)
+from model_foundry.lib.summarise import (
+    Summarised,
+    part_rows,
+    summarise_sessions,
+    write_summary_parts,
 )
 from model_foundry.lib.telemetry import for_run
 
@@ -37,7 +43,13 @@ from model_foundry.lib.telemetry import for_run
 class SummaryConfig(dg.Config):
     role: str = Field(default=SUMMARY_ROLE, description="Role that writes the summaries.")
     max_sessions: int = Field(default=500, description="Sessions summarised per run at most.")
-    max_messages: int = Field(default=40, description="Newest messages kept in the prompt.")
+    max_messages: int = Field(
+        default=0,
+        description=(
+            "Newest messages kept in the prompt; 0 keeps them all (sessions too long for the "
+            "slots' context are summarised in parts)."
+        ),
+    )
     max_chars_per_message: int = Field(default=600, description="Each message is cut to this.")
 
 
@@ -49,7 +61,8 @@ class SummaryConfig(dg.Config):
     description=(
         "A short summary of each chat session with new events, written by the kindergarten "
         "role (profile fallbacks apply); one row per summary with slot, model, tokens and the "
-        "events it covered."
+        "events it covered. Sessions too long for the slots' context window are summarised "
+        "in parts, then from the parts' summaries (see session_summary_parts)."
     ),
 )
 def session_summaries(
@@ -69,42 +82,65 @@ def session_summaries(
             }
         )
     slot_file = slots.load()
-    planned = plan_summaries(
-        pending,
-        slot_file,
-        profile=slots.profile,
-        role=config.role,
-        max_messages=config.max_messages,
-        max_chars=config.max_chars_per_message,
-    )
-    context.log.info(f"{len(planned)} sessions have chat events no summary covers yet")
-    with for_run(context.run.run_id, "session_summaries") as telemetry:
+    context.log.info(f"{len(pending)} sessions have chat events no summary covers yet")
+    with (
+        for_run(context.run.run_id, "session_summaries") as telemetry,
+        slots.context_book(slot_file) as book,
+    ):
         store = CompletionStore(duckdb.database, run_id=context.run.run_id, telemetry=telemetry)
-        batch = store.run(
-            [r for _, r in planned],
+        outcome = summarise_sessions(
+            store,
+            pending,
             slot_file,
-            slots.profile,
+            profile=slots.profile,
+            role=config.role,
+            max_messages=config.max_messages,
+            max_chars=config.max_chars_per_message,
+            book=book,
             options=slots.dispatch_options(),
+            log=context.log.info,
             progress=progress_logger(context.log.info, "session summaries"),
         )
-        rows, events = _summary_rows(planned, batch, context.run.run_id)
+        rows, events = _summary_rows(outcome.summarised, context.run.run_id)
         written = write_summaries(duckdb.database, rows)
+        write_summary_parts(duckdb.database, part_rows(outcome.summarised))
         for event in events:
             telemetry.emit("model_foundry.summary", event)
-    if batch.failed:
-        context.log.warning(
-            f"{len(batch.failed)} summaries failed after retries; the next run retries them"
-        )
+    _log_failed(context, outcome.failed, outcome.batch)
     return dg.MaterializeResult(
         metadata={
             "sessions_pending": len(pending),
             "summaries_written": written,
             "dagster/row_count": written,
             "correlation_ids": dg.MetadataValue.json([s.correlation_id for s in pending][:200]),
-            **batch.metadata(),
+            "context_windows": dg.MetadataValue.json(outcome.windows),
+            "failed_sessions": dg.MetadataValue.json(dict(list(outcome.failed.items())[:50])),
+            **outcome.metadata(),
+            **outcome.batch.metadata(),
             **telemetry.metadata(),
         }
     )
+
+
+def _log_failed(
+    context: dg.AssetExecutionContext, failed: dict[str, str], batch: CompletionBatch
+) -> None:
+    """One line per distinct reason: which failures come back next run and which do not."""
+    if not failed:
+        return
+    reasons: dict[str, int] = {}
+    for reason in failed.values():
+        reasons[reason] = reasons.get(reason, 0) + 1
+    for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+        context.log.warning(f"{n} sessions not summarised this run: {reason}")
+    if batch.unfit:
+        context.log.warning(
+            f"{len(batch.unfit)} prompts can never fit any slot's context; they are recorded "
+            "as PromptTooLong in llm_completions and not sent again until the slots change"
+        )
+    retried = len(failed) - len(batch.unfit)
+    if retried > 0:
+        context.log.warning(f"the next run asks again for up to {retried} sessions")
 
 
 def _written_event(correlation_id: str, c: Completion, **more: object) -> dict[str, object]:
@@ -122,13 +158,13 @@ def _written_event(correlation_id: str, c: Completion, **more: object) -> dict[s
 
 
 def _summary_rows(
-    planned: list, batch: CompletionBatch, run_id: str
+    summarised: list[Summarised], run_id: str
 ) -> tuple[list[tuple], list[dict[str, object]]]:
     rows = []
     events = []
-    for s, request in planned:
-        c = batch.results.get(request.key)
-        if c is None or not c.content.strip():
+    for done in summarised:
+        s, c = done.session, done.completion
+        if not c.content.strip():
             continue
         language = detect_language(c.content)
         events.append(
@@ -136,7 +172,7 @@ def _summary_rows(
         )
         rows.append(
             (
-                request.key,
+                done.request.key,
                 s.correlation_id,
                 s.chat_events,
                 json.dumps(s.event_ids),
@@ -200,7 +236,14 @@ def session_summary_translations(
             correlation_id=corr,
         )
         planned.append((summary_key, corr, params, text, request))
-    with for_run(context.run.run_id, "session_summary_translations") as telemetry:
+    with (
+        for_run(context.run.run_id, "session_summary_translations") as telemetry,
+        slots.context_book(slot_file) as book,
+    ):
+        fitted = {
+            r.key: r for r in fit_requests([p[-1] for p in planned], book, slot_file, slots.profile)
+        }
+        planned = [(*p[:-1], fitted[p[-1].key]) for p in planned]
         store = CompletionStore(duckdb.database, run_id=context.run.run_id, telemetry=telemetry)
         batch = store.run(
             [p[-1] for p in planned],
