@@ -21,6 +21,14 @@ from model_foundry.lib.nats.resource import NatsResource
 from model_foundry_tests.nats_helpers import NATS_SERVER_BIN, nats_binary
 from model_foundry_tests.pipeline_helpers import FOREIGN_ENV
 
+# Fixtures for tests against a real llama.cpp server (built by `make llama-server`).
+from model_foundry_tests.real_llama import (  # noqa: F401
+    llama,
+    llama_server_bin,
+    paced_model,
+    tiny_model,
+)
+
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,137 @@
+"""Fixtures for tests against a real llama.cpp ``llama-server`` serving a tiny local GGUF.
+
+The binary comes from ``make llama-server`` (``.ci/run`` builds it before the tests). When it
+is missing, the ``llama_server_bin`` fixture builds it (a few minutes, once per machine);
+a machine without a C++ toolchain skips these tests and says why.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from model_foundry.devtools import llama_server
+from model_foundry.devtools.tiny_gguf import write_tiny_gguf
+
+# llama-server defaults from the issue a user hit: -c 4096 split over --parallel 5.
+CTX = 4096
+
+
+@pytest.fixture(scope="session")
+def llama_server_bin() -> Path:
+    found = llama_server.find_binary()
+    if found is not None:
+        return found
+    why = llama_server.missing_toolchain()
+    if why:
+        pytest.skip(f"llama-server is not built and cannot be here: {why}")
+    return llama_server.build()
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tiny_gguf(tmp_path_factory.mktemp("gguf") / "tiny-llama.gguf")
+
+
+@pytest.fixture(scope="session")
+def paced_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Wider (25 MB), so a token costs real matrix work: requests take seconds, like on a
+    GPU, not the milliseconds in which the per-request overhead of any client would show."""
+    return write_tiny_gguf(
+        tmp_path_factory.mktemp("gguf") / "paced-llama.gguf", n_embd=512, n_ff=1536
+    )
+
+
+def get_json(url: str, timeout: float = 10.0) -> Any:
+    with urllib.request.urlopen(url, timeout=timeout) as resp:
+        return json.loads(resp.read())
+
+
+def metrics(url: str) -> dict[str, float]:
+    """``/metrics`` of a llama-server as {name: value} (it has no labels)."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            out[name] = float(value)
+    return out
+
+
+@pytest.fixture
+def llama(
+    llama_server_bin: Path, tiny_model: Path, tmp_path: Path
+) -> Iterator[llama_server.LlamaServer]:
+    """One llama-server, ``-c 4096 --parallel 5``."""
+    with llama_server.running(
+        llama_server_bin, tiny_model, ctx=CTX, parallel=5, log_dir=tmp_path
+    ) as server:
+        yield server
+
+
+def llama_slot_file(
+    servers: dict[str, llama_server.LlamaServer], *, max_tokens: int = 24
+) -> dict[str, Any]:
+    """A slot file shaped like the shipped one (chat x3, chat x5, plamo completions), on
+    real llama-servers. ``ignore_eos`` keeps answers a fixed length: a random-weight model
+    would otherwise stop at a random token (and can end with an empty answer)."""
+    defaults = {"max_tokens": max_tokens, "temperature": 0.7, "extra_body": {"ignore_eos": True}}
+    slots: dict[str, Any] = {
+        "naughty": {
+            "roles": ["worker"],
+            "runtime": "llamacpp",
+            "base_url": servers["naughty"].base_url,
+            "model": "tiny-naughty",
+            "parallel": 3,
+            "request_defaults": defaults,
+        },
+        "kindergarten": {
+            "roles": ["summary", "cheap"],
+            "runtime": "llamacpp",
+            "base_url": servers["kindergarten"].base_url,
+            "model": "tiny-kindergarten",
+            "parallel": 5,
+            "fold_system_into_user": True,
+            "request_defaults": defaults,
+        },
+    }
+    if "translator" in servers:
+        slots["translator"] = {
+            "roles": ["translation"],
+            "runtime": "llamacpp",
+            "base_url": servers["translator"].base_url,
+            "model": "tiny-plamo",
+            "parallel": 1,
+            "api": "completions",
+            "prompt_format": "plamo-translate",
+            "request_defaults": {**defaults, "temperature": 0, "stop": ["<|plamo:op|>"]},
+        }
+    live = list(slots)
+    return {
+        "default_profile": "standard",
+        "slots": slots,
+        "profiles": {"standard": live},
+        "roles": {
+            "naughty": {"thinking": False, "fallbacks": ["kindergarten"]},
+            "kindergarten": {"thinking": False, "fallbacks": ["naughty"]},
+            "translator": {"fallbacks": []},
+        },
+    }
+
+
+__all__ = [
+    "CTX",
+    "get_json",
+    "llama",
+    "llama_server_bin",
+    "llama_slot_file",
+    "metrics",
+    "paced_model",
+    "tiny_model",
+]
