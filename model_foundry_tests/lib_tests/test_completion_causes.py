@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from model_foundry.lib.completions import (
     CompletionBatch,
+    CompletionStore,
+    Request,
     cause_lines,
     failure_cause,
     failure_causes,
@@ -109,3 +112,16 @@ def test_the_role_is_part_of_the_request_key() -> None:
         for role in ("summary", "kindergarten", None)
     }
     assert len(keys) == 3
+
+
+def test_blank_answers_stored_as_ok_before_are_not_reused(tmp_path: Path) -> None:
+    """Rows written before empty answers became errors: a blank ``ok`` row is not an answer."""
+    store = CompletionStore(tmp_path / "store.duckdb")
+    for key, content in (("blank", " \n"), ("none", None), ("good", "Four.")):
+        attempt = Attempt(
+            key=key, task="t", role="r", slot="s", model="m", runtime="vllm", status="ok",
+            content=content,
+        )  # fmt: skip
+        request = Request(key=key, task="t", role="r", model="m", params={}, output_params={})
+        store.record(attempt, request)
+    assert set(store.finished(["blank", "none", "good"])) == {"good"}
