@@ -208,7 +208,8 @@ def cmd_bench_slots(args: argparse.Namespace) -> int:
 def cmd_dataset_collect(args: argparse.Namespace) -> int:
     import json
 
-    from model_foundry.lib.datasets import check_name
+    from model_foundry.lib.completions import cause_lines
+    from model_foundry.lib.datasets import check_name, collection_line
     from model_foundry.materialize import collect_dataset
 
     check_name(args.name, "name")
@@ -232,8 +233,12 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
     materializations = result.asset_materializations_for_node("dataset_samples")
     if not materializations:
         raise UserError("dataset collection failed; the run log above says why")
-    meta = materializations[0].metadata
-    print(json.dumps({k: getattr(v, "value", v) for k, v in meta.items()}, default=str))
+    meta = {k: getattr(v, "value", v) for k, v in materializations[0].metadata.items()}
+    # Counts and one sentence per failure cause for people; the JSON line last, for scripts.
+    print(collection_line(meta))
+    for line in cause_lines(meta.get("failure_causes") or {}, indent="  "):
+        print(line)
+    print(json.dumps(meta, default=str))
     return 0 if result.success else 1
 
 

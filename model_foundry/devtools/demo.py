@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import shlex
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
 from model_foundry.lib import settings
+from model_foundry.lib.completions import cause_lines
+from model_foundry.lib.datasets import collection_line
 from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.inbox.publish import publish_events, sample_events
 from model_foundry.lib.nats.resource import nats_resource_from_env
@@ -31,9 +34,20 @@ def _publish(count: int) -> int:
     return asyncio.run(run())
 
 
-def _metadata(result: dg.ExecuteInProcessResult, node: str) -> dict[str, object]:
-    materialization = result.asset_materializations_for_node(node)[-1]
-    return {k: getattr(v, "value", v) for k, v in materialization.metadata.items()}
+def _metadata(result: dg.ExecuteInProcessResult, node: str) -> dict[str, Any] | None:
+    """The node's materialization metadata, or None when its step failed (said on stdout)."""
+    materializations = result.asset_materializations_for_node(node)
+    if not materializations:
+        failure = result.failure_data_for_node(node)
+        why = failure.error.message if failure and failure.error else "see the run log"
+        print(f"  {node}: failed: {(why.strip().splitlines() or ['see the run log'])[0]}")
+        return None
+    return {k: getattr(v, "value", v) for k, v in materializations[-1].metadata.items()}
+
+
+def _print_causes(metadata: dict[str, Any]) -> None:
+    for line in cause_lines(metadata.get("failure_causes") or {}):
+        print(line)
 
 
 def _prompt_dir() -> Path:
@@ -74,15 +88,23 @@ def run_demo(events: int = 200) -> int:
             **QUIET,
         )
         summaries = _metadata(result, "session_summaries")
+        if summaries is not None:
+            print(
+                f"  session_summaries: {summaries['summaries_written']} written by "
+                f"{', '.join(summaries['slots_used']) or '-'} "
+                f"({summaries['gen_tokens_per_s']} tok/s)"
+            )
+            _print_causes(summaries)
         translations = _metadata(result, "session_summary_translations")
-        print(
-            f"  session_summaries: {summaries['summaries_written']} written by "
-            f"{', '.join(summaries['slots_used']) or '-'} ({summaries['gen_tokens_per_s']} tok/s)"
-        )
-        print(
-            f"  session_summary_translations: {translations['translations_written']} written "
-            f"({', '.join(f'{k}: {v}' for k, v in translations['directions'].items())})"
-        )
+        if translations is not None:
+            # No 'directions' when nothing was pending (e.g. no summary was written).
+            directions = translations.get("directions") or {}
+            by_direction = ", ".join(f"{k}: {v}" for k, v in directions.items())
+            print(
+                f"  session_summary_translations: {translations['translations_written']} "
+                f"written ({by_direction or 'none pending'})"
+            )
+            _print_causes(translations)
         print("dataset collection (what the nightly schedule runs):")
         result = materialize(
             [dataset_samples],
@@ -91,11 +113,9 @@ def run_demo(events: int = 200) -> int:
             **QUIET,
         )
         dataset = _metadata(result, "dataset_samples")
-        print(
-            f"  {dataset['samples_written']} samples from {dataset['prompts']} prompts x "
-            f"{len(dataset['roles'])} roles; {dataset['empty']} empty, "
-            f"{dataset['truncated']} truncated"
-        )
+        if dataset is not None:
+            print("  " + collection_line(dataset))
+            _print_causes(dataset)
         materialize([slot_throughput], instance=instance, **QUIET)
     db = settings.duckdb_path()
     print(f"\nDuckDB report ({db}):")
@@ -125,7 +145,8 @@ def run_demo(events: int = 200) -> int:
     print(
         run_query("SELECT dataset, version, role, samples, empty, truncated FROM dataset_stats", db)
     )
-    print(f"\ndataset exported to {dataset['export_path']}")
+    if dataset is not None and dataset.get("export_path"):
+        print(f"\ndataset exported to {dataset['export_path']}")
     print(
         "\nThe demo's data is its own; your data/model_foundry.duckdb was not touched. "
         "Query the demo's file with:\n"

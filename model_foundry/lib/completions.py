@@ -1,10 +1,12 @@
 """The completions store: every attempt at every prompt, one DuckDB row each, resumable.
 
-A request is identified by its *request key*: a hash of the task name, the rendered request
-(messages, prompt or text), the model it is planned for and the generation parameters that
-change the output (the slot's defaults, the role's thinking switch and the task's own
-parameters). A rerun looks the keys up first: keys that already succeeded are answered from
-the store, everything else (never tried, or only failed) goes to the dispatcher.
+A request is identified by its *request key*: a hash of the task name, the role, the rendered
+request (messages, prompt or text), the model it is planned for and the generation parameters
+that change the output (the slot's defaults, the role's thinking switch and the task's own
+parameters). The role is part of it so two roles that resolve to the same slot and model
+(a dataset asked of ``summary`` and ``kindergarten``) are two requests, not one. A rerun looks
+the keys up first: keys that already succeeded are answered from the store, everything else
+(never tried, or only failed) goes to the dispatcher.
 
 Each attempt is written in its own short transaction from the dispatcher's ``on_attempt``
 callback, so a run killed midway loses only the requests that were in flight, and no DuckDB
@@ -19,7 +21,8 @@ import json
 import statistics
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,7 @@ import dagster as dg
 
 from model_foundry.lib import storage
 from model_foundry.lib.schema import pipeline_schema
-from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.client import Attempt, first_line
 from model_foundry.lib.slots.config import Slot, SlotFile
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import (
@@ -39,6 +42,7 @@ from model_foundry.lib.slots.dispatcher import (
     run_dispatch,
 )
 from model_foundry.lib.slots.fit import PROMPT_TOO_LONG, fit_request
+from model_foundry.lib.slots.server_errors import context_limit_from_error
 from model_foundry.lib.telemetry import Telemetry
 
 # The tables this module writes; lib/schema.py runs them with every other table's.
@@ -106,13 +110,17 @@ def request_key(
     model: str,
     params: dict[str, Any],
     *,
+    role: str | None = None,
     messages: list[dict[str, Any]] | None = None,
     prompt: str | None = None,
     text: str | None = None,
 ) -> str:
-    """sha256 over everything that changes the answer; equal keys mean "same request"."""
+    """sha256 over everything that changes the answer, and the role asked; equal keys mean
+    "same request". (Keys made before the role was part of them do not match new ones: such a
+    request is asked once more.)"""
     body = {
         "task": task,
+        "role": role,
         "model": model,
         "params": params,
         "messages": messages,
@@ -177,7 +185,9 @@ def plan_request(
     slot = slot_file.slots_for_role(role, profile)[0]
     params = dict(params or {})
     effective = output_params(slot, params, slot_file.thinking_for_role(role))
-    key = request_key(task, slot.model, effective, messages=messages, prompt=prompt, text=text)
+    key = request_key(
+        task, slot.model, effective, role=role, messages=messages, prompt=prompt, text=text
+    )
     return Request(
         key=key,
         task=task,
@@ -252,6 +262,48 @@ def completion_event(attempt: Attempt, request: Request) -> dict[str, Any]:
     }
 
 
+def failure_cause(attempt: Attempt, slot_urls: Mapping[str, str] | None = None) -> str:
+    """One readable sentence for why an attempt failed, the same for every attempt that failed
+    the same way (so they can be counted)."""
+    slot = attempt.slot
+    error = first_line(attempt.error or "") or ""
+    if attempt.error_class == PROMPT_TOO_LONG:
+        return (
+            f"prompt too long for the context of every slot serving role {attempt.role!r} "
+            "(recorded, not sent)"
+        )
+    if attempt.error_class == "EmptyAnswer":
+        return f"empty answer from slot {slot}: {error or 'the slot returned an empty answer'}"
+    if attempt.http_status == 400 and (
+        context_limit_from_error(error) is not None or "context" in error.lower()
+    ):
+        limit = context_limit_from_error(error)
+        size = f" of {limit} tokens" if limit else ""
+        return f"slot {slot} rejected the prompt as too long for its context{size} (HTTP 400)"
+    if attempt.error_class in ("TimeoutError", "APITimeoutError", "ReadTimeout"):
+        return f"slot {slot} timed out"
+    if attempt.error_class in ("APIConnectionError", "ConnectError", "ConnectionError"):
+        url = (slot_urls or {}).get(slot)
+        return f"slot {slot} unreachable: {url}" if url else f"slot {slot} unreachable"
+    if attempt.http_status is not None:
+        return f"slot {slot} answered HTTP {attempt.http_status}: {error[:200]}"
+    return f"slot {slot} failed ({attempt.error_class}): {error[:200]}"
+
+
+def failure_causes(
+    attempts: Iterable[Attempt], slot_urls: Mapping[str, str] | None = None
+) -> dict[str, int]:
+    """How many requests finally failed for each cause (attempts followed by a retry are not
+    counted: the retry tells how the request ended), most frequent first, then by name."""
+    counts = Counter(failure_cause(a, slot_urls) for a in attempts if not a.ok and not a.will_retry)
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def cause_lines(causes: Mapping[str, int], indent: str = "    ") -> list[str]:
+    """``failure_causes`` for a terminal: one line per cause, with its count."""
+    return [f"{indent}{n} failed: {cause}" for cause, n in causes.items()]
+
+
 # ---------------------------------------------------------------------------------------------
 # I/O: the store.
 
@@ -299,6 +351,7 @@ class CompletionBatch:
             out.failed += b.failed
             out.unfit.update(b.unfit)
             out.unfit_attempts += b.unfit_attempts
+            out.slot_urls.update(b.slot_urls)
         if dispatches:
             slots: dict[str, SlotSummary] = {}
             for d in dispatches:
@@ -324,6 +377,19 @@ class CompletionBatch:
                 limiter=next((d.limiter for d in reversed(dispatches) if d.limiter), {}),
             )
         return out
+
+    # Slot name -> base_url, so an unreachable slot's cause names where it was looked for.
+    slot_urls: dict[str, str] = field(default_factory=dict)
+
+    def failure_causes(self) -> dict[str, int]:
+        """Failed requests by cause; requests never sent (the batch stopped) count as one."""
+        attempts = [*(self.dispatch.attempts if self.dispatch else []), *self.unfit_attempts]
+        causes = failure_causes(attempts, self.slot_urls)
+        unsent = len(self.failed) - sum(causes.values())
+        if unsent > 0:
+            why = self.dispatch.stop_reason if self.dispatch else None
+            causes[f"not sent: {why or 'the batch ended before they were sent'}"] = unsent
+        return causes
 
     @property
     def new_results(self) -> list[Completion]:
@@ -352,6 +418,7 @@ class CompletionBatch:
             "ok": len(self.results),
             "failed": len(self.failed),
             "prompts_too_long": len(self.unfit),
+            "failure_causes": dg.MetadataValue.json(self.failure_causes()),
             "attempts": len(self.dispatch.attempts) if self.dispatch else 0,
             "slots_used": dg.MetadataValue.json(sorted(per_slot)),
             "per_slot": dg.MetadataValue.json(per_slot),
@@ -425,6 +492,9 @@ class CompletionStore:
                        completion_tokens, latency_s, gen_tps, finish_reason
                 FROM llm_completions
                 WHERE status = 'ok' AND request_key IN (SELECT unnest(?::VARCHAR[]))
+                    -- Blank answers stored as ok before they became EmptyAnswer errors are
+                    -- not answers: such a request is asked again.
+                    AND regexp_matches(coalesce(content, ''), '[^[:space:]]')
                 QUALIFY row_number() OVER (PARTITION BY request_key ORDER BY recorded_at DESC) = 1
                 """,
                 [keys],
@@ -491,7 +561,10 @@ class CompletionStore:
     ) -> CompletionBatch:
         """Answer ``requests``: from the store where a key succeeded before, else from the slots."""
         unique = {r.key: r for r in requests}
-        batch = CompletionBatch(requested=len(unique))
+        batch = CompletionBatch(
+            requested=len(unique),
+            slot_urls={n: s.base_url for n, s in slot_file.slots.items()},
+        )
         done = self.finished(unique)
         batch.results.update(done)
         batch.reused = len(done)

@@ -6,9 +6,11 @@ opening user message of each chat session). Each prompt goes to every chat role 
 profile, ``samples_per_prompt`` times (sample ``i`` is sent with ``seed: i``), through the
 completions store, so a run killed midway and run again sends each request once.
 
-The export writes ``data/datasets/<name>/<version>/``: ``samples.parquet`` (every row, with
-the ``is_empty`` / ``is_truncated`` flags), ``chat.jsonl`` (usable rows in chat-messages form
-for fine-tuning: not empty, not truncated) and ``manifest.json``.
+The same prompt (same messages) from two sources or under two ids is asked once. The export
+writes ``data/datasets/<name>/<version>/``: ``samples.parquet`` (every row, with the
+``is_empty`` / ``is_truncated`` flags; ``is_empty`` stays false now that an empty answer is a
+failed request), ``chat.jsonl`` (usable rows in chat-messages form for fine-tuning: not empty,
+not truncated) and ``manifest.json``.
 
 ``python -m model_foundry.lib.datasets --name NAME`` runs the collection outside Dagster's daemon.
 """
@@ -16,6 +18,7 @@ for fine-tuning: not empty, not truncated) and ``manifest.json``.
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,6 +52,8 @@ DATASET_TABLES: tuple[str, ...] = (
         prompt_tokens BIGINT,
         completion_tokens BIGINT,
         finish_reason VARCHAR,
+        -- Always false since empty answers became failed requests (EmptyAnswer) that are
+        -- never written as samples; kept so existing tables and exports keep their schema.
         is_empty BOOLEAN NOT NULL,
         is_truncated BOOLEAN NOT NULL,
         run_id VARCHAR,
@@ -308,6 +313,55 @@ def export_dataset(db_path: str | Path, name: str, version: str, out_root: Path)
     return ExportResult(out, table.num_rows, len(usable), parquet_path, jsonl_path)
 
 
+@dataclass(frozen=True)
+class DuplicatePrompt:
+    """A prompt left out because an earlier one asks exactly the same (same messages)."""
+
+    dropped: PromptRecord
+    kept: PromptRecord
+
+
+def dedupe_prompts(
+    prompts: list[PromptRecord],
+) -> tuple[list[PromptRecord], list[DuplicatePrompt]]:
+    """The distinct prompts, first one kept, and the duplicates dropped (the same messages under
+    another id or from another source would be the same request, so one sample, not two)."""
+    kept: dict[str, PromptRecord] = {}
+    dropped: list[DuplicatePrompt] = []
+    for p in prompts:
+        identity = json.dumps(p.messages, sort_keys=True, ensure_ascii=False)
+        if identity in kept:
+            dropped.append(DuplicatePrompt(dropped=p, kept=kept[identity]))
+        else:
+            kept[identity] = p
+    return list(kept.values()), dropped
+
+
+def duplicates_line(duplicates: list[DuplicatePrompt], shown: int = 3) -> str:
+    """One log line saying which duplicate prompts were dropped."""
+    examples = ", ".join(
+        f"{d.dropped.prompt_id} ({d.dropped.source}) = {d.kept.prompt_id} ({d.kept.source})"
+        for d in duplicates[:shown]
+    )
+    more = f" and {len(duplicates) - shown} more" if len(duplicates) > shown else ""
+    return (
+        f"dropped {len(duplicates)} duplicate prompt(s), the same messages as an earlier "
+        f"prompt: {examples}{more}"
+    )
+
+
+def collection_line(meta: Mapping[str, Any]) -> str:
+    """A collection's metadata in one line: samples, distinct prompts, duplicates, per role."""
+    by_role = meta.get("samples_by_role") or {}
+    roles = ", ".join(f"{role}: {n}" for role, n in by_role.items()) or "none answered"
+    return (
+        f"{meta.get('samples_written', 0)} samples written from {meta.get('prompts', 0)} "
+        f"distinct prompts ({meta.get('duplicate_prompts_dropped', 0)} duplicates dropped) x "
+        f"{len(meta.get('roles') or [])} roles ({roles}); {meta.get('failed', 0)} requests "
+        f"failed, {meta.get('truncated', 0)} truncated"
+    )
+
+
 def plan_samples(
     prompts: list[PromptRecord],
     slot_file: SlotFile,
@@ -331,7 +385,7 @@ def plan_samples(
                     messages=p.messages,
                     params={**params, "seed": i},
                 )
-                # The same prompt in two sources is one request, one sample.
+                # The same request twice (a duplicate prompt not deduped before) is one sample.
                 if request.key in seen:
                     continue
                 seen.add(request.key)
@@ -340,13 +394,17 @@ def plan_samples(
 
 
 __all__ = [
+    "DuplicatePrompt",
     "ExportResult",
     "PromptRecord",
     "UnsafeNameError",
     "chat_record",
     "chat_roles",
     "check_name",
+    "collection_line",
+    "dedupe_prompts",
     "default_version",
+    "duplicates_line",
     "export_dataset",
     "export_dir",
     "load_prompt_files",

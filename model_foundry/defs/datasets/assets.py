@@ -15,7 +15,9 @@ from model_foundry.lib.completions import CompletionStore, fit_requests, progres
 from model_foundry.lib.datasets import (
     UnsafeNameError,
     chat_roles,
+    dedupe_prompts,
     default_version,
+    duplicates_line,
     export_dataset,
     export_dir,
     is_truncated,
@@ -81,6 +83,10 @@ def dataset_samples(
         context.log.warning(f"skipped prompt {problem}")
     if config.include_chat_sessions:
         prompts += load_chat_session_prompts(duckdb.database, config.max_chat_prompts)
+    prompts_read = len(prompts)
+    prompts, duplicates = dedupe_prompts(prompts)
+    if duplicates:
+        context.log.info(duplicates_line(duplicates))
     slot_file = slots.load()
     roles = config.roles or chat_roles(slot_file, slots.profile)
     params: dict[str, Any] = {}
@@ -98,12 +104,19 @@ def dataset_samples(
         params=params,
     )
     context.log.info(
-        f"dataset {config.name}/{version}: {len(prompts)} prompts x {len(roles)} roles "
-        f"({', '.join(roles)}) x {config.samples_per_prompt} samples = {len(planned)} requests"
+        f"dataset {config.name}/{version}: {len(prompts)} distinct prompts "
+        f"({len(duplicates)} duplicates dropped) x {len(roles)} roles ({', '.join(roles)}) x "
+        f"{config.samples_per_prompt} samples = {len(planned)} requests"
     )
     with for_run(context.run.run_id, "dataset_samples") as telemetry:
         metadata = _collect(context, config, duckdb, slot_file, slots, planned, version, telemetry)
-        metadata.update(prompts=len(prompts), prompt_problems=len(problems))
+        # "prompts" counts distinct prompts, i.e. after duplicates were dropped.
+        metadata.update(
+            prompts=len(prompts),
+            prompts_read=prompts_read,
+            duplicate_prompts_dropped=len(duplicates),
+            prompt_problems=len(problems),
+        )
         metadata["roles"] = dg.MetadataValue.json(roles)
     metadata.update(telemetry.metadata())
     return dg.MaterializeResult(metadata=metadata)
@@ -167,6 +180,8 @@ def _collect(
                 c.prompt_tokens,
                 c.completion_tokens,
                 c.finish_reason,
+                # is_empty: always false now (the store never returns a blank answer, it is an
+                # EmptyAnswer error); the column stays for the table's and exports' schema.
                 not c.content.strip(),
                 is_truncated(c.finish_reason),
                 context.run.run_id,
@@ -179,6 +194,7 @@ def _collect(
         "samples_written": written,
         "empty": sum(1 for r in rows if r[17]),
         "truncated": sum(1 for r in rows if r[18]),
+        "samples_by_role": dg.MetadataValue.json(dict(sorted(by_role.items()))),
         **batch.metadata(),
     }
     if config.export:

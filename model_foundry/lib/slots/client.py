@@ -169,24 +169,42 @@ def derive_rates(
     return prompt_tps, gen_tps
 
 
-def error_message_from_body(body: object) -> str | None:
-    """The readable reason from either error style.
+def first_line(text: str) -> str | None:
+    """The first line of ``text`` that is not blank, stripped; None when there is none."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return None
+
+
+# Where servers put the reason: vLLM and llama.cpp use ``message`` (llama.cpp inside
+# ``error``); FastAPI-style proxies use ``detail``, some use ``msg``.
+_MESSAGE_KEYS = ("message", "error", "detail", "msg")
+
+
+def error_message_from_body(body: object, _depth: int = 0) -> str | None:
+    """The readable reason from either error style, as one line; None when the body has none.
 
     vLLM: ``{"object": "error", "message": ..., "type": ..., "code": ...}``;
     llama.cpp: ``{"error": {"code": ..., "message": ..., "type": ...}}`` (the SDK may already have
-    unwrapped ``error``).
+    unwrapped ``error``). Blank, empty or non-string messages and odd nestings yield None (or
+    the first usable string found), never an exception: a reason must not fail the batch.
     """
+    if _depth > 4:
+        return None
+    if isinstance(body, str):
+        return first_line(body)
     if isinstance(body, Mapping):
-        inner = body.get("error")
-        if isinstance(inner, Mapping):
-            return error_message_from_body(inner)
-        message = body.get("message")
-        if isinstance(message, str) and message:
-            return message
-        if isinstance(inner, str) and inner:
-            return inner
-    if isinstance(body, str) and body:
-        return body
+        for key in _MESSAGE_KEYS:
+            found = error_message_from_body(body.get(key), _depth + 1)
+            if found:
+                return found
+        return None
+    if isinstance(body, list | tuple):
+        for item in body[:5]:
+            found = error_message_from_body(item, _depth + 1)
+            if found:
+                return found
     return None
 
 
@@ -203,19 +221,58 @@ def is_retryable(exc: BaseException) -> bool:
 
 
 def describe_error(exc: BaseException) -> tuple[str, str, int | None]:
-    """(error class, one-line reason, HTTP status) for an error row."""
+    """(error class, one-line reason, HTTP status) for an error row; never raises."""
     status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
     reason: str | None = None
-    if isinstance(exc, openai.APIError):
-        reason = error_message_from_body(exc.body)
     if isinstance(exc, TimeoutError):
         reason = "request timed out"
-    reason = reason or str(exc) or type(exc).__name__
-    return type(exc).__name__, reason.strip().splitlines()[0][:2000], status
+    elif isinstance(exc, openai.APIError):
+        reason = error_message_from_body(exc.body)
+        if reason is None and status is not None:
+            # The SDK's own text would be "Error code: 400 - {...}": say it plainly instead.
+            reason = f"HTTP {status} with no error message"
+    if reason is None:
+        try:
+            reason = first_line(str(exc))
+        except Exception:  # a broken __str__ must not turn into a failed batch
+            reason = None
+    return type(exc).__name__, (reason or type(exc).__name__)[:2000], status
+
+
+def empty_answer_reason(
+    finish_reason: str | None, reasoning: str | None, max_tokens: int | None
+) -> str:
+    """Why a request that succeeded over HTTP brought no answer, in one sentence."""
+    if finish_reason == "length" and reasoning and reasoning.strip():
+        budget = f"all {max_tokens}" if max_tokens else "all its"
+        return (
+            f"the model spent {budget} max_tokens on reasoning and wrote no answer; "
+            "raise max_tokens or switch thinking off for this role"
+        )
+    return "the slot returned an empty answer"
 
 
 _REQUEST_KEYS = {"max_tokens", "temperature", "top_p", "stop", "seed"}
 _LOCAL_KEYS = {"thinking", "chat_template_kwargs", "extra_body", "source_lang", "target_lang"}
+
+
+def _is_translation(params: Mapping[str, Any]) -> bool:
+    return "source_lang" in params or "target_lang" in params
+
+
+def translation_messages(text: str, source_lang: str, target_lang: str) -> list[dict[str, Any]]:
+    """Chat messages asking a general chat model for a translation and nothing else."""
+    return [
+        {
+            "role": "system",
+            "content": (
+                f"Translate the user's {source_lang} text into {target_lang}. "
+                "Reply with the translation only, no notes."
+            ),
+        },
+        {"role": "user", "content": text},
+    ]
 
 
 def build_request(
@@ -247,7 +304,16 @@ def build_request(
         if messages is None:
             if prompt is None and text is None:
                 raise ValueError(f"slot {slot.name} (chat) needs messages or a prompt")
-            messages = [{"role": "user", "content": prompt if prompt is not None else text}]
+            if prompt is None and _is_translation(params):
+                # A translation that fell back to a chat slot: the bare text would be answered
+                # as a chat turn and stored as its translation, so say what to do with it.
+                messages = translation_messages(
+                    str(text),
+                    params.get("source_lang", slot.translation.source_lang),
+                    params.get("target_lang", slot.translation.target_lang),
+                )
+            else:
+                messages = [{"role": "user", "content": prompt if prompt is not None else text}]
         if slot.fold_system_into_user:
             messages = fold_system_into_user(messages)
         req["messages"] = messages
@@ -391,6 +457,7 @@ class SlotClient:
         )
         t0 = time.perf_counter()
         got = _Collected(plamo=slot.prompt_format == "plamo-translate")
+        req: dict[str, Any] = {}
         try:
             req = build_request(
                 slot, messages=messages, prompt=prompt, text=text, params=params, thinking=thinking
@@ -403,6 +470,8 @@ class SlotClient:
         else:
             result.status = "ok"
         finish(result, got, t0, time.perf_counter())
+        if result.ok and not (result.content or "").strip():
+            reject_empty_answer(result, req.get("max_tokens"))
         return result
 
     async def _send(self, req: dict[str, Any], got: _Collected, t0: float) -> None:
@@ -456,6 +525,21 @@ def finish(result: Attempt, got: _Collected, t0: float, t_end: float) -> Attempt
     return result
 
 
+def reject_empty_answer(result: Attempt, max_tokens: int | None) -> Attempt:
+    """An empty (or blank) answer is an error, retried like a dropped stream.
+
+    Stored as ``ok`` it would be reused by every later run (the store reuses ``ok`` rows), so
+    the prompt would never be asked again; as an error a later run asks again.
+    """
+    result.status = "error"
+    result.error_class = "EmptyAnswer"
+    result.error = empty_answer_reason(result.finish_reason, result.reasoning, max_tokens)
+    result.content = None
+    # Sampling differs between tries (and another slot may take the retry), so it may pass.
+    result.retryable = True
+    return result
+
+
 __all__ = [
     "PLAMO_STOP",
     "Attempt",
@@ -463,10 +547,14 @@ __all__ = [
     "build_request",
     "derive_rates",
     "describe_error",
+    "empty_answer_reason",
     "error_message_from_body",
+    "first_line",
     "fold_system_into_user",
     "is_retryable",
     "parse_timings",
     "plamo_translate_prompt",
+    "reject_empty_answer",
     "split_gemma_thinking",
+    "translation_messages",
 ]

@@ -1,0 +1,127 @@
+"""Failed requests counted by cause: one readable sentence each, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from model_foundry.lib.completions import (
+    CompletionBatch,
+    CompletionStore,
+    Request,
+    cause_lines,
+    failure_cause,
+    failure_causes,
+    request_key,
+)
+from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.dispatcher import DispatchResult
+from model_foundry_tests.replay_server import load_fixture
+
+URLS = {"naughty": "http://127.0.0.1:9/v1"}
+
+
+def failed(key: str, slot: str = "naughty", *, will_retry: bool = False, **fields: Any) -> Attempt:
+    return Attempt(
+        key=key,
+        task="t",
+        role=slot,
+        slot=slot,
+        model="m",
+        runtime="vllm",
+        status="error",
+        will_retry=will_retry,
+        **fields,
+    )
+
+
+def test_each_kind_of_failure_has_its_sentence() -> None:
+    too_long = load_fixture("vllm/error_context_length.json")["message"]
+    cases = {
+        "slot naughty rejected the prompt as too long for its context of 2048 tokens (HTTP 400)": (
+            failed("a", error_class="BadRequestError", http_status=400, error=too_long)
+        ),
+        "slot naughty rejected the prompt as too long for its context (HTTP 400)": failed(
+            "b",
+            error_class="BadRequestError",
+            http_status=400,
+            error="the request exceeds the available context size, try increasing it",
+        ),
+        "empty answer from slot naughty: the slot returned an empty answer": failed(
+            "c", error_class="EmptyAnswer", error="the slot returned an empty answer"
+        ),
+        "slot naughty unreachable: http://127.0.0.1:9/v1": failed(
+            "d", error_class="APIConnectionError", error="Connection error."
+        ),
+        "slot naughty timed out": failed("e", error_class="TimeoutError", error="timed out"),
+        "slot naughty answered HTTP 503: Loading model": failed(
+            "f", error_class="InternalServerError", http_status=503, error="Loading model\nmore"
+        ),
+        "slot naughty failed (SlotLeaseLost): lease taken over": failed(
+            "g", error_class="SlotLeaseLost", error="lease taken over"
+        ),
+    }
+    for sentence, attempt in cases.items():
+        assert failure_cause(attempt, URLS) == sentence
+    assert failure_cause(cases["slot naughty unreachable: http://127.0.0.1:9/v1"]) == (
+        "slot naughty unreachable"
+    )
+
+
+def test_causes_count_final_failures_only_most_frequent_first() -> None:
+    attempts = [
+        failed("a", error_class="TimeoutError", will_retry=True),
+        failed("a", error_class="TimeoutError"),
+        failed("b", error_class="TimeoutError"),
+        failed("c", "kindergarten", error_class="EmptyAnswer", error="x"),
+        failed("d", error_class="EmptyAnswer", error="x", will_retry=True),
+        Attempt(key="d", task="t", role="r", slot="s", model="m", runtime="vllm", status="ok"),
+    ]
+    causes = failure_causes(attempts)
+    assert causes == {"slot naughty timed out": 2, "empty answer from slot kindergarten: x": 1}
+    assert list(causes) == ["slot naughty timed out", "empty answer from slot kindergarten: x"]
+    assert cause_lines(causes, indent="") == [
+        "2 failed: slot naughty timed out",
+        "1 failed: empty answer from slot kindergarten: x",
+    ]
+
+
+def test_batch_metadata_has_the_causes_and_the_requests_never_sent() -> None:
+    attempts = [failed("a", error_class="TimeoutError")]
+    dispatch = DispatchResult(
+        attempts=attempts,
+        final={"a": attempts[0]},
+        undone=["b", "c"],
+        slots={},
+        seconds=1.0,
+        stopped_early=True,
+        stop_reason="error share 1/1 passed 50%",
+    )
+    batch = CompletionBatch(requested=3, failed=["a", "b", "c"], dispatch=dispatch)
+    assert batch.metadata()["failure_causes"].value == {
+        "not sent: error share 1/1 passed 50%": 2,
+        "slot naughty timed out": 1,
+    }
+    assert CompletionBatch(0).metadata()["failure_causes"].value == {}
+
+
+def test_the_role_is_part_of_the_request_key() -> None:
+    messages = [{"role": "user", "content": "hi"}]
+    keys = {
+        request_key("t", "m", {}, role=role, messages=messages)
+        for role in ("summary", "kindergarten", None)
+    }
+    assert len(keys) == 3
+
+
+def test_blank_answers_stored_as_ok_before_are_not_reused(tmp_path: Path) -> None:
+    """Rows written before empty answers became errors: a blank ``ok`` row is not an answer."""
+    store = CompletionStore(tmp_path / "store.duckdb")
+    for key, content in (("blank", " \n"), ("none", None), ("good", "Four.")):
+        attempt = Attempt(
+            key=key, task="t", role="r", slot="s", model="m", runtime="vllm", status="ok",
+            content=content,
+        )  # fmt: skip
+        request = Request(key=key, task="t", role="r", model="m", params={}, output_params={})
+        store.record(attempt, request)
+    assert set(store.finished(["blank", "none", "good"])) == {"good"}
