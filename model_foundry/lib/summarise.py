@@ -35,7 +35,7 @@ from model_foundry.lib.schema import pipeline_schema
 from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions
-from model_foundry.lib.slots.fit import needed_tokens, role_window
+from model_foundry.lib.slots.fit import fits_window, needed_tokens, role_window
 from model_foundry.lib.summaries import (
     LANGUAGE_NAMES,
     SUMMARY_TASK,
@@ -196,11 +196,11 @@ class _Planner:
     def _fits(self, messages: list[dict[str, str]]) -> bool:
         if self.book is None or self.slot is None or self.window is None:
             return True
-        prompt, reserve = needed_tokens(
-            self.book, self.slot, messages=messages,
+        ok, _, _ = fits_window(
+            self.book, self.slot, self.window, messages=messages,
             thinking=self.slot_file.thinking_for_role(self.role),
         )  # fmt: skip
-        return prompt + reserve <= self.window
+        return ok
 
     def _count(self, text: str) -> int:
         assert self.book is not None and self.slot is not None

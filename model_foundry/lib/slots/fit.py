@@ -2,9 +2,11 @@
 
 ``fit_request`` renders the request exactly as the client would for each slot that may serve
 its role (``build_request``: system folding, plamo prompt, the slot's ``max_tokens``), counts
-its prompt tokens on that slot's server and adds the answer's reserve. A request is then sent
-only to slots it fits; one that fits none gets a reason a person can act on, and is recorded
-as a failed, non-retried request instead of being sent (and rejected) run after run.
+its prompt tokens on that slot's server and adds the answer's reserve. Prompts whose
+upper-bound estimate already fits with room to spare are not counted at all (no round trip);
+the rest are counted by the server. A request is then sent only to slots it fits; one that
+fits none gets a reason a person can act on, and is recorded as a failed, non-retried request
+instead of being sent (and rejected) run after run.
 """
 
 from __future__ import annotations
@@ -14,9 +16,13 @@ from typing import Any
 
 from model_foundry.lib.slots.client import build_request
 from model_foundry.lib.slots.config import Slot, SlotFile
-from model_foundry.lib.slots.context import ContextBook, answer_reserve
+from model_foundry.lib.slots.context import ContextBook, answer_reserve, estimate_tokens
 
 PROMPT_TOO_LONG = "PromptTooLong"
+# Room left for what a chat template adds beyond the estimate's per-message tokens (some
+# templates insert a default system text of a few dozen tokens), before a prompt is taken
+# to fit without asking the server to count it.
+TEMPLATE_ALLOWANCE = 256
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,43 @@ def needed_tokens(
     return counted.tokens, answer_reserve(req)
 
 
+def surely_fits(
+    window: int,
+    *,
+    messages: list[dict[str, Any]] | None,
+    prompt: str | None,
+    reserve: int,
+) -> bool:
+    """True when even the upper-bound estimate fits with ``TEMPLATE_ALLOWANCE`` to spare, so
+    the server need not be asked to count (most prompts, in a window of several thousand)."""
+    return estimate_tokens(messages=messages, prompt=prompt) + reserve + TEMPLATE_ALLOWANCE <= (
+        window
+    )
+
+
+def fits_window(
+    book: ContextBook,
+    slot: Slot,
+    window: int,
+    *,
+    messages: list[dict[str, Any]] | None = None,
+    prompt: str | None = None,
+    text: str | None = None,
+    params: dict[str, Any] | None = None,
+    thinking: bool | None = None,
+) -> tuple[bool, int | None, int]:
+    """(fits, prompt tokens or None when not counted, answer reserve) on ``slot``."""
+    req = build_request(
+        slot, messages=messages, prompt=prompt, text=text, params=params, thinking=thinking
+    )
+    reserve = answer_reserve(req)
+    rendered_messages, rendered_prompt = req.get("messages"), req.get("prompt")
+    if surely_fits(window, messages=rendered_messages, prompt=rendered_prompt, reserve=reserve):
+        return True, None, reserve
+    counted = book.count(slot, messages=rendered_messages, prompt=rendered_prompt).tokens
+    return counted + reserve <= window, counted, reserve
+
+
 def fit_request(
     book: ContextBook,
     slot_file: SlotFile,
@@ -75,14 +118,16 @@ def fit_request(
         if window is None:
             fitting.append(slot.name)
             continue
-        prompt_tokens, reserve = needed_tokens(
-            book, slot, messages=messages, prompt=prompt, text=text, params=params,
+        ok, prompt_tokens, reserve = fits_window(
+            book, slot, window, messages=messages, prompt=prompt, text=text, params=params,
             thinking=thinking,
         )  # fmt: skip
-        needed[slot.name] = prompt_tokens + reserve
-        if prompt_tokens + reserve <= window:
+        if prompt_tokens is not None:
+            needed[slot.name] = prompt_tokens + reserve
+        if ok:
             fitting.append(slot.name)
         else:
+            assert prompt_tokens is not None
             worst_prompt = max(worst_prompt, prompt_tokens)
             reserve_seen = max(reserve_seen, reserve)
             if largest is None or window > largest[0]:
@@ -121,4 +166,13 @@ def role_window(
     return slot, ctx
 
 
-__all__ = ["PROMPT_TOO_LONG", "Fit", "fit_request", "needed_tokens", "role_window"]
+__all__ = [
+    "PROMPT_TOO_LONG",
+    "TEMPLATE_ALLOWANCE",
+    "Fit",
+    "fit_request",
+    "fits_window",
+    "needed_tokens",
+    "role_window",
+    "surely_fits",
+]

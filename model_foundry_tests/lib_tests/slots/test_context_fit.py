@@ -29,7 +29,7 @@ from model_foundry.lib.slots.context import (
     server_root,
 )
 from model_foundry.lib.slots.dispatcher import Task, dispatch
-from model_foundry.lib.slots.fit import PROMPT_TOO_LONG, fit_request
+from model_foundry.lib.slots.fit import PROMPT_TOO_LONG, fit_request, surely_fits
 from model_foundry.lib.summary_chunks import Chunk, Piece, PieceTooLong, cut_to_fit, pack
 from model_foundry_tests.slot_fixtures import fast_options, run, shipped_data, slot_file_from
 
@@ -168,3 +168,19 @@ def test_a_prompt_that_fits_no_slot_is_recorded_once_and_never_sent(
     assert len(rows) == 1 and rows[0][0] == PROMPT_TOO_LONG and rows[0][2] == "error"
     assert "300 tokens" in rows[0][1]
     assert sum(s["requests"] for s in stats.values()) == 1
+
+
+def test_only_prompts_that_might_not_fit_are_counted_by_the_server() -> None:
+    short = [{"role": "user", "content": "hi"}]
+    # 2 bytes + 16 template tokens + 100 answer + 256 allowance = 374.
+    assert surely_fits(374, messages=short, prompt=None, reserve=100)
+    assert not surely_fits(373, messages=short, prompt=None, reserve=100)
+    sf = slot_file_from(windows(kindergarten=4000, naughty=4000))
+    with ContextBook(sf.live_slots()) as book:
+        assert fit_request(book, sf, "summary", messages=short).fits
+        # Nothing asked: no count, not even the estimate's fallback path.
+        assert book.estimated == 0
+        assert not fit_request(
+            book, sf, "summary", messages=[{"role": "u", "content": "x" * 5000}]
+        ).fits
+        assert book.estimated >= 1
