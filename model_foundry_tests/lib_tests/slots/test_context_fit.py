@@ -31,6 +31,7 @@ from model_foundry.lib.slots.context import (
 from model_foundry.lib.slots.dispatcher import Task, dispatch
 from model_foundry.lib.slots.fit import PROMPT_TOO_LONG, fit_request, surely_fits
 from model_foundry.lib.summary_chunks import Chunk, Piece, PieceTooLong, cut_to_fit, pack
+from model_foundry_tests.replay_server import ReplayServer, reply_from_fixture
 from model_foundry_tests.slot_fixtures import fast_options, run, shipped_data, slot_file_from
 
 
@@ -184,3 +185,33 @@ def test_only_prompts_that_might_not_fit_are_counted_by_the_server() -> None:
             book, sf, "summary", messages=[{"role": "u", "content": "x" * 5000}]
         ).fits
         assert book.estimated >= 1
+
+
+def test_vllm_window_and_count_from_its_documented_shapes() -> None:
+    """vLLM cannot run here: its /v1/models and /tokenize shapes, replayed from fixtures."""
+    models = reply_from_fixture("vllm/models.json")
+    model = models.body["data"][0]["id"]
+    window = models.body["data"][0]["max_model_len"]
+
+    async def go() -> tuple:
+        routes = {"/v1/models": models, "/tokenize": reply_from_fixture("vllm/tokenize.json")}
+        async with ReplayServer(routes) as server:
+            data = windows(None, None)
+            data["slots"]["naughty"]["base_url"] = f"{server.url}/v1"
+            data["slots"]["naughty"]["model"] = model
+            sf = slot_file_from(data)
+
+            def ask() -> tuple:
+                with ContextBook([sf.slots["naughty"]]) as book:
+                    return book.context("naughty"), book.count(
+                        sf.slots["naughty"], messages=[{"role": "user", "content": "hi"}]
+                    )
+
+            ctx, counted = await asyncio.to_thread(ask)
+            return ctx, counted, server.requests
+
+    ctx, counted, sent = run(go())
+    assert (ctx.tokens, ctx.source) == (window, "vLLM /v1/models")
+    assert counted.exact and counted.tokens == 7
+    tokenize = [body for path, body in sent if path == "/tokenize"]
+    assert tokenize == [{"model": model, "messages": [{"role": "user", "content": "hi"}]}]
