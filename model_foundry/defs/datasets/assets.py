@@ -156,11 +156,14 @@ def _collect(
     )
     rows = []
     by_role: Counter[str] = Counter()
+    flags: Counter[str] = Counter()
     for prompt, role, i, request in planned:
         c = batch.results.get(request.key)
         if c is None:
             continue
         by_role[role] += 1
+        empty, truncated = not c.content.strip(), is_truncated(c.finish_reason)
+        flags.update(empty=empty, truncated=truncated)
         rows.append(
             (
                 config.name,
@@ -182,8 +185,8 @@ def _collect(
                 c.finish_reason,
                 # is_empty: always false now (the store never returns a blank answer, it is an
                 # EmptyAnswer error); the column stays for the table's and exports' schema.
-                not c.content.strip(),
-                is_truncated(c.finish_reason),
+                empty,
+                truncated,
                 context.run.run_id,
             )
         )
@@ -192,8 +195,8 @@ def _collect(
         "dataset": config.name,
         "version": version,
         "samples_written": written,
-        "empty": sum(1 for r in rows if r[17]),
-        "truncated": sum(1 for r in rows if r[18]),
+        "empty": flags["empty"],
+        "truncated": flags["truncated"],
         "samples_by_role": dg.MetadataValue.json(dict(sorted(by_role.items()))),
         **batch.metadata(),
     }
