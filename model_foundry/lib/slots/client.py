@@ -535,8 +535,12 @@ def reject_empty_answer(result: Attempt, max_tokens: int | None) -> Attempt:
     result.error_class = "EmptyAnswer"
     result.error = empty_answer_reason(result.finish_reason, result.reasoning, max_tokens)
     result.content = None
-    # Sampling differs between tries (and another slot may take the retry), so it may pass.
-    result.retryable = True
+    # Sampling differs between tries (and another slot may take the retry), so a plain empty
+    # answer may pass next time. One cut off by max_tokens while still reasoning would only
+    # burn the same budget again: it waits for the next run (or a changed slot file).
+    result.retryable = not (
+        result.finish_reason == "length" and bool(result.reasoning and result.reasoning.strip())
+    )
     return result
 
 

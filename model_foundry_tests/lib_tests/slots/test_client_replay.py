@@ -170,7 +170,8 @@ def test_all_reasoning_and_no_answer_is_an_empty_answer_error_that_says_why() ->
     a, _ = run(
         ask(Reply(body=chat_body("", "thinking " * 64, "length")), params={"max_tokens": 64})
     )
-    assert a.status == "error" and a.error_class == "EmptyAnswer" and a.retryable
+    # Not retried in the run: the same budget would be spent on reasoning again.
+    assert a.status == "error" and a.error_class == "EmptyAnswer" and not a.retryable
     assert a.error == (
         "the model spent all 64 max_tokens on reasoning and wrote no answer; "
         "raise max_tokens or switch thinking off for this role"
@@ -196,7 +197,7 @@ def test_blank_content_without_a_cut_is_the_plain_empty_answer(
     content: str | None, reasoning: str | None
 ) -> None:
     a, _ = run(ask(Reply(body=chat_body(content, reasoning, "stop"))))
-    assert a.error_class == "EmptyAnswer" and a.status == "error"
+    assert a.error_class == "EmptyAnswer" and a.status == "error" and a.retryable
     assert a.error == "the slot returned an empty answer"
 
 
