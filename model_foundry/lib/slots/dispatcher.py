@@ -654,7 +654,11 @@ class _Batch:
             ]
             try:
                 await asyncio.gather(*workers)
-            except BaseException:
+            except BaseException as exc:
+                # Stop first: a worker whose cancel is swallowed (Python 3.11's wait_for inside
+                # a NATS request, CPython gh-86296) then ends at its next turn instead of
+                # working through the rest of the batch.
+                self.stop(f"interrupted: {type(exc).__name__}")
                 for w in workers:
                     w.cancel()
                 await asyncio.gather(*workers, return_exceptions=True)

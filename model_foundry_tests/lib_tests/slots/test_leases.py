@@ -205,6 +205,55 @@ def test_deleted_and_unreadable_places(server: LocalNatsServer) -> None:
     assert waited >= TTL.ttl_s  # counted from when this worker first saw the garbage
 
 
+@both_nats_servers
+def test_close_returns_while_renewals_are_in_flight(server: LocalNatsServer) -> None:
+    """close() ends even when its cancel of the renewer lands as a renewal's reply arrives.
+
+    On Python 3.11 nats-py's request swallows such a cancel (asyncio.wait_for, CPython
+    gh-86296); a renewer that stopped only on cancellation then renewed forever and close()
+    never returned (15 of 100 closes here, and the intermittent hang of
+    test_deleted_and_unreadable_places on a loaded machine). Renewing every 2 ms keeps a
+    renewal in flight at almost every moment, so most closes below hit that window.
+    """
+    busy = LeaseSettings(ttl_s=5.0, renew_every_s=0.002, resync_s=30.0)
+
+    async def go() -> tuple[int, int, list[int]]:
+        hung = 0
+        renewed_after_close: list[int] = []
+        for i in range(40):
+            lim = await limiter(server.url, {"s": 3}, busy)
+            for _ in range(3):
+                assert await lim.acquire("s") is not None
+            await asyncio.sleep(0.001 * (i % 7))
+            closing = asyncio.ensure_future(lim.close())
+            done, _ = await asyncio.wait({closing}, timeout=10)
+            if not done:
+                hung += 1
+                # Clean up so the test fails instead of hanging: cancel until one lands.
+                assert lim._renewer is not None
+                for _ in range(20):
+                    lim._renewer.cancel()
+                    if (await asyncio.wait({lim._renewer}, timeout=0.5))[0]:
+                        break
+                closing.cancel()
+                await asyncio.wait({closing}, timeout=5)
+                await lim.nc.close()
+                continue
+            renewals = lim.ops.renewals
+            await asyncio.sleep(0.02)
+            renewed_after_close.append(lim.ops.renewals - renewals)
+            await lim.nc.close()
+        observer = await limiter(server.url, {"s": 3})
+        held = observer.in_flight("s")
+        await close(observer)
+        return hung, held, renewed_after_close
+
+    hung, held, renewed_after_close = run(go())
+    assert hung == 0
+    assert set(renewed_after_close) == {0}  # the renewer really stopped
+    assert held == 0  # and every close gave its places back
+
+
 def test_lease_values_round_trip_and_unknown_values_count_as_held() -> None:
     value = LeaseValue("host:1:ab", "id1", "req", 1.0, 2.0, 3.0)
     assert LeaseValue.decode(value.encode()) == value
