@@ -319,8 +319,9 @@ class NatsLeaseLimiter:
     async def start(self) -> NatsLeaseLimiter:
         js = self.nc.jetstream(timeout=self.settings.op_timeout_s)
         self._kv = await self._bucket(js)
-        for view in self._views.values():
-            await self._watch(view)
+        # Side by side: each watch is a consumer to create and read to its end, a few round
+        # trips that every batch otherwise waits for one slot after another.
+        await asyncio.gather(*(self._watch(view) for view in self._views.values()))
         self._renewer = asyncio.create_task(self._renew_loop(), name="slot-lease-renewal")
         return self
 
