@@ -22,6 +22,12 @@ live there instead:
   ``ttl_s`` after it *sent* its last successful renewal (a waiter cannot have started
   counting earlier), and learns of a takeover from the watch or its next renewal; then
   ``on_lost`` fires and the dispatcher cancels that request, closing its connection.
+- **A write whose reply is lost** (a timeout, a cancelled call) may still have been applied.
+  Lease ids are unique, so when the watch shows this process's lease id at a newer revision,
+  a held lease adopts that revision (its next renewal or release does not miss and lose the
+  place), and a take nobody waits for any more is given back at once instead of after ttl_s.
+  The renewer is stopped by a flag, never cancelled mid-renewal: on Python 3.11 nats-py's
+  ``asyncio.wait_for`` can swallow a cancel (CPython gh-86296).
 - **Waiting costs no polling**: one watch per slot (an ordered consumer, last value per key
   first, then every change) keeps a local view of the places. Waiters sleep on that view and
   do a KV operation only when it shows a free or stale place that no other waiter in this
