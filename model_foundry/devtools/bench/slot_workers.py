@@ -3,9 +3,10 @@
 Each worker is a separate process with a lock folder of its own (as on separate machines: no
 shared filesystem), so the only thing that can keep a slot within ``parallel`` is the NATS
 lease limiter. The slot simulator, in its own process, counts what it really has in flight
-across all of them. The prompts of ``bench slots`` are dealt round-robin to the workers, so
-each has a share of every slot's work; all start together at a barrier, and the run's time
-is from the barrier to the last worker's last answer (process start-up and exit excluded).
+across all of them. Each slot's prompts of ``bench slots`` are dealt round-robin to the
+workers, so each has a share of every slot's work; all start together at a barrier, and the
+run's time is from the barrier until the last worker's ``dispatch`` returns (its NATS
+connection, lease watches and their closing included; process start-up and exit excluded).
 
 Run one worker by hand (the tests do) with
 ``python -m model_foundry.devtools.bench.slot_workers --slots F --nats URL --index I ...``.
@@ -25,12 +26,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from model_foundry.devtools.bench.slots import _get_json, _subprocess_simulator, plan
+from model_foundry.devtools.bench.slots import (
+    _get_json,
+    _subprocess_simulator,
+    plan,
+    request_seconds,
+    slot_rows,
+)
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib import settings
 from model_foundry.lib.nats.resource import NatsResource
 from model_foundry.lib.slots.config import SlotFile, load_slot_file
-from model_foundry.lib.slots.dispatcher import DispatchOptions, dispatch
+from model_foundry.lib.slots.dispatcher import DispatchOptions, Task, dispatch
 from model_foundry.lib.slots.leases import LeaseSettings
 
 WORKER_MODULE = "model_foundry.devtools.bench.slot_workers"
@@ -97,7 +104,7 @@ async def run_worker(args: argparse.Namespace) -> dict[str, Any]:
     """One worker: its share of the bench prompts through the dispatcher with NATS leases."""
     slot_file = load_slot_file(args.slots)
     tasks, _ = plan(slot_file, args.profile, args.prompts, args.speed)
-    mine = tasks[args.index :: args.workers]
+    mine = worker_share(tasks, args.index, args.workers)
     options = DispatchOptions(
         lock_dir=args.lock_dir,
         slot_limiter="nats",
@@ -119,7 +126,19 @@ async def run_worker(args: argparse.Namespace) -> dict[str, Any]:
         "finished_at": time.time(),
         "cpu_s": round(_cpu_s(), 3),
         "limiter": result.limiter,
+        "request_s": request_seconds(result.attempts),
     }
+
+
+def worker_share(tasks: list[Task], index: int, workers: int) -> list[Task]:
+    """Worker ``index``'s tasks: every slot's tasks dealt round-robin on their own, so each
+    worker has a share of every slot (dealing the interleaved list as a whole gave one worker
+    all 51 translator prompts, since they come in groups of three with the other slots')."""
+    by_slot: dict[str, list[Task]] = {}
+    for t in tasks:
+        by_slot.setdefault(t.role, []).append(t)
+    mine = {t.key for ts in by_slot.values() for t in ts[index::workers]}
+    return [t for t in tasks if t.key in mine]
 
 
 def _cpu_s() -> float:
@@ -245,16 +264,18 @@ async def bench_slot_workers(
             }
             for r in reports
         ],
-        "slots": {
-            s.name: {
-                "parallel": s.parallel,
-                "max_in_flight": stats[s.name]["max_in_flight"],
-                "completed": stats[s.name]["completed"],
-                "mean_latency_s": round(mean_latency[s.name], 4),
-            }
-            for s in live
-        },
+        "slots": slot_rows(live, stats, mean_latency, _combine_request_s(reports), seconds),
     }
+
+
+def _combine_request_s(reports: list[dict[str, Any]]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for r in reports:
+        for slot, (busy, n) in r["request_s"].items():
+            row = out.setdefault(slot, [0.0, 0])
+            row[0] += busy
+            row[1] += n
+    return out
 
 
 async def _release(barrier: Path, workers: int, procs: list[subprocess.Popen[bytes]]) -> float:

@@ -22,6 +22,12 @@ live there instead:
   ``ttl_s`` after it *sent* its last successful renewal (a waiter cannot have started
   counting earlier), and learns of a takeover from the watch or its next renewal; then
   ``on_lost`` fires and the dispatcher cancels that request, closing its connection.
+- **A write whose reply is lost** (a timeout, a cancelled call) may still have been applied.
+  Lease ids are unique, so when the watch shows this process's lease id at a newer revision,
+  a held lease adopts that revision (its next renewal or release does not miss and lose the
+  place), and a take nobody waits for any more is given back at once instead of after ttl_s.
+  The renewer is stopped by a flag, never cancelled mid-renewal: on Python 3.11 nats-py's
+  ``asyncio.wait_for`` can swallow a cancel (CPython gh-86296).
 - **Waiting costs no polling**: one watch per slot (an ordered consumer, last value per key
   first, then every change) keeps a local view of the places. Waiters sleep on that view and
   do a KV operation only when it shows a free or stale place that no other waiter in this
@@ -215,6 +221,9 @@ class _SlotView:
         self.failed_at: dict[str, int] = {}
         # Places this process handed back on purpose: left to other workers for a moment.
         self.yield_until: dict[str, float] = {}
+        # Key -> lease id of a take whose reply never came: it may have landed, and then the
+        # place is held by a lease nobody renews until the watch shows it and we give it back.
+        self.unsure: dict[str, str] = {}
         self.last_update = time.monotonic()
         self.changed = asyncio.Event()
         self.watcher: Any = None
@@ -306,6 +315,9 @@ class NatsLeaseLimiter:
         self._kv: KeyValue | None = None
         self._renewer: asyncio.Task[None] | None = None
         self._closed = False
+        # Set by close(): the renewer stops on it, never by cancellation (see _renew_loop).
+        self._stopping = asyncio.Event()
+        self._background: set[asyncio.Task[None]] = set()
         self._last_warning = -1e9
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -313,8 +325,9 @@ class NatsLeaseLimiter:
     async def start(self) -> NatsLeaseLimiter:
         js = self.nc.jetstream(timeout=self.settings.op_timeout_s)
         self._kv = await self._bucket(js)
-        for view in self._views.values():
-            await self._watch(view)
+        # Side by side: each watch is a consumer to create and read to its end, a few round
+        # trips that every batch otherwise waits for one slot after another.
+        await asyncio.gather(*(self._watch(view) for view in self._views.values()))
         self._renewer = asyncio.create_task(self._renew_loop(), name="slot-lease-renewal")
         return self
 
@@ -361,28 +374,64 @@ class NatsLeaseLimiter:
             self.ops.watch_updates += 1
             value = None if entry.operation in _DELETE_OPS else LeaseValue.decode(entry.value)
             if view.apply(entry.key, entry.revision, value):
-                self._check_ours(entry.key, value)
+                self._check_ours(view, entry.key, entry.revision, value)
 
-    def _check_ours(self, key: str, value: LeaseValue | None) -> None:
-        """A newer revision of a key we hold that is not our own write: someone took it."""
+    def _check_ours(
+        self, view: _SlotView, key: str, revision: int, value: LeaseValue | None
+    ) -> None:
+        """React to a newer revision of ``key``: our own write (adopt its revision), a take of
+        ours whose reply never came (give the place back), or someone else's take of a place
+        we hold (the lease is lost)."""
+        unsure = view.unsure.pop(key, None)
+        if value is not None and unsure is not None and value.lease_id == unsure:
+            self._give_back_later(key, revision)
+            return
         lease = self._held.get(key)
         if lease is None or lease.released:
             return
         if value is None or value.lease_id != lease.lease_id:
             self._lose(lease, "the place was taken over (this worker missed its renewals)")
+        elif revision > lease.revision:
+            # A renewal of ours whose reply was lost (timeout, or cancelled in flight): the
+            # next renewal or the release must compare against this revision, not the old one.
+            lease.revision = revision
+
+    def _give_back_later(self, key: str, revision: int) -> None:
+        """Free a place a take of ours got although its reply never came; no one holds it."""
+
+        async def give_back() -> None:
+            assert self._kv is not None
+            try:
+                await self._kv.update(key, b"", last=revision)
+                self.ops.releases += 1
+            except KeyWrongLastSequenceError:
+                self.ops.release_conflicts += 1
+            except Exception as exc:
+                self._warn(f"giving back {key} failed ({type(exc).__name__})")
+
+        task = asyncio.get_running_loop().create_task(give_back(), name=f"give-back-{key}")
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def close(self) -> None:
         """Release what is still held and stop watching; safe to call twice."""
         if self._closed:
             return
         self._closed = True
+        self._stopping.set()
         if self._renewer is not None:
-            self._renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._renewer
+            # Not cancelled: a renewal cut off in flight may land without this process
+            # learning its revision, and the release below would then miss and leave the place
+            # held for a ttl. The loop ends after at most one renewal (op_timeout_s).
+            done, _ = await asyncio.wait({self._renewer}, timeout=self.settings.op_timeout_s * 2)
+            if not done:
+                self._renewer.cancel()
         for lease in list(self._held.values()):
             with contextlib.suppress(Exception):
                 await self.release(lease)
+        for task in list(self._background):
+            with contextlib.suppress(Exception):
+                await asyncio.wait({task}, timeout=self.settings.op_timeout_s * 2)
         for view in self._views.values():
             if view.watcher is not None:
                 with contextlib.suppress(Exception):
@@ -516,9 +565,14 @@ class NatsLeaseLimiter:
             self.ops.take_conflicts += 1
             view.failed_at[place.key] = seen
             return None
-        except Exception as exc:
-            # NATS is busy or electing a leader: the view is not known to be wrong, so try the
-            # same place again after a pause instead of waiting for the view to move.
+        except BaseException as exc:
+            # No reply (a timeout, NATS busy or electing a leader, or this waiter cancelled
+            # mid-take): the take may still have landed, so the watch gives the place back if
+            # it shows this lease id. The view is not known to be wrong, so try again after a
+            # pause instead of waiting for the view to move.
+            view.unsure[place.key] = lease_id
+            if not isinstance(exc, Exception):
+                raise
             self._warn(f"taking a lease on {place.key} failed: {type(exc).__name__}")
             await asyncio.sleep(self.settings.error_pause_s * random.uniform(0.5, 1.5))
             return None
@@ -575,7 +629,7 @@ class NatsLeaseLimiter:
                 return
             value = LeaseValue.decode(entry.value or b"")
             if view.apply(p.key, entry.revision, value):
-                self._check_ours(p.key, value)
+                self._check_ours(view, p.key, entry.revision, value)
 
     # -- holding and giving back --------------------------------------------------------------
 
@@ -596,7 +650,7 @@ class NatsLeaseLimiter:
             if lease.lost:
                 return
             try:
-                revision = await self._kv.update(lease.key, b"", last=lease.revision)
+                revision = await self._update_ours(lease, b"")
             except KeyWrongLastSequenceError:
                 self.ops.release_conflicts += 1
                 return
@@ -608,6 +662,28 @@ class NatsLeaseLimiter:
                 return
             self.ops.releases += 1
             self._views[lease.slot].apply(lease.key, revision, None)
+
+    async def _update_ours(self, lease: Lease, value: bytes) -> int:
+        """Compare-and-set ``lease.key`` against the lease's revision. If that misses, the key
+        may still hold this very lease at a newer revision (a renewal of ours landed but its
+        reply was lost and the watch has not shown it yet): then once more at that revision.
+        Raises ``KeyWrongLastSequenceError`` when the place is someone else's."""
+        assert self._kv is not None
+        try:
+            return await self._kv.update(lease.key, value, last=lease.revision)
+        except KeyWrongLastSequenceError:
+            self.ops.reads += 1
+            try:
+                entry = await self._kv.get(lease.key)
+            except Exception:
+                entry = None
+            current = LeaseValue.decode(entry.value or b"") if entry is not None else None
+            if entry is None or current is None or current.lease_id != lease.lease_id:
+                raise
+            if entry.revision <= lease.revision:
+                raise
+            lease.revision = entry.revision
+            return await self._kv.update(lease.key, value, last=lease.revision)
 
     def _warn(self, message: str) -> None:
         """Count a failed KV operation; log at most one line per 10 s (a leader election
@@ -629,9 +705,17 @@ class NatsLeaseLimiter:
             lease.on_lost()
 
     async def _renew_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.settings.renew_interval_s)
+        # Ends when close() sets _closed, never by cancel(): on Python 3.11 a cancel that
+        # arrives in the same loop turn as a KV reply is swallowed by the asyncio.wait_for
+        # inside nats-py's request (CPython gh-86296, fixed in 3.12), and the loop that relied
+        # on it went on renewing, forever, the leases close() was waiting to give back (15 of
+        # 100 closes during renewals hung).
+        while not self._closed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.settings.renew_interval_s)
             for lease in list(self._held.values()):
+                if self._closed:
+                    return
                 await self._renew(lease)
 
     async def _renew(self, lease: Lease) -> None:
@@ -645,7 +729,7 @@ class NatsLeaseLimiter:
                 return
             value = self._value(lease.lease_id, lease.request, time.time())
             try:
-                revision = await self._kv.update(lease.key, value.encode(), last=lease.revision)
+                revision = await self._update_ours(lease, value.encode())
             except KeyWrongLastSequenceError:
                 self.ops.renewals += 1
                 self._lose(lease, "the place was taken over (this worker missed its renewals)")

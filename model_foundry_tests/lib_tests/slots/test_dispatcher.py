@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from model_foundry.cli import build_parser
+from model_foundry.devtools.bench.slot_workers import worker_share
+from model_foundry.devtools.bench.slots import plan
 from model_foundry.devtools.ports import free_port
 from model_foundry.devtools.simulator import (
     CONTEXT_MARKER,
@@ -388,3 +390,22 @@ def test_bench_slots_cli_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     for name, s in report["slots"].items():
         assert s["max_in_flight"] == s["parallel"], name
     assert sum(s["completed"] for s in report["slots"].values()) == 40
+    for name, s in report["slots"].items():
+        # Requests cannot be open longer than the run on every place, nor cost less than the
+        # latency model (the simulator sleeps at least that long).
+        assert 0 < s["busy_share"] <= 1.0, name
+        assert s["mean_request_s"] >= s["mean_latency_s"], name
+
+
+def test_bench_workers_each_get_a_share_of_every_slot() -> None:
+    tasks, _ = plan(shipped_slot_file(), "standard", 500, 2.0)
+    shares = [worker_share(tasks, i, 3) for i in range(3)]
+    assert sorted(t.key for s in shares for t in s) == sorted(t.key for t in tasks)
+    per_slot = {t.role for t in tasks}
+    for slot in per_slot:
+        counts = [sum(1 for t in s if t.role == slot) for s in shares]
+        total = sum(1 for t in tasks if t.role == slot)
+        # Dealt evenly, slot by slot (the plain round-robin over the interleaved list gave
+        # one worker all 51 translator prompts and the others none).
+        assert max(counts) - min(counts) <= 1, (slot, counts)
+        assert sum(counts) == total
