@@ -249,11 +249,22 @@ def _write_around(
     return done
 
 
+def _then_release_if_held_too_long(writer: BatchWriter, work: Callable[[], Committed]) -> Committed:
+    """``work``, then let the file go if this writer has held it for too long. Closing
+    checkpoints DuckDB's write-ahead log (tens of milliseconds per second of drained events),
+    so it runs here, in the writer's thread, while the event loop validates the next batch."""
+    committed = work()
+    writer.release_if_held_too_long()
+    return committed
+
+
 async def _commit(
     writer: BatchWriter, stream: str, checked: Sequence[Checked], budget: int
 ) -> Committed:
     try:
-        return await asyncio.to_thread(_write, writer, stream, checked)
+        return await asyncio.to_thread(
+            _then_release_if_held_too_long, writer, partial(_write, writer, stream, checked)
+        )
     except DuckDBBusyError:
         # The file is busy, not the messages: they all stay for the next run.
         raise
@@ -261,7 +272,11 @@ async def _commit(
         if not any(c.deliveries >= budget for c in checked):
             raise
         log.warning("batch failed (%s); writing its messages one by one", error)
-        return await asyncio.to_thread(_write_around, writer, stream, checked, budget, error)
+        return await asyncio.to_thread(
+            _then_release_if_held_too_long,
+            writer,
+            partial(_write_around, writer, stream, checked, budget, error),
+        )
 
 
 # The commit runs in a thread while the event loop fetches the next batch. DuckDB releases the
@@ -389,56 +404,107 @@ class _Drain:
         await self.nc.flush()
 
 
+@dataclass
+class _Flight:
+    """A validated batch whose commit is running in the writer's thread."""
+
+    msgs: list[Msg]
+    checked: list[Checked]
+    commit: asyncio.Task[Committed]
+
+
+async def _land(drain: _Drain, flight: _Flight) -> None:
+    """Wait for ``flight``'s commit, then acknowledge it and count it; a failed commit's
+    messages stay unacknowledged and its error is raised."""
+    committed = await flight.commit
+    if drain.after_commit is not None:
+        drain.after_commit(flight.msgs)
+    await drain.answer(committed)
+    drain.record._add(flight.checked, committed.result, committed.dead)
+    if drain.counts is not None:
+        drain.counts.add(
+            [c.item for c in flight.checked if isinstance(c.item, InboxEvent)],
+            committed.dead,
+            committed.result,
+        )
+    if committed.error is not None:
+        raise committed.error
+    if drain.progress is not None:
+        drain.progress(drain.record)
+
+
 async def _drain_consumer(drain: _Drain, consumer: str) -> None:
-    """Empty one consumer (or stop at ``max_events``), batch by batch."""
+    """Empty one consumer (or stop at ``max_events``), batch by batch.
+
+    Three batches are in hand at once: one committing in the writer's thread, the next
+    being fetched and then validated on the event loop meanwhile, and the fetch after it
+    already asked for. Commits still run one at a time and in order (so each batch's
+    duplicate check sees every earlier batch), and a batch is acknowledged only after its
+    own commit returned.
+    """
     puller = await Puller(drain.nc, drain.stream, consumer).start()
     writer = drain.writer
-    asked = drain.want(drain.record.received)
+    # Messages fetched so far, committed or not: what max_events counts against.
+    fetched = drain.record.received
+    asked = drain.want(fetched)
     next_fetch = (
         asyncio.create_task(_fetch(puller, asked, drain.fetch_timeout_s)) if asked else None
     )
+    flight: _Flight | None = None
     backlog_ended = False
     try:
-        while next_fetch is not None:
-            if backlog_ended:
-                # The last fetch came back short, so this one may long-poll an empty queue:
-                # let other writers and readers have the file meanwhile.
-                await asyncio.to_thread(writer.release)
-            elif not next_fetch.done():
-                # A full batch does not prove more are waiting (a backlog that is an exact
-                # multiple of the batch size ends on one): a fetch not back promptly is
-                # long-polling, and the file must not stay locked across that wait.
-                await asyncio.wait({next_fetch}, timeout=LONG_POLL_GRACE_S)
-                if not next_fetch.done():
+        while next_fetch is not None or flight is not None:
+            if flight is not None and (next_fetch is None or flight.commit.done()):
+                landing, flight = flight, None
+                await _land(drain, landing)
+                continue
+            assert next_fetch is not None
+            if flight is None:
+                if backlog_ended:
+                    # The last fetch came back short, so this one may long-poll an empty
+                    # queue: let other writers and readers have the file meanwhile.
                     await asyncio.to_thread(writer.release)
-            msgs = await next_fetch
-            next_fetch = None
+                elif not next_fetch.done():
+                    # A full batch does not prove more are waiting (a backlog that is an
+                    # exact multiple of the batch size ends on one): a fetch not back
+                    # promptly is long-polling, and the file must not stay locked across
+                    # that wait.
+                    await asyncio.wait({next_fetch}, timeout=LONG_POLL_GRACE_S)
+                    if not next_fetch.done():
+                        await asyncio.to_thread(writer.release)
+            else:
+                # Whichever comes first: a commit that ends is acknowledged at once, and
+                # the writer's file is only released once no commit is running.
+                await asyncio.wait({next_fetch, flight.commit}, return_when=asyncio.FIRST_COMPLETED)
+                if not next_fetch.done():
+                    continue
+            try:
+                msgs = await next_fetch
+            finally:
+                next_fetch = None
             if not msgs:
-                break
+                continue  # the consumer is empty: land the batch in flight, then stop
             backlog_ended = len(msgs) < asked
+            # Validated while the previous batch commits in the writer's thread.
             checked = _validate_batch(msgs)
-            # Fetch the next batch while this one commits: the network wait and the DuckDB
-            # write overlap, and the next batch is only acknowledged after its own commit.
-            asked = drain.want(drain.record.received + len(msgs))
+            fetched += len(msgs)
+            asked = drain.want(fetched)
             if asked:
                 next_fetch = asyncio.create_task(_fetch(puller, asked, drain.fetch_timeout_s))
-            committed = await _commit(writer, drain.stream, checked, drain.budget)
-            if drain.after_commit is not None:
-                drain.after_commit(msgs)
-            await drain.answer(committed)
-            writer.release_if_held_too_long()
-            drain.record._add(checked, committed.result, committed.dead)
-            if drain.counts is not None:
-                drain.counts.add(
-                    [c.item for c in checked if isinstance(c.item, InboxEvent)],
-                    committed.dead,
-                    committed.result,
-                )
-            if committed.error is not None:
-                raise committed.error
-            if drain.progress is not None:
-                drain.progress(drain.record)
+            if flight is not None:
+                landing, flight = flight, None
+                await _land(drain, landing)
+            flight = _Flight(
+                msgs,
+                checked,
+                asyncio.create_task(_commit(writer, drain.stream, checked, drain.budget)),
+            )
     finally:
+        if flight is not None:
+            # A fetch failed or the drain was cancelled while a batch was committing: the
+            # writer's thread must be done with the file before anyone releases it. Its
+            # messages stay unacknowledged and are redelivered after ack_wait.
+            await asyncio.gather(flight.commit, return_exceptions=True)
         if next_fetch is not None:
             next_fetch.cancel()
             # Whatever it fetched stays unacknowledged and is redelivered after ack_wait.
