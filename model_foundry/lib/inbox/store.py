@@ -343,30 +343,47 @@ def _has_near_copy(e: InboxEvent, stored: dict[str, list[int]]) -> bool:
     return any(abs(us - at) <= _WINDOW_US for us in times)
 
 
-def _insert_new(con: duckdb.DuckDBPyConnection, events: Sequence[InboxEvent]) -> set[int]:
-    """Insert the events no stored row within the window already has; their stream_seqs."""
-    inserted: set[int] = set()
-    for cluster in clusters(events):
-        staged = _inbox_table(cluster.events)
-        con.register("_staged_inbox", staged)
+@dataclass(frozen=True)
+class _StagedCluster:
+    cluster: Cluster
+    table: pa.Table
+
+
+def _stage(events: Sequence[InboxEvent]) -> list[_StagedCluster]:
+    return [_StagedCluster(c, _inbox_table(c.events)) for c in clusters(events)]
+
+
+def _append_new(con: duckdb.DuckDBPyConnection, staged: Sequence[_StagedCluster]) -> set[int]:
+    """Append each cluster's events that no stored row within the window already has;
+    returns the stream_seqs of those it left out (usually none)."""
+    skipped: set[int] = set()
+    for s in staged:
+        events = s.cluster.events
+        con.register("_staged_inbox", s.table)
         try:
-            new = cluster.events
-            stored = con.execute(_FIND_STORED, [cluster.low, cluster.high]).fetchall()
+            new = events
+            stored = con.execute(_FIND_STORED, [s.cluster.low, s.cluster.high]).fetchall()
             if stored:
                 near: dict[str, list[int]] = {}
                 for event_id, occurred_us in stored:
                     near.setdefault(event_id, []).append(occurred_us)
-                keep = [not _has_near_copy(e, near) for e in cluster.events]
-                new = [e for e, k in zip(cluster.events, keep, strict=True) if k]
-                if len(new) < len(cluster.events):
+                keep = [not _has_near_copy(e, near) for e in events]
+                new = [e for e, k in zip(events, keep, strict=True) if k]
+                skipped.update(e.stream_seq for e, k in zip(events, keep, strict=True) if not k)
+                if len(new) < len(events):
                     con.unregister("_staged_inbox")
-                    con.register("_staged_inbox", staged.filter(pa.array(keep)))
+                    con.register("_staged_inbox", s.table.filter(pa.array(keep)))
             if new:
                 con.execute(_APPEND_STAGED)
         finally:
             _unregister_quietly(con, "_staged_inbox")
-        inserted.update(e.stream_seq for e in new)
-    return inserted
+    return skipped
+
+
+def _insert_new(con: duckdb.DuckDBPyConnection, events: Sequence[InboxEvent]) -> set[int]:
+    """Insert the events no stored row within the window already has; their stream_seqs."""
+    skipped = _append_new(con, _stage(events))
+    return {e.stream_seq for e in events if e.stream_seq not in skipped}
 
 
 def _stored_copies(
@@ -433,6 +450,41 @@ def _settle_copies(
     return conflicts
 
 
+@dataclass(frozen=True)
+class StagedBatch:
+    """A batch made ready for its transaction without the database: split into first
+    copies and later copies of an id, grouped by time and turned into Arrow tables. The
+    drain stages a batch on its event loop, so the writer's thread, which competes with the
+    event loop for the GIL, runs little more than DuckDB's own statements."""
+
+    first: list[InboxEvent]
+    copies: list[InboxEvent]
+    staged: list[_StagedCluster]
+    dead: list[DeadLetter]
+
+
+def stage_batch(events: Sequence[InboxEvent], dead: Sequence[DeadLetter]) -> StagedBatch:
+    first, copies = _split_batch(events) if events else ([], [])
+    return StagedBatch(first, copies, _stage(first), list(dead))
+
+
+def write_staged(con: duckdb.DuckDBPyConnection, stream: str, batch: StagedBatch) -> BatchResult:
+    """Insert one staged batch; the caller owns the transaction (see :func:`write_batch`)."""
+    result = BatchResult()
+    dead = list(batch.dead)
+    if batch.first:
+        skipped = _append_new(con, batch.staged)
+        result.inserted_ids = [e.event_id for e in batch.first if e.stream_seq not in skipped]
+        copies = batch.copies + [e for e in batch.first if e.stream_seq in skipped]
+        if copies:
+            # Rare (redeliveries, re-sends): only now is the inbox read for their bodies.
+            dead += _settle_copies(con, sorted(copies, key=_stream_seq), result)
+    if dead:
+        _insert_dead_letters(con, stream, dead)
+        result.dead_lettered = len(dead)
+    return result
+
+
 def write_batch(
     con: duckdb.DuckDBPyConnection,
     stream: str,
@@ -447,20 +499,7 @@ def write_batch(
     stored for the same message is not stored again, so a batch redelivered after a crash
     between commit and ack adds nothing.
     """
-    result = BatchResult()
-    dead = list(dead)
-    if events:
-        first, copies = _split_batch(events)
-        inserted = _insert_new(con, first)
-        result.inserted_ids = [e.event_id for e in first if e.stream_seq in inserted]
-        copies += [e for e in first if e.stream_seq not in inserted]
-        if copies:
-            # Rare (redeliveries, re-sends): only now is the inbox read for their bodies.
-            dead += _settle_copies(con, sorted(copies, key=lambda e: e.stream_seq), result)
-    if dead:
-        _insert_dead_letters(con, stream, dead)
-        result.dead_lettered = len(dead)
-    return result
+    return write_staged(con, stream, stage_batch(events, dead))
 
 
 def _insert_dead_letters(
@@ -493,7 +532,10 @@ __all__ = [
     "INBOX_SCHEMA",
     "BatchResult",
     "Cluster",
+    "StagedBatch",
     "clusters",
     "ensure_inbox_layout",
+    "stage_batch",
     "write_batch",
+    "write_staged",
 ]
