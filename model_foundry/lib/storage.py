@@ -128,7 +128,8 @@ class BatchWriter:
     The connection stays open for the next batch only if the caller already has that batch
     in hand; ``release()`` closes it, and callers call it before any wait of unknown length.
     ``max_hold_s`` caps how long one writer keeps the file, so other runs and a person's
-    query get their turn even during a long drain.
+    query get their turn even during a long drain. ``memory_limit`` and ``threads`` are set on
+    each connection it opens.
     """
 
     def __init__(
@@ -139,6 +140,7 @@ class BatchWriter:
         lock_timeout_s: float | None = None,
         max_hold_s: float = 2.0,
         memory_limit: str | None = None,
+        threads: int | None = None,
     ) -> None:
         self.path = Path(path)
         self.schema = schema
@@ -147,6 +149,11 @@ class BatchWriter:
         if memory_limit is not None and not _MEMORY_LIMIT.fullmatch(memory_limit):
             raise ValueError(f"memory limit {memory_limit!r} is not like '64MB' or '1GiB'")
         self.memory_limit = memory_limit
+        if threads is not None and (
+            isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+        ):
+            raise ValueError(f"threads {threads!r} is not a positive whole number")
+        self.threads = threads
         self._cm: Any = None
         self._con: duckdb.DuckDBPyConnection | None = None
         self._opened_at = 0.0
@@ -160,6 +167,8 @@ class BatchWriter:
                 # Validated above; SET takes no parameters. Left unlimited, DuckDB's cache
                 # grows with the table, so a long drain's memory would grow with history.
                 self._con.execute(f"SET memory_limit = '{self.memory_limit}'")
+            if self.threads:
+                self._con.execute(f"SET threads = {int(self.threads)}")
         return self._con
 
     def release(self) -> None:

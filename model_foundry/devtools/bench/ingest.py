@@ -19,10 +19,12 @@ fresh process, so ``peak_rss_mb`` is the drain's own high-water mark, not the pu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import multiprocessing as mp
 import resource
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -47,8 +49,20 @@ PREFILL_TAG = "prefill-"
 
 
 def _peak_rss_mb() -> float:
-    # ru_maxrss is in KiB on Linux.
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    """This process's own peak resident memory in MB.
+
+    Not ``ru_maxrss``: Linux carries the high-water mark of the memory a process had before
+    ``exec`` into it, and a spawned child's memory before ``exec`` is a copy of the parent's.
+    With ``--prefill`` the parent has just written millions of rows through DuckDB, so every
+    child reported the parent's ~1 GB. ``VmHWM`` is the peak of the process's current memory
+    map, which ``exec`` starts afresh."""
+    with contextlib.suppress(OSError), open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)  # the kernel reports KiB
+    # Without /proc (not Linux): ru_maxrss, KiB on Linux and bytes on macOS.
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
 
 
 def prefill_inbox(db_path: str | Path, rows: int, *, end: datetime | None = None) -> float:

@@ -11,11 +11,12 @@ import asyncio
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import duckdb
 import pytest
+from nats.aio.msg import Msg
 
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.inbox.drain import drain_subject
@@ -194,4 +195,53 @@ def test_dead_letters_keep_their_bytes_after_the_stream_is_recreated(
         (1, b"garbage A"),
         (2, b"garbage B"),
     ]
+    assert counts(nats_resource) == (0, 0)
+
+
+@BOTH_NATS_SERVERS
+def test_each_ack_follows_its_own_batchs_commit_while_the_next_batch_is_validated(
+    nats_resource: NatsResource, db_path: Path
+) -> None:
+    # The drain validates batch k+1 on the event loop while batch k commits in the writer's
+    # thread. A watcher on the ack subjects checks, as each ack reaches the server, that the
+    # commit of the batch holding that message had already returned.
+    publish(nats_resource, [tool_event(f"p{i}") for i in range(1200)])
+    committed: set[str] = set()
+    acked: list[str] = []
+    early: list[str] = []
+
+    def after_commit(msgs: Sequence[Msg]) -> None:
+        committed.update(m.reply for m in msgs)
+
+    async def run() -> object:
+        watcher = await nats_resource.connect()
+
+        async def on_ack(msg: Msg) -> None:
+            acked.append(msg.subject)
+            if msg.subject not in committed:
+                early.append(msg.subject)
+
+        await watcher.subscribe("$JS.ACK.>", cb=on_ack)
+        await watcher.flush()
+        try:
+            record = await drain_subject(
+                nats_resource,
+                db_path,
+                SUBJECT,
+                batch_size=100,
+                fetch_timeout_s=0.3,
+                after_commit=after_commit,
+            )
+            deadline = time.monotonic() + 10
+            while len(acked) < 1200 and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            return record
+        finally:
+            await watcher.close()
+
+    record = asyncio.run(run())
+    assert (record.inserted, record.batches) == (1200, 12)
+    assert early == []
+    assert len(acked) == 1200 and set(acked) == committed
+    assert rows(db_path, "SELECT count(DISTINCT event_id) FROM pipeline_event_inbox") == [(1200,)]
     assert counts(nats_resource) == (0, 0)
