@@ -168,6 +168,7 @@ class BatchWriter:
                 # grows with the table, so a long drain's memory would grow with history.
                 self._con.execute(f"SET memory_limit = '{self.memory_limit}'")
             if self.threads:
+                # Checked to be a positive int in __init__; SET takes no parameters.
                 self._con.execute(f"SET threads = {int(self.threads)}")
         return self._con
 

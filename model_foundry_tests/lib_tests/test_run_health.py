@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 
@@ -55,6 +56,10 @@ def test_a_reused_pid_does_not_keep_a_dead_run_alive(
 
         worker.kill()
         worker.wait()
+        # Start times are kept in clock ticks (10 ms): a real reuse of the pid comes only after
+        # the pid numbers wrap around, long after; here the stranger must at least start in a
+        # later tick, or it would be indistinguishable from the worker by design.
+        time.sleep(0.05)
         # The kernel gives the pid to another Python process (a later run, a test runner):
         # the run's tag now names a live process that is not its worker.
         stranger = sleeper(sleepers)
