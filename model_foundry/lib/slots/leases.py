@@ -608,6 +608,12 @@ class NatsLeaseLimiter:
             expires_at=now + self.ttl,
         )
 
+    async def refresh(self) -> None:
+        """Read every place of every slot directly, for a reader that never waits for a place
+        (a waiter resyncs by itself when its watch has been silent for ``resync_s``)."""
+        for view in self._views.values():
+            await self._resync(view)
+
     async def _resync(self, view: _SlotView) -> None:
         """Read every place directly: the watch has been silent longer than ``resync_s``."""
         assert self._kv is not None
