@@ -220,10 +220,8 @@ class _Planner:
         if s.level > MAX_LEVELS:
             s.failed = f"still too long after {MAX_LEVELS} levels of part summaries"
             return
-        assert self.window is not None
         empty = part_messages(corr, Chunk((Piece(0, ""),)), s.level, s.language)
-        overhead = self.window - self._budget_for(empty)
-        budget = self.window - overhead - SAFETY_MARGIN
+        budget = self._budget_for(empty) - SAFETY_MARGIN
         try:
             chunks = pack(
                 s.pieces,

@@ -136,12 +136,10 @@ def _collect(
     # Each prompt goes only to slots whose context holds it; one no slot holds is recorded
     # (PromptTooLong) and not sent.
     with slots.context_book(slot_file) as book:
-        fitted = {
-            r.key: r for r in fit_requests([p[-1] for p in planned], book, slot_file, slots.profile)
-        }
-    planned = [(*p[:-1], fitted[p[-1].key]) for p in planned]
-    if any(r.unfit_reason for r in fitted.values()):
-        too_long = [r for r in fitted.values() if r.unfit_reason]
+        fitted = fit_requests([p[-1] for p in planned], book, slot_file, slots.profile)
+    planned = [(*p[:-1], r) for p, r in zip(planned, fitted, strict=True)]
+    too_long = [r for r in fitted if r.unfit_reason]
+    if too_long:
         context.log.warning(
             f"{len(too_long)} dataset prompts fit no slot's context and are not sent, e.g.: "
             f"{too_long[0].unfit_reason}"

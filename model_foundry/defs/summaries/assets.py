@@ -138,9 +138,9 @@ def _log_failed(
             f"{len(batch.unfit)} prompts can never fit any slot's context; they are recorded "
             "as PromptTooLong in llm_completions and not sent again until the slots change"
         )
-    retried = len(failed) - len(batch.unfit)
-    if retried > 0:
-        context.log.warning(f"the next run asks again for up to {retried} sessions")
+    # Every session not summarised stays pending; its requests that failed are sent again,
+    # those that fit no slot are not.
+    context.log.warning(f"the next run plans these {len(failed)} sessions again")
 
 
 def _written_event(correlation_id: str, c: Completion, **more: object) -> dict[str, object]:
@@ -240,10 +240,8 @@ def session_summary_translations(
         for_run(context.run.run_id, "session_summary_translations") as telemetry,
         slots.context_book(slot_file) as book,
     ):
-        fitted = {
-            r.key: r for r in fit_requests([p[-1] for p in planned], book, slot_file, slots.profile)
-        }
-        planned = [(*p[:-1], fitted[p[-1].key]) for p in planned]
+        fitted = fit_requests([p[-1] for p in planned], book, slot_file, slots.profile)
+        planned = [(*p[:-1], r) for p, r in zip(planned, fitted, strict=True)]
         store = CompletionStore(duckdb.database, run_id=context.run.run_id, telemetry=telemetry)
         batch = store.run(
             [p[-1] for p in planned],

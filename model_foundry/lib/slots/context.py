@@ -169,7 +169,7 @@ class ContextBook:
         if slot.context_tokens is not None:
             return SlotContext(slot.name, slot.context_tokens, "slot file")
         root = server_root(slot.base_url)
-        headers_note = None
+        note = None
         try:
             if slot.runtime == "llamacpp":
                 url = f"{root}/props"
@@ -181,12 +181,10 @@ class ContextBook:
                 n = max_model_len_from_models(self._get_json(url), slot.model)
                 if n:
                     return SlotContext(slot.name, n, "vLLM /v1/models")
-            headers_note = f"{url} did not say"
+            note = f"{url} did not say"
         except (_httpx.HTTPError, ValueError) as exc:
-            headers_note = (
-                f"{url}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-            )
-        return SlotContext(slot.name, None, "unknown", headers_note)
+            note = f"{url}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        return SlotContext(slot.name, None, "unknown", note)
 
     # -- counting -----------------------------------------------------------------------------
 

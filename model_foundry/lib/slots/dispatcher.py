@@ -385,7 +385,9 @@ class _Batch:
         self.queue = WorkQueue()
         for t in tasks:
             self.queue.add(t)
-        self.thinking = {t.role: slot_file.thinking_for_role(t.role) for t in tasks}
+        self.thinking = {
+            role: slot_file.thinking_for_role(role) for role in {t.role for t in tasks}
+        }
         self.attempts: list[Attempt] = []
         self.final: dict[str, Attempt] = {}
         self.summaries = {n: SlotSummary(n, s.parallel) for n, s in self.slots.items()}

@@ -11,7 +11,7 @@ instead of being sent (and rejected) run after run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from model_foundry.lib.slots.client import build_request
@@ -32,8 +32,6 @@ class Fit:
 
     only_slots: tuple[str, ...] | None
     reason: str | None = None
-    # Prompt + answer tokens per slot that was checked, for metadata and messages.
-    needed: dict[str, int] = field(default_factory=dict)
 
     @property
     def fits(self) -> bool:
@@ -51,11 +49,27 @@ def needed_tokens(
     thinking: bool | None = None,
 ) -> tuple[int, int]:
     """(prompt tokens, answer reserve) of a request as ``slot`` would receive it."""
+    rendered_messages, rendered_prompt, reserve = _rendered(
+        slot, messages=messages, prompt=prompt, text=text, params=params, thinking=thinking
+    )
+    counted = book.count(slot, messages=rendered_messages, prompt=rendered_prompt)
+    return counted.tokens, reserve
+
+
+def _rendered(
+    slot: Slot,
+    *,
+    messages: list[dict[str, Any]] | None,
+    prompt: str | None,
+    text: str | None,
+    params: dict[str, Any] | None,
+    thinking: bool | None,
+) -> tuple[list[dict[str, Any]] | None, str | None, int]:
+    """(messages, prompt, answer reserve) exactly as the client would send them to ``slot``."""
     req = build_request(
         slot, messages=messages, prompt=prompt, text=text, params=params, thinking=thinking
     )
-    counted = book.count(slot, messages=req.get("messages"), prompt=req.get("prompt"))
-    return counted.tokens, answer_reserve(req)
+    return req.get("messages"), req.get("prompt"), answer_reserve(req)
 
 
 def surely_fits(
@@ -84,11 +98,9 @@ def fits_window(
     thinking: bool | None = None,
 ) -> tuple[bool, int | None, int]:
     """(fits, prompt tokens or None when not counted, answer reserve) on ``slot``."""
-    req = build_request(
+    rendered_messages, rendered_prompt, reserve = _rendered(
         slot, messages=messages, prompt=prompt, text=text, params=params, thinking=thinking
     )
-    reserve = answer_reserve(req)
-    rendered_messages, rendered_prompt = req.get("messages"), req.get("prompt")
     if surely_fits(window, messages=rendered_messages, prompt=rendered_prompt, reserve=reserve):
         return True, None, reserve
     counted = book.count(slot, messages=rendered_messages, prompt=rendered_prompt).tokens
@@ -109,7 +121,6 @@ def fit_request(
     candidates = slot_file.slots_for_role(role, profile)
     thinking = slot_file.thinking_for_role(role)
     fitting: list[str] = []
-    needed: dict[str, int] = {}
     largest: tuple[int, str] | None = None
     worst_prompt = 0
     reserve_seen = 0
@@ -122,8 +133,6 @@ def fit_request(
             book, slot, window, messages=messages, prompt=prompt, text=text, params=params,
             thinking=thinking,
         )  # fmt: skip
-        if prompt_tokens is not None:
-            needed[slot.name] = prompt_tokens + reserve
         if ok:
             fitting.append(slot.name)
         else:
@@ -133,9 +142,9 @@ def fit_request(
             if largest is None or window > largest[0]:
                 largest = (window, slot.name)
     if len(fitting) == len(candidates):
-        return Fit(None, needed=needed)
+        return Fit(None)
     if fitting:
-        return Fit(tuple(fitting), needed=needed)
+        return Fit(tuple(fitting))
     assert largest is not None
     reason = (
         f"the prompt needs {worst_prompt} tokens plus {reserve_seen} for the answer, but the "
@@ -143,7 +152,7 @@ def fit_request(
         f"({largest[1]}); shorten the prompt or give a slot a larger context "
         "(llama.cpp -c / --parallel, vLLM --max-model-len)"
     )
-    return Fit(None, reason=reason, needed=needed)
+    return Fit(None, reason=reason)
 
 
 def role_window(
