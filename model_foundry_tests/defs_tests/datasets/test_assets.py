@@ -36,12 +36,6 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.fixture(scope="module")
-def fast_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with slot_simulator_process(tmp_path_factory.mktemp("fast-sim"), speed=50) as path:
-        yield path
-
-
-@pytest.fixture(scope="module")
 def slow_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     # About two seconds per request: a collection takes long enough to be killed midway.
     with slot_simulator_process(

@@ -30,12 +30,6 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.fixture(scope="module")
-def fast_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with slot_simulator_process(tmp_path_factory.mktemp("fast-sim"), speed=50) as path:
-        yield path
-
-
-@pytest.fixture(scope="module")
 def rejecting_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     # Every request to every slot is answered with HTTP 400.
     with slot_simulator_process(
