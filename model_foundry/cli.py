@@ -419,7 +419,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("query", help="run SQL against the DuckDB file and print a table")
     p.add_argument("sql")
-    p.add_argument("--max-rows", type=int, default=50)
+    p.add_argument(
+        "--max-rows", type=int, default=50, help="past this, the first and last rows and a count"
+    )
     p.set_defaults(func=cmd_query)
 
     p = sub.add_parser("up", help="local NATS + slot simulator + Dagster UI and daemon")

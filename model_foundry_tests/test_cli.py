@@ -94,7 +94,9 @@ def test_publish_samples_and_jsonl_then_drain_and_query(
         "query", "SELECT subject, count(*) AS n FROM pipeline_event_inbox GROUP BY 1 ORDER BY 1"
     )
     assert queried.returncode == 0, queried.stderr
-    assert "llm.chat.persist" in queried.stdout and "(4 rows)" in queried.stdout
+    header, types, *rows = _cells(queried.stdout)
+    assert header == ["subject", "n"] and types == ["varchar", "int64"]
+    assert len(rows) == 4 and rows[0][0] == "llm.chat.persist", queried.stdout
 
 
 HOLD_WRITE_LOCK = textwrap.dedent(
@@ -191,7 +193,42 @@ def test_bad_sql_is_duckdbs_sentence_and_query_stays_read_only(tmp_path: Path) -
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM t").fetchone() == (1,)
     ok = cli("query", "SELECT i FROM t", env=env)
-    assert ok.returncode == 0 and "(1 rows)" in ok.stdout
+    assert ok.returncode == 0 and _cells(ok.stdout) == [["i"], ["int32"], ["1"]]
+
+
+def _cells(box: str) -> list[list[str]]:
+    """The header, type and value rows of DuckDB's drawn table, cell by cell."""
+    return [
+        [cell.strip() for cell in line.strip().strip("│").split("│")]
+        for line in box.splitlines()
+        if line.startswith("│")
+    ]
+
+
+def test_query_shows_null_and_the_column_types_as_duckdb_draws_them(tmp_path: Path) -> None:
+    db = tmp_path / "q.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute(
+            "CREATE TABLE t AS SELECT i, CASE WHEN i % 2 = 1 THEN 'odd' END AS label, "
+            "i / 2 AS half, '{\"k\": 1}'::JSON AS doc FROM range(4) r(i)"
+        )
+    env = {"MODEL_FOUNDRY_DUCKDB": str(db)}
+    result = cli("query", "SELECT * FROM t ORDER BY i", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "NaN" not in result.stdout and "None" not in result.stdout
+    header, types, *rows = _cells(result.stdout)
+    assert header == ["i", "label", "half", "doc"]
+    assert types == ["int64", "varchar", "double", "json"]
+    assert [row[1] for row in rows] == ["NULL", "odd", "NULL", "odd"]
+    assert rows[2] == ["2", "NULL", "1.0", '{"k": 1}']
+
+    many = cli("query", "SELECT i FROM range(1000) r(i)", "--max-rows", "6", env=env)
+    assert many.returncode == 0, many.stderr
+    values = [row[0] for row in _cells(many.stdout)[2:] if row[0] != "·"]
+    assert values == ["0", "1", "2", "997", "998", "999"]
+    # The footer counts every row; DuckDB wraps it to the table's width.
+    footer = " ".join(many.stdout.rsplit("┘", 1)[1].split())
+    assert footer == "1000 rows (6 shown)", many.stdout
 
 
 def test_dataset_names_that_would_leave_the_export_folder_are_refused(tmp_path: Path) -> None:
