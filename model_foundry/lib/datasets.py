@@ -12,7 +12,7 @@ writes ``data/datasets/<name>/<version>/``: ``samples.parquet`` (every row, with
 failed request), ``chat.jsonl`` (usable rows in chat-messages form for fine-tuning: not empty,
 not truncated) and ``manifest.json``.
 
-``python -m model_foundry.lib.datasets --name NAME`` runs the collection outside Dagster's daemon.
+``model-foundry dataset collect --name NAME`` runs the collection outside Dagster's daemon.
 """
 
 import hashlib

@@ -5,7 +5,7 @@ touches it, and random event ids (uuid4, what publishers send) touch nearly all 
 the first batch. Measured on DuckDB 2.0.1 with 1000-event batches and random ids, the index
 alone took 106 MB at 1M rows, 189 MB at 2M and 349 MB at 5M, a batch took 0.12 s, 0.30 s and
 0.60 s, and under the drain's 64 MB cap every batch failed with an OutOfMemoryException from
-about 700k rows on (docs/ingest-at-scale.md has the figures).
+about 700k rows on (docs/events-at-scale.md has the figures).
 
 Instead, a batch is checked against the stored rows whose ``occurred_at`` lies within
 :data:`DEDUPE_WINDOW` of its events. The inbox is appended in roughly ``occurred_at`` order,

@@ -1,6 +1,6 @@
 """The slot dispatcher: runs a batch of tasks across the live slots, each slot exactly full.
 
-How it keeps the promises in DESIGN.md:
+How it keeps the promises in docs/design.md:
 
 - Slots pull. Every live slot runs ``parallel`` workers; a free worker takes the oldest task it
   may serve, so a fast slot simply takes more and no slot idles while it has eligible work.
