@@ -82,8 +82,8 @@ def test_a_dead_holders_place_returns_after_the_ttl_and_not_before(
         assert lease is not None
         await asyncio.sleep(1.2)  # two renewals
         # The holder dies: no renewal, no release, its connection gone.
-        assert dead._renewer is not None
-        dead._renewer.cancel()
+        assert dead._renewer.task is not None
+        dead._renewer.task.cancel()
         last_renewal_sent = lease.valid_until - TTL.ttl_s
         await dead.nc.close()
         assert waiter.in_flight("s") == 1
@@ -111,8 +111,8 @@ def test_a_stalled_holder_loses_its_place_and_cannot_free_the_new_holders(
         other = await limiter(server.url, {"s": 1})
         lost = asyncio.Event()
         lease = await slow.acquire("s", on_lost=lost.set)
-        assert lease is not None and slow._renewer is not None
-        slow._renewer.cancel()  # stalled: alive, but no renewal reaches NATS
+        assert lease is not None and slow._renewer.task is not None
+        slow._renewer.task.cancel()  # stalled: alive, but no renewal reaches NATS
         theirs = await asyncio.wait_for(other.acquire("s"), 30)
         assert theirs is not None
         await asyncio.wait_for(lost.wait(), 5)
@@ -231,10 +231,11 @@ def test_close_returns_while_renewals_are_in_flight(server: LocalNatsServer) -> 
             if not done:
                 hung += 1
                 # Clean up so the test fails instead of hanging: cancel until one lands.
-                assert lim._renewer is not None
+                renewer = lim._renewer.task
+                assert renewer is not None
                 for _ in range(20):
-                    lim._renewer.cancel()
-                    if (await asyncio.wait({lim._renewer}, timeout=0.5))[0]:
+                    renewer.cancel()
+                    if (await asyncio.wait({renewer}, timeout=0.5))[0]:
                         break
                 closing.cancel()
                 await asyncio.wait({closing}, timeout=5)
@@ -270,17 +271,16 @@ def test_writes_that_land_without_a_reply(server: LocalNatsServer) -> None:
     async def go() -> tuple[int, int, bool, int, str | None, str, int]:
         lim = await limiter(server.url, {"s": 1})
         observer = await limiter(server.url, {"s": 1})
-        normal = lim._kv
-        assert normal is not None
+        normal = lim._bucket.kv
         # The same bucket through a context whose every reply comes too late: the writes
         # reach the server, the replies are dropped as timed out.
         deaf = copy.copy(normal)
         deaf._js = lim.nc.jetstream(timeout=1e-6)
 
-        lim._kv = deaf
+        lim._bucket.kv = deaf
         waiting = asyncio.ensure_future(lim.acquire("s"))
         await _until(lambda: lim.ops.errors >= 1)
-        lim._kv = normal
+        lim._bucket.kv = normal
         lease = await asyncio.wait_for(waiting, 10)
         assert lease is not None
         steals = lim.ops.steals
@@ -288,9 +288,9 @@ def test_writes_that_land_without_a_reply(server: LocalNatsServer) -> None:
         lost = asyncio.Event()
         lease.on_lost = lost.set
         errors = lim.ops.errors
-        lim._kv = deaf
+        lim._bucket.kv = deaf
         await _until(lambda: lim.ops.errors > errors)  # a renewal landed, its reply lost
-        lim._kv = normal
+        lim._bucket.kv = normal
         renewals = lim.ops.renewals
         await _until(lambda: lim.ops.renewals > renewals)  # the next one, against the new rev
         await asyncio.sleep(0.1)
