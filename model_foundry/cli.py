@@ -23,7 +23,7 @@ class UserError(RuntimeError):
 def _expected_errors() -> tuple[type[BaseException], ...]:
     from model_foundry.devtools.local_nats import NatsServerError
     from model_foundry.lib.datasets import UnsafeNameError
-    from model_foundry.lib.nats.resource import NatsUnavailableError
+    from model_foundry.lib.nats.connection import NatsUnavailableError
     from model_foundry.lib.query import QueryError
     from model_foundry.lib.storage import DuckDBBusyError
 
@@ -43,9 +43,9 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 
 
 def _nats():
-    from model_foundry.lib.nats.resource import nats_resource_from_env
+    from model_foundry.lib.nats.connection import nats_client_from_env
 
-    return nats_resource_from_env(resolve_secrets=True)
+    return nats_client_from_env()
 
 
 def cmd_nats_setup(args: argparse.Namespace) -> int:

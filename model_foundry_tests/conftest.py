@@ -17,7 +17,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from model_foundry.devtools.local_nats import LocalNatsServer
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.nats_helpers import NATS_SERVER_BIN, nats_binary
 from model_foundry_tests.pipeline_helpers import FOREIGN_ENV
 
@@ -46,9 +46,9 @@ def nats_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Loca
 
 
 @pytest.fixture
-def nats_resource(nats_server: LocalNatsServer) -> NatsResource:
+def nats_client(nats_server: LocalNatsServer) -> NatsClient:
     # A short ack_wait lets crash tests see redeliveries within a second or two.
-    res = NatsResource(servers=nats_server.url, ack_wait_s=2.0)
+    res = NatsClient(servers=nats_server.url, ack_wait_s=2.0)
     res.setup()
     return res
 

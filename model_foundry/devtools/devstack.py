@@ -232,12 +232,12 @@ def initialize_instance(home: Path) -> None:
 
 
 def _slot_limits_line() -> str:
-    from model_foundry.lib.nats.resource import NatsResource
+    from model_foundry.lib.nats.connection import NatsClient
     from model_foundry.lib.slots.leases import DEFAULT_BUCKET
 
     if settings.slot_limiter() == "flock":
         return "Slot limits: flock files on this machine only (MODEL_FOUNDRY_SLOT_LIMITER=flock)"
-    servers = NatsResource(servers=",".join(settings.nats_urls())).redacted_servers
+    servers = NatsClient(servers=",".join(settings.nats_urls())).redacted_servers
     return (
         f"Slot limits: NATS leases in bucket {DEFAULT_BUCKET} on {servers}, shared by every "
         f"worker; a dead worker's places return within {settings.slot_lease_ttl_s():g}s"
@@ -267,9 +267,9 @@ def up(port: int = 3000) -> int:
             local_nats(port=LOCAL_NATS_PORT, store_dir=settings.data_dir() / "nats")
         )
         os.environ["NATS_URL"] = url
-        from model_foundry.lib.nats.resource import nats_resource_from_env
+        from model_foundry.lib.nats.connection import nats_client_from_env
 
-        for item in nats_resource_from_env(resolve_secrets=True).setup():
+        for item in nats_client_from_env().setup():
             print(f"created {item}")
         stack.enter_context(local_slots())
         print(_slot_limits_line())

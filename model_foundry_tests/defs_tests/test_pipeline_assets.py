@@ -18,7 +18,7 @@ import pytest
 
 from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
 from model_foundry.defs.inbox_tables.assets import inbox_tables
-from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
+from model_foundry.defs.resources import FoundryDuckDB, NatsResource, SlotsResource
 from model_foundry.defs.summaries.assets import session_summaries, session_summary_translations
 from model_foundry.defs.throughput.assets import slot_throughput
 from model_foundry.lib.completions import output_params, request_key
@@ -30,7 +30,7 @@ from model_foundry.lib.events import (
     TOOL_CALL,
 )
 from model_foundry.lib.inbox.publish import make_event, sample_events
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.summaries import ChatLine, detect_language, transcript, translation_params
 from model_foundry_tests.nats_helpers import publish
@@ -47,9 +47,9 @@ def slot_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield path
 
 
-def resources(nats: NatsResource, db_path: Path, slot_path: Path) -> dict[str, Any]:
+def resources(nats: NatsClient, db_path: Path, slot_path: Path) -> dict[str, Any]:
     return {
-        "nats": nats,
+        "nats": NatsResource.of(nats),
         "duckdb": FoundryDuckDB(database=str(db_path)),
         "slots": SlotsResource(slot_file=str(slot_path)),
     }
@@ -118,12 +118,12 @@ def test_request_key_changes_with_what_changes_the_answer() -> None:
 
 
 def test_inbox_to_summaries_translations_and_throughput(
-    nats_resource: NatsResource, db_path: Path, slot_path: Path
+    nats_client: NatsClient, db_path: Path, slot_path: Path
 ) -> None:
     events = list(sample_events(40, sessions=4, seed=5))
     by_subject = {s: [e for e in events if e.subject == s] for s in SUBJECTS}
-    publish(nats_resource, events)
-    res = resources(nats_resource, db_path, slot_path)
+    publish(nats_client, events)
+    res = resources(nats_client, db_path, slot_path)
     with dg.instance_for_test() as instance:
         drain_inbox(res, instance)
         meta = downstream(res, instance)
@@ -180,7 +180,7 @@ def test_inbox_to_summaries_translations_and_throughput(
         # summary; the next run retries it and succeeds; nothing that succeeded is resent.
         session = json.loads(by_subject[CHAT_PERSIST][0].body)["correlation_id"]
         publish(
-            nats_resource,
+            nats_client,
             [
                 make_event(
                     CHAT_PERSIST,

@@ -22,7 +22,7 @@ from model_foundry.lib.dagster_instance import (
     storage_section,
 )
 from model_foundry.lib.inbox.publish import make_event
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.settings import DagsterPostgres
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.postgres_helpers import pg_env, require_postgres, throwaway_database
@@ -105,7 +105,7 @@ def test_unreachable_or_misspelled_storage_is_one_sentence_without_the_password(
 
 
 def test_sensors_and_the_dead_run_sensor_judge_runs_the_same_on_postgresql(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nats_resource: NatsResource
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nats_client: NatsClient
 ) -> None:
     """The per-subject skip, a dead worker's run failed and replaced, on PostgreSQL storage."""
     from model_foundry.defs.run_health.sensors import stale_run_sensor
@@ -113,7 +113,7 @@ def test_sensors_and_the_dead_run_sensor_judge_runs_the_same_on_postgresql(
 
     require_postgres()
     publish(
-        nats_resource,
+        nats_client,
         [make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1")],
     )
     with throwaway_database("mf_sensors") as pg:
@@ -123,10 +123,10 @@ def test_sensors_and_the_dead_run_sensor_judge_runs_the_same_on_postgresql(
         with dg.DagsterInstance.from_config(str(home)) as instance:
             assert type(instance.run_storage).__name__ == "PostgresRunStorage"
             alive = add_started_run(instance, subject="llm.tool_call", worker_pid=os.getpid())
-            blocked = tick("llm.tool_call", instance, nats_resource)
+            blocked = tick("llm.tool_call", instance, nats_client)
             instance.report_run_canceled(instance.get_run_by_id(alive))
             dead = add_started_run(instance, subject="llm.tool_call", worker_pid=dead_pid())
-            replaced = tick("llm.tool_call", instance, nats_resource)
+            replaced = tick("llm.tool_call", instance, nats_client)
             other = add_started_run(instance, job_name="__ASSET_JOB", worker_pid=dead_pid())
             stale_run_sensor.evaluate_tick(dg.build_sensor_context(instance=instance))
             statuses = [instance.get_run_by_id(r).status for r in (dead, other)]

@@ -16,12 +16,12 @@ import dagster as dg
 from model_foundry.defs.datasets.assets import dataset_samples
 from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
 from model_foundry.defs.inbox_tables.assets import inbox_tables
-from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
+from model_foundry.defs.resources import FoundryDuckDB, NatsResource, SlotsResource
 from model_foundry.defs.summaries.assets import session_summaries, session_summary_translations
 from model_foundry.defs.throughput.assets import slot_throughput
 from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.inbox.publish import sample_events
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.nats_helpers import publish, publish_raw
 from model_foundry_tests.pipeline_helpers import write_prompts
 
@@ -57,22 +57,22 @@ class PipelineRun:
             self.metadata.setdefault(key, []).append({k: v.value for k, v in mat.metadata.items()})
 
 
-def resources(nats: NatsResource, db_path: Path, slot_path: Path) -> dict[str, Any]:
+def resources(nats: NatsClient, db_path: Path, slot_path: Path) -> dict[str, Any]:
     return {
-        "nats": nats,
+        "nats": NatsResource.of(nats),
         "duckdb": FoundryDuckDB(database=str(db_path)),
         "slots": SlotsResource(slot_file=str(slot_path)),
     }
 
 
-def publish_demo_events(nats: NatsResource, events: int, sessions: int, seed: int) -> int:
+def publish_demo_events(nats: NatsClient, events: int, sessions: int, seed: int) -> int:
     publish(nats, sample_events(events, sessions=sessions, seed=seed))
     publish_raw(nats, INVALID_EVENTS)
     return events + len(INVALID_EVENTS)
 
 
 def run_pipeline(
-    nats: NatsResource,
+    nats: NatsClient,
     db_path: Path,
     slot_path: Path,
     work_dir: Path,

@@ -35,7 +35,7 @@ from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib import settings
 from model_foundry.lib.events import CHAT_PERSIST
 from model_foundry.lib.inbox.publish import OutgoingEvent, sample_events
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.pipeline_helpers import (
     clean_env,
@@ -63,7 +63,7 @@ pytestmark = pytest.mark.timeout(int(WINDOW_CAP_S) + 600)
 class Stack:
     home: Path
     db_path: Path
-    nats: NatsResource
+    nats: NatsClient
     daemon_log: Path
 
 
@@ -83,7 +83,7 @@ def daemon_stack(tmp: Path) -> Iterator[Stack]:
             MODEL_FOUNDRY_SLOTS=str(slot_path),
             MODEL_FOUNDRY_SENSOR_INTERVAL_S=str(SENSOR_INTERVAL_S),
         )
-        nats = NatsResource(servers=server.url)
+        nats = NatsClient(servers=server.url)
         nats.setup()
         log_path = tmp / "daemon.log"
         with log_path.open("w") as log:
@@ -109,7 +109,7 @@ def session_of(events: list[OutgoingEvent]) -> str:
 class SteadyPublisher(threading.Thread):
     """RATE events a second, paced against the clock, one new session every SESSION_EVENTS."""
 
-    def __init__(self, nats: NatsResource, seconds: float) -> None:
+    def __init__(self, nats: NatsClient, seconds: float) -> None:
         super().__init__(daemon=True)
         self.nats = nats
         self.seconds = seconds

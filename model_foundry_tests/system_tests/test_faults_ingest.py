@@ -29,7 +29,7 @@ import pytest
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.inbox.drain import InboxRecord, drain_subject
 from model_foundry.lib.inbox.publish import OutgoingEvent, make_event
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.nats_helpers import BOTH_NATS_SERVERS, publish
 
 SUBJECT = "llm.chat.persist"
@@ -43,10 +43,10 @@ DRAIN_SCRIPT = textwrap.dedent(
     """
     import asyncio, sys
     from model_foundry.lib.inbox.drain import drain_subject
-    from model_foundry.lib.nats.resource import NatsResource
+    from model_foundry.lib.nats.connection import NatsClient
 
     servers, db, subject, ack_wait, batch = sys.argv[1:6]
-    res = NatsResource(servers=servers, ack_wait_s=float(ack_wait), connect_timeout_s=1.0)
+    res = NatsClient(servers=servers, ack_wait_s=float(ack_wait), connect_timeout_s=1.0)
 
     def progress(record):
         print(f"batch {record.batches} received {record.received}", flush=True)
@@ -108,9 +108,9 @@ def workload(
 
 
 @pytest.fixture
-def short_ack_nats(nats_server: LocalNatsServer) -> NatsResource:
+def short_ack_nats(nats_server: LocalNatsServer) -> NatsClient:
     # Consumers take ack_wait from the resource that creates them, so create them here first.
-    res = NatsResource(servers=nats_server.url, ack_wait_s=SHORT_ACK_WAIT_S, connect_timeout_s=1.0)
+    res = NatsClient(servers=nats_server.url, ack_wait_s=SHORT_ACK_WAIT_S, connect_timeout_s=1.0)
     res.setup()
     return res
 
@@ -121,7 +121,7 @@ def rows(db_path: Path, sql: str) -> list[tuple[Any, ...]]:
 
 
 def drain_until_settled(
-    res: NatsResource, db_path: Path, *, timeout_s: float = 90.0
+    res: NatsClient, db_path: Path, *, timeout_s: float = 90.0
 ) -> list[InboxRecord]:
     """Drain until nothing is pending or awaiting an ack (redeliveries come after ack_wait)."""
     deadline = time.monotonic() + timeout_s
@@ -159,7 +159,7 @@ def assert_exactly_once(db_path: Path, load: Workload) -> None:
 class DrainProcess:
     """One drain subprocess; ``close()`` kills it if it still runs, so no test leaks it."""
 
-    def __init__(self, script: Path, res: NatsResource, db_path: Path, batch_size: int) -> None:
+    def __init__(self, script: Path, res: NatsClient, db_path: Path, batch_size: int) -> None:
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -238,7 +238,7 @@ def drains() -> Iterator[list[DrainProcess]]:
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGKILL], ids=["stop", "crash"])
 def test_nats_restart_mid_drain_loses_and_duplicates_nothing(
     nats_server: LocalNatsServer,
-    short_ack_nats: NatsResource,
+    short_ack_nats: NatsClient,
     db_path: Path,
     drain_script: Path,
     drains: list[DrainProcess],
@@ -265,7 +265,7 @@ def test_nats_restart_mid_drain_loses_and_duplicates_nothing(
 
 
 def test_drain_killed_at_random_points_loses_and_duplicates_nothing(
-    short_ack_nats: NatsResource,
+    short_ack_nats: NatsClient,
     db_path: Path,
     drain_script: Path,
     drains: list[DrainProcess],
@@ -315,7 +315,7 @@ def test_drain_waits_for_another_duckdb_writer_and_loses_nothing(
     nats_server: LocalNatsServer, db_path: Path, tmp_path: Path
 ) -> None:
     # ack_wait above the lock wait, as in production: the wait costs time, not redeliveries.
-    res = NatsResource(servers=nats_server.url, ack_wait_s=60.0)
+    res = NatsClient(servers=nats_server.url, ack_wait_s=60.0)
     res.setup()
     first = workload(300, tag="w1")
     second = workload(300, tag="w2")

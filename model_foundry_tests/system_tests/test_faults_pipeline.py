@@ -31,7 +31,7 @@ from model_foundry.devtools.ports import free_port, port_open
 from model_foundry.lib import settings
 from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.inbox.publish import sample_events
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.slots.config import SHIPPED_SLOT_FILE, load_slot_file, write_slot_file
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.pipeline_helpers import (
@@ -246,7 +246,7 @@ def test_daemon_killed_with_runs_in_flight_and_restarted_loses_nothing(
     tmp_path: Path, nats_server: LocalNatsServer
 ) -> None:
     # The consumers exist before the daemon starts, so its (default) settings never apply.
-    nats = NatsResource(servers=nats_server.url, ack_wait_s=SHORT_ACK_WAIT_S)
+    nats = NatsClient(servers=nats_server.url, ack_wait_s=SHORT_ACK_WAIT_S)
     nats.setup()
     assert publish(nats, sample_events(EVENTS, sessions=5, seed=11)) == EVENTS
 

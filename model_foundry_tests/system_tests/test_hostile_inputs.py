@@ -35,7 +35,7 @@ from model_foundry.lib.events import (
 from model_foundry.lib.inbox.drain import drain_subject
 from model_foundry.lib.inbox.publish import make_event
 from model_foundry.lib.inbox.store import DEDUPE_WINDOW, INBOX_SCHEMA, write_batch
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.nats_helpers import publish_raw
 
 RECEIVED_AT = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
@@ -414,14 +414,14 @@ def oracle(items: list[tuple[str, bytes]]) -> tuple[list[tuple[str, bytes]], lis
 )
 @given(items=hostile_batch())
 def test_generated_batch_through_real_nats_and_duckdb_matches_the_contract(
-    nats_resource: NatsResource, tmp_path: Path, items: list[tuple[str, bytes]]
+    nats_client: NatsClient, tmp_path: Path, items: list[tuple[str, bytes]]
 ) -> None:
     # The server is shared by the examples; each drains it empty and writes its own file.
     db_path = tmp_path / f"hostile-{next(_databases)}.duckdb"
-    publish_raw(nats_resource, items)
+    publish_raw(nats_client, items)
     records = [
         asyncio.run(
-            drain_subject(nats_resource, db_path, subject, batch_size=16, fetch_timeout_s=0.3)
+            drain_subject(nats_client, db_path, subject, batch_size=16, fetch_timeout_s=0.3)
         )
         for subject in SUBJECTS
     ]
@@ -451,12 +451,12 @@ def test_generated_batch_through_real_nats_and_duckdb_matches_the_contract(
     )
     assert sorted(dead_rows) == sorted(dead)
     for subject in SUBJECTS:
-        pending = nats_resource.pending_for(subject)
+        pending = nats_client.pending_for(subject)
         assert (pending.num_pending, pending.num_ack_pending) == (0, 0), subject
 
 
 def test_conflicting_copies_keep_the_first_and_record_each_conflict_once(
-    nats_resource: NatsResource, db_path: Path
+    nats_client: NatsClient, db_path: Path
 ) -> None:
     def chat(event_id: str, text: str) -> bytes:
         payload = {"messages": [{"role": "user", "content": text}]}
@@ -468,7 +468,7 @@ def test_conflicting_copies_keep_the_first_and_record_each_conflict_once(
     # Batches of two: a conflict inside one batch, exact copies and conflicts in later ones,
     # an exact copy under the legacy name, and the same id on another subject.
     publish_raw(
-        nats_resource,
+        nats_client,
         [
             ("llm.chat.persist", first),  # seq 1
             ("llm.chat.persist", second),  # seq 2, same batch as the first
@@ -480,10 +480,10 @@ def test_conflicting_copies_keep_the_first_and_record_each_conflict_once(
         ],
     )
     chat_record = asyncio.run(
-        drain_subject(nats_resource, db_path, "llm.chat.persist", batch_size=2, fetch_timeout_s=0.3)
+        drain_subject(nats_client, db_path, "llm.chat.persist", batch_size=2, fetch_timeout_s=0.3)
     )
     tool_record = asyncio.run(
-        drain_subject(nats_resource, db_path, "llm.tool_call", fetch_timeout_s=0.3)
+        drain_subject(nats_client, db_path, "llm.tool_call", fetch_timeout_s=0.3)
     )
     assert (chat_record.received, chat_record.inserted) == (6, 2)
     assert (chat_record.duplicates, chat_record.conflicts, chat_record.dead_lettered) == (1, 3, 3)
@@ -510,9 +510,9 @@ def test_conflicting_copies_keep_the_first_and_record_each_conflict_once(
 
     # Nothing is left to redeliver, and draining again records nothing twice.
     again = asyncio.run(
-        drain_subject(nats_resource, db_path, "llm.chat.persist", fetch_timeout_s=0.3)
+        drain_subject(nats_client, db_path, "llm.chat.persist", fetch_timeout_s=0.3)
     )
     assert again.received == 0
     for subject in ("llm.chat.persist", "llm.tool_call"):
-        pending = nats_resource.pending_for(subject)
+        pending = nats_client.pending_for(subject)
         assert (pending.num_pending, pending.num_ack_pending) == (0, 0)

@@ -16,14 +16,14 @@ import duckdb
 
 from model_foundry.devtools.bench.ingest import PREFILL_TAG, drain_in_fresh_process, prefill_inbox
 from model_foundry.lib.inbox.publish import sample_events
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.nats_helpers import publish
 
 PREFILL = 2_000_000
 EVENTS = 10_000
 
 
-def fresh_consumers(res: NatsResource) -> None:
+def fresh_consumers(res: NatsClient) -> None:
     """Drop the consumers so the next drain reads the stream from its start again."""
 
     async def run() -> None:
@@ -44,15 +44,15 @@ def new_rows(db_path: Path) -> tuple[int, int]:
 
 
 def test_a_drain_into_a_two_million_row_inbox_keeps_its_memory(
-    nats_resource: NatsResource, tmp_path: Path
+    nats_client: NatsClient, tmp_path: Path
 ) -> None:
-    publish(nats_resource, sample_events(EVENTS, sessions=20))
+    publish(nats_client, sample_events(EVENTS, sessions=20))
     empty_db, full_db = tmp_path / "empty.duckdb", tmp_path / "full.duckdb"
     prefill_inbox(full_db, PREFILL)
 
-    empty = drain_in_fresh_process(nats_resource.servers, empty_db, 1000)
-    fresh_consumers(nats_resource)
-    full = drain_in_fresh_process(nats_resource.servers, full_db, 1000)
+    empty = drain_in_fresh_process(nats_client.servers, empty_db, 1000)
+    fresh_consumers(nats_client)
+    full = drain_in_fresh_process(nats_client.servers, full_db, 1000)
 
     assert (empty["inserted"], full["inserted"]) == (EVENTS, EVENTS)
     assert new_rows(full_db) == (EVENTS, EVENTS)

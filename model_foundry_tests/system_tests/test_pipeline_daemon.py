@@ -29,7 +29,7 @@ from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.devtools.ports import free_port
 from model_foundry.lib import settings
 from model_foundry.lib.inbox.publish import sample_events
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.settings import DagsterPostgres
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.pipeline_helpers import (
@@ -56,7 +56,7 @@ SESSIONS = 3
 class Stack:
     home: Path
     db_path: Path
-    nats: NatsResource
+    nats: NatsClient
     webserver_url: str
     logs: Path
     storage: str
@@ -141,7 +141,7 @@ def _stack(tmp: Path, pg: DagsterPostgres | None, pg_vars: dict[str, str]) -> It
                         start_new_session=True,
                     )
                 )
-            nats = NatsResource(servers=server.url)
+            nats = NatsClient(servers=server.url)
             nats.setup()
             storage = "postgres" if pg else "sqlite"
             yield Stack(home, db_path, nats, f"http://127.0.0.1:{port}", logs, storage, pg_vars)

@@ -29,7 +29,7 @@ import yaml
 from model_foundry.devtools.devstack import stop_process_group
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.devtools.ports import free_port
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry_tests.pipeline_helpers import count, rows, slot_simulator_process, wait_for
 from model_foundry_tests.system_tests.metrics_helpers import exporter_process
@@ -147,7 +147,7 @@ def prometheus_for(tmp_path: Path) -> Iterator[Any]:
 
 def test_dashboard_queries_return_data_from_a_real_prometheus(
     nats_server: LocalNatsServer,
-    nats_resource: NatsResource,
+    nats_client: NatsClient,
     db_path: Path,
     tmp_path: Path,
     prometheus_for: Any,
@@ -172,7 +172,7 @@ def test_dashboard_queries_return_data_from_a_real_prometheus(
         wait_for(prom.targets_up, 60, "every scrape target to be up")
 
         with dg.instance_for_test() as instance:
-            run_pipeline(nats_resource, db_path, slot_path, tmp_path / "run", instance)
+            run_pipeline(nats_client, db_path, slot_path, tmp_path / "run", instance)
 
         stored = count(db_path, "SELECT count(*) FROM pipeline_event_inbox")
         attempts = count(db_path, "SELECT count(*) FROM llm_completions")

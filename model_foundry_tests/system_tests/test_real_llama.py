@@ -222,20 +222,20 @@ def _long_session_events(n_messages: int, session: str) -> list[Any]:
 
 
 def test_a_300_message_session_is_summarised_in_parts_and_reruns_only_what_changed(
-    trio: dict[str, Any], tmp_path: Path, nats_resource: Any, db_path: Path
+    trio: dict[str, Any], tmp_path: Path, nats_client: Any, db_path: Path
 ) -> None:
     import dagster as dg
 
     from model_foundry.defs.inbox_tables.assets import inbox_tables
-    from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
+    from model_foundry.defs.resources import FoundryDuckDB, NatsResource, SlotsResource
     from model_foundry.defs.summaries.assets import session_summaries
     from model_foundry_tests.defs_tests.test_pipeline_assets import drain_inbox
     from model_foundry_tests.nats_helpers import publish
 
     events = _long_session_events(300, "long-session")
-    publish(nats_resource, events)
+    publish(nats_client, events)
     res = {
-        "nats": nats_resource,
+        "nats": NatsResource.of(nats_client),
         "duckdb": FoundryDuckDB(database=str(db_path)),
         "slots": SlotsResource(slot_file=str(trio["path"])),
     }
@@ -259,7 +259,7 @@ def test_a_300_message_session_is_summarised_in_parts_and_reruns_only_what_chang
         assert level1[0] > 1 and level1[1] == 1 and level1[2] == 300
 
         # Ten more messages: the earlier parts are the same requests, answered from the store.
-        publish(nats_resource, _long_session_events(10, "long-session"))
+        publish(nats_client, _long_session_events(10, "long-session"))
         drain_inbox(res, instance)
         second = summarise()
     assert second["summaries_written"] == 1

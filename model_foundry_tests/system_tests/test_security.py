@@ -27,14 +27,19 @@ from dagster._serdes import serialize_value
 
 from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
 from model_foundry.defs.inbox.checks import inbox_checks
-from model_foundry.defs.resources import FoundryDuckDB, resources_from_env
+from model_foundry.defs.resources import (
+    FoundryDuckDB,
+    NatsResource,
+    nats_resource_from_env,
+    resources_from_env,
+)
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.inbox.drain import drain_subject
 from model_foundry.lib.inbox.publish import make_event
-from model_foundry.lib.nats.resource import (
-    NatsResource,
+from model_foundry.lib.nats.connection import (
+    NatsClient,
     NatsUnavailableError,
-    nats_resource_from_env,
+    nats_client_from_env,
 )
 from model_foundry_tests.nats_helpers import publish, publish_raw
 
@@ -104,7 +109,7 @@ def test_tls_with_password_publishes_and_drains(
     secure_nats: LocalNatsServer, certs: Certs, db_path: Path
 ) -> None:
     assert secure_nats.url.startswith("tls://")
-    res = NatsResource(servers=secure_nats.url, tls_ca=str(certs.ca), user=USER, password=PASSWORD)
+    res = NatsClient(servers=secure_nats.url, tls_ca=str(certs.ca), user=USER, password=PASSWORD)
     assert "stream PIPELINE_EVENTS" in res.setup()
     events = [
         make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id=f"t{i}")
@@ -120,28 +125,26 @@ def test_refused_or_untrusted_tls_is_one_clear_sentence(
 ) -> None:
     wrong = "wrong-" + secrets.token_hex(6)
     with pytest.raises(NatsUnavailableError) as refused:
-        NatsResource(
-            servers=secure_nats.url, tls_ca=str(certs.ca), user=USER, password=wrong
-        ).setup()
+        NatsClient(servers=secure_nats.url, tls_ca=str(certs.ca), user=USER, password=wrong).setup()
     assert_one_sentence(str(refused.value), secure_nats.url, wrong, PASSWORD)
     assert "refused the credentials" in str(refused.value)
 
     with pytest.raises(NatsUnavailableError) as anonymous:
-        NatsResource(servers=secure_nats.url, tls_ca=str(certs.ca)).setup()
+        NatsClient(servers=secure_nats.url, tls_ca=str(certs.ca)).setup()
     assert "refused the credentials" in str(anonymous.value)
 
     # Without the CA the server cannot be trusted: say so, and do not hang (nats-py would).
     with pytest.raises(NatsUnavailableError) as untrusted:
-        NatsResource(servers=secure_nats.url, user=USER, password=PASSWORD).setup()
+        NatsClient(servers=secure_nats.url, user=USER, password=PASSWORD).setup()
     assert_one_sentence(str(untrusted.value), secure_nats.url, PASSWORD)
     assert "NATS_TLS_CA" in str(untrusted.value)
 
 
 def test_token_auth_connects_and_a_wrong_token_is_refused(token_nats: LocalNatsServer) -> None:
-    assert NatsResource(servers=token_nats.url, token=TOKEN).setup()
+    assert NatsClient(servers=token_nats.url, token=TOKEN).setup()
     wrong = "tok-wrong-" + secrets.token_hex(6)
     with pytest.raises(NatsUnavailableError) as refused:
-        NatsResource(servers=token_nats.url, token=wrong).setup()
+        NatsClient(servers=token_nats.url, token=wrong).setup()
     assert_one_sentence(str(refused.value), token_nats.url, wrong, TOKEN)
     assert "refused the credentials" in str(refused.value)
 
@@ -151,7 +154,7 @@ def test_credentials_in_the_url_never_reach_the_error_message() -> None:
 
     url = f"nats://{USER}:{PASSWORD}@127.0.0.1:{free_port()}"
     with pytest.raises(NatsUnavailableError) as info:
-        NatsResource(servers=url, connect_timeout_s=0.5).setup()
+        NatsClient(servers=url, connect_timeout_s=0.5).setup()
     assert PASSWORD not in str(info.value) and "127.0.0.1" in str(info.value)
 
 
@@ -220,7 +223,7 @@ def test_secrets_never_reach_dagster_logs_metadata_or_duckdb(
         monkeypatch.setenv("NATS_URL", url_with_password(secure_nats))
     monkeypatch.setenv("NATS_TLS_CA", str(certs.ca))
     monkeypatch.setenv("MODEL_FOUNDRY_DUCKDB", str(db_path))
-    outside_dagster = nats_resource_from_env(resolve_secrets=True)
+    outside_dagster = nats_client_from_env()
     outside_dagster.setup()
     publish(
         outside_dagster,
@@ -290,7 +293,7 @@ INJECTIONS = [
 
 
 def test_sql_injection_in_event_content_is_stored_verbatim(
-    nats_resource: NatsResource, db_path: Path
+    nats_client: NatsClient, db_path: Path
 ) -> None:
     events = [
         make_event(
@@ -301,19 +304,22 @@ def test_sql_injection_in_event_content_is_stored_verbatim(
         )
         for text in INJECTIONS
     ]
-    publish(nats_resource, events)
+    publish(nats_client, events)
     # The same ids again with different bodies: their ids reach the conflict lookup and the
     # dead-letter reason too.
     conflicting = [
         make_event("llm.tool_call", {"tool": "other", "arguments": {}}, "s", event_id=text)
         for text in INJECTIONS
     ]
-    publish_raw(nats_resource, [(e.subject, e.body) for e in conflicting])
+    publish_raw(nats_client, [(e.subject, e.body) for e in conflicting])
     with dg.instance_for_test() as instance:
         result = dg.materialize(
             [pipeline_event_inbox_record, *inbox_checks],
             partition_key="llm.tool_call",
-            resources={"nats": nats_resource, "duckdb": FoundryDuckDB(database=str(db_path))},
+            resources={
+                "nats": NatsResource.of(nats_client),
+                "duckdb": FoundryDuckDB(database=str(db_path)),
+            },
             instance=instance,
             run_config={
                 "ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.3}}}
@@ -567,7 +573,7 @@ def test_dagster_shows_the_secret_variable_names_not_their_values(
     assert "NATS_PASSWORD" in shown and "NATS_TOKEN" in shown
     assert PASSWORD not in shown and TOKEN not in shown
     # The CLI, outside Dagster, gets the values.
-    resolved = nats_resource_from_env(resolve_secrets=True)
+    resolved = nats_client_from_env()
     assert (resolved.password, resolved.token) == (PASSWORD, TOKEN)
 
 

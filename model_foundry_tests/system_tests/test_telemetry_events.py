@@ -21,7 +21,7 @@ from model_foundry.devtools.telemetry_receiver import TelemetryReceiver, running
 from model_foundry.lib.datasets import dataset_task
 from model_foundry.lib.events import CHAT_PERSIST
 from model_foundry.lib.inbox.publish import sample_events
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.pipeline_helpers import count, rows, slot_simulator_process
 from model_foundry_tests.system_tests.pipeline_run import PipelineRun, resources, run_pipeline
@@ -51,7 +51,7 @@ def _closed_port() -> int:
 
 
 def test_pipeline_events_carry_the_sessions_of_the_inbox_rows(
-    nats_resource: NatsResource,
+    nats_client: NatsClient,
     db_path: Path,
     slot_path: Path,
     receiver: TelemetryReceiver,
@@ -62,7 +62,7 @@ def test_pipeline_events_carry_the_sessions_of_the_inbox_rows(
     monkeypatch.setenv("MODEL_FOUNDRY_TELEMETRY_URL", url)
     monkeypatch.setenv("KINDERGARTEN_API_KEY", SLOT_KEY)
     with dg.instance_for_test() as instance:
-        run = run_pipeline(nats_resource, db_path, slot_path, tmp_path, instance)
+        run = run_pipeline(nats_client, db_path, slot_path, tmp_path, instance)
 
     events = receiver.events
     assert events, "the receiver got nothing"
@@ -182,14 +182,14 @@ def assert_plot_metadata(run: PipelineRun) -> None:
 
 
 def test_receiver_down_the_run_succeeds_and_reports_what_it_dropped(
-    nats_resource: NatsResource,
+    nats_client: NatsClient,
     db_path: Path,
     slot_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("MODEL_FOUNDRY_TELEMETRY_URL", f"http://127.0.0.1:{_closed_port()}/t")
-    publish(nats_resource, sample_events(12, sessions=3, seed=9))
-    res = resources(nats_resource, db_path, slot_path)
+    publish(nats_client, sample_events(12, sessions=3, seed=9))
+    res = resources(nats_client, db_path, slot_path)
     with dg.instance_for_test() as instance:
         drained = dg.materialize(
             [pipeline_event_inbox_record],

@@ -16,10 +16,9 @@ import dagster as dg
 from pydantic import Field
 
 from model_foundry.defs.inbox.partitions import subject_partitions
-from model_foundry.defs.resources import FoundryDuckDB
+from model_foundry.defs.resources import FoundryDuckDB, NatsResource
 from model_foundry.lib import settings
 from model_foundry.lib.inbox.drain import DEFAULT_BATCH_SIZE, InboxRecord, drain_subject
-from model_foundry.lib.nats.resource import NatsResource
 from model_foundry.lib.telemetry import for_run
 
 # Metadata keeps the event log light: the record itself holds up to MAX_RECORDED_IDS ids.
@@ -167,7 +166,7 @@ def pipeline_event_inbox_record(
     with for_run(context.run.run_id, context.asset_key.to_user_string()) as telemetry:
         record = asyncio.run(
             drain_subject(
-                nats,
+                nats.client(),
                 duckdb.database,
                 subject,
                 batch_size=config.batch_size,

@@ -15,9 +15,10 @@ import dagster as dg
 
 from model_foundry.defs.inbox.assets import INBOX_SUBJECT_TAG
 from model_foundry.defs.inbox.jobs import inbox_job
+from model_foundry.defs.resources import NatsResource
 from model_foundry.lib import settings
 from model_foundry.lib.events import SUBJECTS
-from model_foundry.lib.nats.resource import NatsResource, NatsUnavailableError, consumer_name
+from model_foundry.lib.nats.connection import NatsClient, NatsUnavailableError, consumer_name
 from model_foundry.lib.run_health import fail_if_dead
 
 IN_PROGRESS = [
@@ -46,7 +47,7 @@ def sensor_name(subject: str) -> str:
 
 
 def evaluate_inbox_tick(
-    context: dg.SensorEvaluationContext, nats: NatsResource, subject: str
+    context: dg.SensorEvaluationContext, nats: NatsClient, subject: str
 ) -> dg.SensorResult | dg.SkipReason:
     """The decision of one tick, separate from the decorator so tests can call it directly."""
     active = context.instance.get_run_records(
@@ -114,7 +115,7 @@ def build_inbox_sensor(subject: str) -> dg.SensorDefinition:
         description=f"Requests a {subject} inbox run when its NATS consumer has messages waiting.",
     )
     def _sensor(context: dg.SensorEvaluationContext, nats: NatsResource):
-        return evaluate_inbox_tick(context, nats, subject)
+        return evaluate_inbox_tick(context, nats.client(), subject)
 
     return _sensor
 

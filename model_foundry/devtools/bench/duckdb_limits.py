@@ -31,7 +31,7 @@ from model_foundry.devtools.bench.ingest import _drain_child, _publish, _reset_c
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib import storage
 from model_foundry.lib.inbox.drain import DEFAULT_BATCH_SIZE
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.summaries import write_summaries
 
 SUMMARY_TEXT = "The session covered " + "tool calls, searches and a long chat; " * 25
@@ -123,7 +123,7 @@ def run_bench_duckdb(events: int = 20000, writers: int = 3, seconds: float = 10.
         tempfile.TemporaryDirectory(prefix="mf-bench-duckdb-") as tmp,
         LocalNatsServer(store_dir=Path(tmp) / "nats") as server,
     ):
-        res = NatsResource(servers=server.url)
+        res = NatsClient(servers=server.url)
         asyncio.run(_publish(server.url, events))
         asyncio.run(_reset_consumers(res, 0))
         alone = _drain_in(Path(tmp) / "alone.duckdb", server.url)

@@ -37,7 +37,7 @@ from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib import settings, storage
 from model_foundry.lib.events import CHAT_PERSIST, FLOW_LINEAGE, SEMANTIC_SEARCH, TOOL_CALL
 from model_foundry.lib.inbox.publish import make_event
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 
 _PAYLOADS = {
     CHAT_PERSIST: {"messages": [{"role": "user", "content": "bench e2e"}]},
@@ -53,7 +53,7 @@ ACTIVE_SESSIONS = 8
 async def _publish_steady(
     url: str, rate: float, seconds: float, tag: str, session_seconds: float = 60.0
 ) -> int:
-    res = NatsResource(servers=url)
+    res = NatsClient(servers=url)
     nc = await res.connect()
     js = nc.jetstream()
     subjects = list(_PAYLOADS)
@@ -161,7 +161,7 @@ def run_bench_e2e(
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mf-e2e-")))
         server = stack.enter_context(LocalNatsServer(store_dir=tmp / "nats"))
-        NatsResource(servers=server.url).setup()
+        NatsClient(servers=server.url).setup()
         db_path = tmp / "e2e.duckdb"
         home = write_dagster_home(tmp / "dagster_home")
         slot_path = stack.enter_context(simulator_process(tmp / "sim"))

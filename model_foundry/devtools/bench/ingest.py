@@ -40,8 +40,8 @@ from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.inbox.drain import DEFAULT_BATCH_SIZE, drain_subject
 from model_foundry.lib.inbox.publish import publish_events, sample_events
 from model_foundry.lib.inbox.store import INBOX_SCHEMA
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.nats.pull import Puller
-from model_foundry.lib.nats.resource import NatsResource
 from model_foundry.lib.storage import connect
 
 # Correlation ids of prefilled rows start with this, so counts can leave them out.
@@ -95,7 +95,7 @@ def prefill_inbox(db_path: str | Path, rows: int, *, end: datetime | None = None
     return time.perf_counter() - started
 
 
-async def _partitions(res: NatsResource) -> dict[str, list[list[str]]]:
+async def _partitions(res: NatsClient) -> dict[str, list[list[str]]]:
     """Each partition's consumer filters, as the drain's layout has them on this server."""
     async with res.jetstream() as (_nc, js):
         layout = {}
@@ -108,7 +108,7 @@ async def _partitions(res: NatsResource) -> dict[str, list[list[str]]]:
         return layout
 
 
-async def _reset_consumers(res: NatsResource, round_no: int) -> dict[str, list[str]]:
+async def _reset_consumers(res: NatsClient, round_no: int) -> dict[str, list[str]]:
     """Fresh consumers at the start of the stream for every side of one round; the
     baselines' consumer names per subject."""
     async with res.jetstream() as (_nc, js):
@@ -137,7 +137,7 @@ async def _reset_consumers(res: NatsResource, round_no: int) -> dict[str, list[s
 
 def _drain_child(url: str, db_path: str, batch_size: int, out: Any) -> None:
     async def run() -> dict[str, Any]:
-        res = NatsResource(servers=url)
+        res = NatsClient(servers=url)
         started = time.perf_counter()
         totals = {"received": 0, "inserted": 0, "duplicates": 0, "dead_lettered": 0}
         for subject in SUBJECTS:
@@ -154,7 +154,7 @@ def _drain_child(url: str, db_path: str, batch_size: int, out: Any) -> None:
     out.put(result)
 
 
-async def _natspy_loop(res: NatsResource, consumer: str, batch_size: int) -> int:
+async def _natspy_loop(res: NatsClient, consumer: str, batch_size: int) -> int:
     """The loop a user writes with nats-py: fetch a batch, ack each message, flush."""
     nc = await res.connect()
     js = nc.jetstream()
@@ -173,7 +173,7 @@ async def _natspy_loop(res: NatsResource, consumer: str, batch_size: int) -> int
     return received
 
 
-async def _same_path_loop(res: NatsResource, consumer: str, batch_size: int) -> int:
+async def _same_path_loop(res: NatsClient, consumer: str, batch_size: int) -> int:
     """The drain's pull and ack path with nothing else: no validation, no DuckDB."""
     nc = await res.connect()
     puller = await Puller(nc, res.stream, consumer).start()
@@ -188,7 +188,7 @@ async def _same_path_loop(res: NatsResource, consumer: str, batch_size: int) -> 
     return received
 
 
-_LOOPS: dict[str, Callable[[NatsResource, str, int], Any]] = {
+_LOOPS: dict[str, Callable[[NatsClient, str, int], Any]] = {
     "raw": _natspy_loop,
     "same": _same_path_loop,
 }
@@ -196,7 +196,7 @@ _LOOPS: dict[str, Callable[[NatsResource, str, int], Any]] = {
 
 def _baseline_child(url: str, side: str, consumers: list[str], batch_size: int, out: Any) -> None:
     async def run() -> dict[str, Any]:
-        res = NatsResource(servers=url)
+        res = NatsClient(servers=url)
         started = time.perf_counter()
         # Same shape as the drain: one connection per consumer, one after the other.
         received = 0
@@ -210,7 +210,7 @@ def _baseline_child(url: str, side: str, consumers: list[str], batch_size: int, 
 
 
 async def _publish(url: str, events: int) -> int:
-    async with NatsResource(servers=url).jetstream() as (nc, _js):
+    async with NatsClient(servers=url).jetstream() as (nc, _js):
         return await publish_events(nc, sample_events(events, sessions=50))
 
 
@@ -242,7 +242,7 @@ def _stored(db_path: str) -> dict[str, int]:
 def _round(
     server: LocalNatsServer, tmp: Path, round_no: int, batch_size: int, template: Path | None
 ) -> dict[str, Any]:
-    names = asyncio.run(_reset_consumers(NatsResource(servers=server.url), round_no))
+    names = asyncio.run(_reset_consumers(NatsClient(servers=server.url), round_no))
     db_path = tmp / f"bench-{round_no}.duckdb"
     if template is not None:
         shutil.copyfile(template, db_path)

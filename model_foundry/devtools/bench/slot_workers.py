@@ -35,7 +35,7 @@ from model_foundry.devtools.bench.slots import (
 )
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib import settings
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.slots.config import SlotFile, load_slot_file
 from model_foundry.lib.slots.dispatcher import DispatchOptions, Task, dispatch
 from model_foundry.lib.slots.leases import LeaseSettings
@@ -108,7 +108,7 @@ async def run_worker(args: argparse.Namespace) -> dict[str, Any]:
     options = DispatchOptions(
         lock_dir=args.lock_dir,
         slot_limiter="nats",
-        nats=NatsResource(servers=args.nats),
+        nats=NatsClient(servers=args.nats),
         lease=LeaseSettings(ttl_s=args.lease_ttl),
     )
     await _wait_for_go(args.barrier, f"w{args.index}")

@@ -50,8 +50,8 @@ from model_foundry.lib.inbox.store import (
     write_batch,
     write_staged,
 )
+from model_foundry.lib.nats.connection import NatsClient, NatsUnavailableError
 from model_foundry.lib.nats.pull import NoResponders, Puller, delivery
-from model_foundry.lib.nats.resource import NatsResource, NatsUnavailableError
 from model_foundry.lib.storage import BatchWriter, DuckDBBusyError, backoff_delays
 from model_foundry.lib.telemetry import Telemetry
 
@@ -565,7 +565,7 @@ async def _drain_consumer(drain: _Drain, consumer: str) -> None:
 @_short_gil_switch_interval()
 @_collect_only_the_drains_garbage()
 async def drain_subject(
-    nats_resource: NatsResource,
+    nats_resource: NatsClient,
     db_path: str | Path,
     subject: str,
     *,

@@ -25,7 +25,7 @@ from model_foundry.lib.events import (
     SEMANTIC_SEARCH,
     TOOL_CALL,
 )
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 
 _EN_PROMPTS = [
     "Refactor the DuckDB writer so each batch commits in one transaction.",
@@ -191,7 +191,7 @@ async def publish_events(nc: NATS, events: Iterable[OutgoingEvent], *, window: i
     return count
 
 
-def publish_with(res: NatsResource, events: Iterable[OutgoingEvent]) -> int:
+def publish_with(res: NatsClient, events: Iterable[OutgoingEvent]) -> int:
     """Connect, make sure the stream exists, publish ``events``, close: the CLI's publish."""
 
     async def run() -> int:

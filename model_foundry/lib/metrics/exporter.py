@@ -33,7 +33,7 @@ from model_foundry.lib.metrics.collector import (
 )
 from model_foundry.lib.metrics.figures import DuckDBFigures, read_figures
 from model_foundry.lib.metrics.refresher import Refresher, SourceUnavailableError
-from model_foundry.lib.nats.resource import NatsResource, NatsUnavailableError
+from model_foundry.lib.nats.connection import NatsClient, NatsUnavailableError
 from model_foundry.lib.slots.config import Slot
 from model_foundry.lib.slots.leases import LeaseError
 from model_foundry.lib.slots.limiter import LeaseSlotPlaces, SlotLimiter
@@ -63,7 +63,7 @@ def duckdb_reader(path: Path, wait_s: float) -> Callable[[], DuckDBFigures]:
 class NatsReader:
     """Consumer counts over one connection kept between reads, re-made when it breaks."""
 
-    def __init__(self, nats: NatsResource, subjects: Sequence[str] = SUBJECTS) -> None:
+    def __init__(self, nats: NatsClient, subjects: Sequence[str] = SUBJECTS) -> None:
         self.nats = nats
         self.subjects = list(subjects)
         self._loop = asyncio.new_event_loop()
@@ -154,11 +154,11 @@ def slot_reader(slots: Sequence[Slot], places: SlotPlaces) -> Callable[[], list[
 @dataclass
 class ExporterSettings:
     db_path: Path
-    nats: NatsResource | None
+    nats: NatsClient | None
     slots: list[Slot]
     lock_dir: Path | None = None
     # The NATS whose slot leases the dispatcher uses (None: it uses flock files here).
-    slot_leases: NatsResource | None = None
+    slot_leases: NatsClient | None = None
     duckdb_interval_s: float = 5.0
     duckdb_wait_s: float = 1.0
     nats_interval_s: float = 5.0

@@ -104,7 +104,7 @@ class DispatchOptions:
     # Where the per-slot token files live; default ``<data dir>/slot_locks``.
     lock_dir: Path | None = None
     token_poll_s: float = 0.02
-    # The shared limit: NATS leases when ``nats`` (a NatsResource) is given and reachable
+    # The shared limit: NATS leases when ``nats`` (a NatsClient) is given and reachable
     # ("auto"), flock files otherwise; "nats" makes an unreachable NATS an error.
     slot_limiter: LimiterKind = "auto"
     nats: Any = None

@@ -32,7 +32,7 @@ from model_foundry.lib import settings
 from model_foundry.lib.slots.leases import LeaseSettings, NatsLeaseLimiter
 
 if TYPE_CHECKING:
-    from model_foundry.lib.nats.resource import NatsResource
+    from model_foundry.lib.nats.connection import NatsClient
 
 log = logging.getLogger(__name__)
 
@@ -226,7 +226,7 @@ class LeaseSlotPlaces:
 
     @classmethod
     def open(
-        cls, nats: NatsResource, slots: Mapping[str, int], lease: LeaseSettings | None = None
+        cls, nats: NatsClient, slots: Mapping[str, int], lease: LeaseSettings | None = None
     ) -> LeaseSlotPlaces:
         """Connect and watch; raises ``NatsUnavailableError`` when NATS cannot be reached."""
         loop = asyncio.new_event_loop()
@@ -268,7 +268,7 @@ class LimiterChoice:
     """Which limiter a batch uses: ``nats`` when ``nats`` is given and reachable (``auto``)."""
 
     kind: LimiterKind = "auto"
-    nats: NatsResource | None = None
+    nats: NatsClient | None = None
     lease: LeaseSettings = field(default_factory=LeaseSettings)
     lock_dir: Path | None = None
     poll_s: float = 0.02
@@ -289,7 +289,7 @@ async def open_limiter(
     """
     fallback: str | None = None
     if choice.kind != "flock" and choice.nats is not None:
-        from model_foundry.lib.nats.resource import NatsUnavailableError
+        from model_foundry.lib.nats.connection import NatsUnavailableError
 
         try:
             nc = await choice.nats.connect()

@@ -17,23 +17,23 @@ import pytest
 
 from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
 from model_foundry.defs.inbox.checks import inbox_checks
-from model_foundry.defs.resources import FoundryDuckDB
+from model_foundry.defs.resources import FoundryDuckDB, NatsResource
 from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.inbox.drain import InboxRecord
 from model_foundry.lib.inbox.publish import make_event, sample_events
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.nats_helpers import BOTH_NATS_SERVERS, publish, publish_raw
 
 RECORD_KEYS = set(InboxRecord(subject="x").as_dict())
 
 
 def materialize(
-    res: NatsResource, db_path: Path, subject: str, instance: dg.DagsterInstance | None = None
+    res: NatsClient, db_path: Path, subject: str, instance: dg.DagsterInstance | None = None
 ) -> dg.ExecuteInProcessResult:
     return dg.materialize(
         [pipeline_event_inbox_record, *inbox_checks],
         partition_key=subject,
-        resources={"nats": res, "duckdb": FoundryDuckDB(database=str(db_path))},
+        resources={"nats": NatsResource.of(res), "duckdb": FoundryDuckDB(database=str(db_path))},
         instance=instance,
         run_config={"ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.3}}}},
     )
@@ -44,17 +44,17 @@ def rows(db_path: Path, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         return con.execute(sql, list(params)).fetchall()
 
 
-def consumer_counts(res: NatsResource, subject: str) -> tuple[int, int]:
+def consumer_counts(res: NatsClient, subject: str) -> tuple[int, int]:
     pending = res.pending_for(subject)
     return pending.num_pending, pending.num_ack_pending
 
 
 def test_empty_queue_is_a_successful_zero_event_record(
-    nats_resource: NatsResource, db_path: Path
+    nats_client: NatsClient, db_path: Path
 ) -> None:
     # The regression that started the project: DagsterTypeCheckDidNotPass ... NoneType.
     with dg.instance_for_test() as instance:
-        result = materialize(nats_resource, db_path, "llm.tool_call", instance)
+        result = materialize(nats_client, db_path, "llm.tool_call", instance)
         assert result.success
         record = result.output_for_node("pipeline_event_inbox_record")
         assert set(record) == RECORD_KEYS
@@ -66,23 +66,23 @@ def test_empty_queue_is_a_successful_zero_event_record(
 
 
 def test_every_event_lands_once_and_republishing_adds_nothing(
-    nats_resource: NatsResource, db_path: Path
+    nats_client: NatsClient, db_path: Path
 ) -> None:
     events = list(sample_events(60, sessions=3))
     chat = [e for e in events if e.subject == "llm.chat.persist"]
-    publish(nats_resource, events)
+    publish(nats_client, events)
     with dg.instance_for_test() as instance:
         for subject in SUBJECTS:
-            assert materialize(nats_resource, db_path, subject, instance).success
+            assert materialize(nats_client, db_path, subject, instance).success
         stored = rows(db_path, "SELECT subject, count(*) FROM pipeline_event_inbox GROUP BY 1")
         assert sum(n for _, n in stored) == 60
         assert dict(stored)["llm.chat.persist"] == len(chat)
 
         # Same ids again with Nats-Msg-Id: JetStream's duplicate window drops them.
-        publish(nats_resource, chat)
+        publish(nats_client, chat)
         # Same bodies without the header (a publisher restart past the window): DuckDB's key.
-        publish_raw(nats_resource, [(e.subject, e.body) for e in chat])
-        result = materialize(nats_resource, db_path, "llm.chat.persist", instance)
+        publish_raw(nats_client, [(e.subject, e.body) for e in chat])
+        result = materialize(nats_client, db_path, "llm.chat.persist", instance)
         record = result.output_for_node("pipeline_event_inbox_record")
         assert record["received"] == len(chat)
         assert record["inserted"] == 0
@@ -90,13 +90,13 @@ def test_every_event_lands_once_and_republishing_adds_nothing(
     assert rows(db_path, "SELECT count(*), count(DISTINCT event_id) FROM pipeline_event_inbox")[
         0
     ] == (60, 60)
-    assert consumer_counts(nats_resource, "llm.chat.persist") == (0, 0)
+    assert consumer_counts(nats_client, "llm.chat.persist") == (0, 0)
 
 
-def test_metadata_names_events_and_sessions(nats_resource: NatsResource, db_path: Path) -> None:
+def test_metadata_names_events_and_sessions(nats_client: NatsClient, db_path: Path) -> None:
     events = [e for e in sample_events(30, sessions=2) if e.subject == "llm.tool_call"]
-    publish(nats_resource, events)
-    result = materialize(nats_resource, db_path, "llm.tool_call")
+    publish(nats_client, events)
+    result = materialize(nats_client, db_path, "llm.tool_call")
     metadata = result.asset_materializations_for_node("pipeline_event_inbox_record")[0].metadata
     assert metadata["inserted"].value == len(events)
     listed = metadata["events"].value
@@ -107,7 +107,7 @@ def test_metadata_names_events_and_sessions(nats_resource: NatsResource, db_path
 
 
 def test_bad_inputs_are_dead_lettered_acked_and_do_not_block_good_ones(
-    nats_resource: NatsResource, db_path: Path
+    nats_client: NatsClient, db_path: Path
 ) -> None:
     def good(i: int) -> bytes:
         return make_event(
@@ -138,9 +138,9 @@ def test_bad_inputs_are_dead_lettered_acked_and_do_not_block_good_ones(
     items = [("llm.chat.persist", good(0))]
     for i, data in enumerate(bad.values(), start=1):
         items += [("llm.chat.persist", data), ("llm.chat.persist", good(i))]
-    publish_raw(nats_resource, items)
+    publish_raw(nats_client, items)
 
-    result = materialize(nats_resource, db_path, "llm.chat.persist")
+    result = materialize(nats_client, db_path, "llm.chat.persist")
     record = result.output_for_node("pipeline_event_inbox_record")
     assert record["inserted"] == len(bad) + 1
     assert record["dead_lettered"] == len(bad)
@@ -168,15 +168,13 @@ def test_bad_inputs_are_dead_lettered_acked_and_do_not_block_good_ones(
         assert bytes(raw) == original and raw_bytes == len(original)
         assert subject == "llm.chat.persist"
     # Every message, good or bad, was acknowledged: nothing waits for redelivery.
-    assert consumer_counts(nats_resource, "llm.chat.persist") == (0, 0)
+    assert consumer_counts(nats_client, "llm.chat.persist") == (0, 0)
 
 
 @BOTH_NATS_SERVERS
-def test_legacy_subjects_are_stored_under_new_names(
-    nats_resource: NatsResource, db_path: Path
-) -> None:
+def test_legacy_subjects_are_stored_under_new_names(nats_client: NatsClient, db_path: Path) -> None:
     publish(
-        nats_resource,
+        nats_client,
         [
             make_event("knowledge.embedding", {"query": "DuckDB"}, "s1", event_id="l1"),
             make_event(
@@ -187,7 +185,7 @@ def test_legacy_subjects_are_stored_under_new_names(
     )
     with dg.instance_for_test() as instance:
         for subject in ("obsidian.semantic_search", "llm.tool_call"):
-            assert materialize(nats_resource, db_path, subject, instance).success
+            assert materialize(nats_client, db_path, subject, instance).success
     assert rows(
         db_path, "SELECT event_id, subject, source_subject FROM pipeline_event_inbox ORDER BY 1"
     ) == [
@@ -201,13 +199,13 @@ CRASH_SCRIPT = textwrap.dedent(
     """
     import asyncio, os, signal, sys
     from model_foundry.lib.inbox.drain import drain_subject
-    from model_foundry.lib.nats.resource import NatsResource
+    from model_foundry.lib.nats.connection import NatsClient
 
     def die(msgs):
         print(f"committed {len(msgs)}", flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
 
-    res = NatsResource(servers=sys.argv[1], ack_wait_s=2.0)
+    res = NatsClient(servers=sys.argv[1], ack_wait_s=2.0)
     asyncio.run(drain_subject(res, sys.argv[2], sys.argv[3], batch_size=25, after_commit=die))
     """
 )
@@ -215,14 +213,14 @@ CRASH_SCRIPT = textwrap.dedent(
 
 @BOTH_NATS_SERVERS
 def test_kill_after_commit_before_ack_loses_and_duplicates_nothing(
-    nats_resource: NatsResource, db_path: Path, tmp_path: Path
+    nats_client: NatsClient, db_path: Path, tmp_path: Path
 ) -> None:
     events = [e for e in sample_events(200, sessions=4) if e.subject == "llm.chat.persist"]
-    publish(nats_resource, events)
+    publish(nats_client, events)
     script = tmp_path / "crash.py"
     script.write_text(CRASH_SCRIPT)
     proc = subprocess.run(
-        [sys.executable, str(script), nats_resource.servers, str(db_path), "llm.chat.persist"],
+        [sys.executable, str(script), nats_client.servers, str(db_path), "llm.chat.persist"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -231,29 +229,29 @@ def test_kill_after_commit_before_ack_loses_and_duplicates_nothing(
     assert "committed 25" in proc.stdout
     # The first batch is in DuckDB but was never acknowledged.
     assert rows(db_path, "SELECT count(*) FROM pipeline_event_inbox")[0][0] == 25
-    assert consumer_counts(nats_resource, "llm.chat.persist")[1] > 0
+    assert consumer_counts(nats_client, "llm.chat.persist")[1] > 0
 
     # After ack_wait JetStream redelivers the unacknowledged batch to the next drain.
     import time
 
-    time.sleep(nats_resource.ack_wait_s + 0.5)
-    record = materialize(nats_resource, db_path, "llm.chat.persist").output_for_node(
+    time.sleep(nats_client.ack_wait_s + 0.5)
+    record = materialize(nats_client, db_path, "llm.chat.persist").output_for_node(
         "pipeline_event_inbox_record"
     )
     assert record["duplicates"] == 25
     assert record["inserted"] == len(events) - 25
     stored = rows(db_path, "SELECT count(*), count(DISTINCT event_id) FROM pipeline_event_inbox")
     assert stored == [(len(events), len(events))]
-    assert consumer_counts(nats_resource, "llm.chat.persist") == (0, 0)
+    assert consumer_counts(nats_client, "llm.chat.persist") == (0, 0)
 
 
 def test_duplicate_id_with_different_body_keeps_first_and_records_conflict(
-    nats_resource: NatsResource, db_path: Path
+    nats_client: NatsClient, db_path: Path
 ) -> None:
     first = make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="same")
     second = make_event("llm.tool_call", {"tool": "sed", "arguments": {}}, "s", event_id="same")
-    publish_raw(nats_resource, [("llm.tool_call", first.body), ("llm.tool_call", second.body)])
-    record = materialize(nats_resource, db_path, "llm.tool_call").output_for_node(
+    publish_raw(nats_client, [("llm.tool_call", first.body), ("llm.tool_call", second.body)])
+    record = materialize(nats_client, db_path, "llm.tool_call").output_for_node(
         "pipeline_event_inbox_record"
     )
     assert (record["inserted"], record["conflicts"]) == (1, 1)
@@ -262,13 +260,16 @@ def test_duplicate_id_with_different_body_keeps_first_and_records_conflict(
     assert "different body" in reason and "first one" in reason
 
 
-def test_max_events_caps_a_run_and_reports_it(nats_resource: NatsResource, db_path: Path) -> None:
+def test_max_events_caps_a_run_and_reports_it(nats_client: NatsClient, db_path: Path) -> None:
     events = [e for e in sample_events(100) if e.subject == "llm.chat.persist"]
-    publish(nats_resource, events)
+    publish(nats_client, events)
     result = dg.materialize(
         [pipeline_event_inbox_record],
         partition_key="llm.chat.persist",
-        resources={"nats": nats_resource, "duckdb": FoundryDuckDB(database=str(db_path))},
+        resources={
+            "nats": NatsResource.of(nats_client),
+            "duckdb": FoundryDuckDB(database=str(db_path)),
+        },
         run_config={
             "ops": {
                 "pipeline_event_inbox_record": {
@@ -279,7 +280,7 @@ def test_max_events_caps_a_run_and_reports_it(nats_resource: NatsResource, db_pa
     )
     record = result.output_for_node("pipeline_event_inbox_record")
     assert record["received"] == 15 and record["capped"] is True
-    assert consumer_counts(nats_resource, "llm.chat.persist") == (len(events) - 15, 0)
+    assert consumer_counts(nats_client, "llm.chat.persist") == (len(events) - 15, 0)
 
 
 def _drain_config(**config: Any) -> dict[str, Any]:
@@ -287,13 +288,16 @@ def _drain_config(**config: Any) -> dict[str, Any]:
 
 
 def test_a_drain_reports_checkpoints_of_what_it_has_committed(
-    nats_resource: NatsResource, db_path: Path
+    nats_client: NatsClient, db_path: Path
 ) -> None:
     # A drain runs for as long as events keep coming; downstream automation only sees
     # materializations, so a running drain reports its commits as it goes.
     events = [e for e in sample_events(100, sessions=4) if e.subject == "llm.chat.persist"]
-    publish(nats_resource, events)
-    resources = {"nats": nats_resource, "duckdb": FoundryDuckDB(database=str(db_path))}
+    publish(nats_client, events)
+    resources = {
+        "nats": NatsResource.of(nats_client),
+        "duckdb": FoundryDuckDB(database=str(db_path)),
+    }
     with dg.instance_for_test() as instance:
         result = dg.materialize(
             [pipeline_event_inbox_record],
@@ -320,7 +324,7 @@ def test_a_drain_reports_checkpoints_of_what_it_has_committed(
 
         # A drain shorter than checkpoint_s reports only its end; nothing new, no checkpoint.
         publish(
-            nats_resource, [e for e in sample_events(50, seed=8) if e.subject == "llm.chat.persist"]
+            nats_client, [e for e in sample_events(50, seed=8) if e.subject == "llm.chat.persist"]
         )
         result = dg.materialize(
             [pipeline_event_inbox_record],
@@ -358,10 +362,10 @@ def test_definitions_load_from_workspace_yaml_like_the_ui(tmp_path: Path) -> Non
 
 def test_unreachable_nats_is_one_sentence_naming_the_url() -> None:
     from model_foundry.devtools.ports import free_port
-    from model_foundry.lib.nats.resource import NatsUnavailableError
+    from model_foundry.lib.nats.connection import NatsUnavailableError
 
     url = f"nats://127.0.0.1:{free_port()}"
     with pytest.raises(NatsUnavailableError) as info:
-        NatsResource(servers=url, connect_timeout_s=0.5).setup()
+        NatsClient(servers=url, connect_timeout_s=0.5).setup()
     message = str(info.value)
     assert url in message and "\n" not in message

@@ -16,9 +16,9 @@ import pytest
 from model_foundry.defs.inbox.assets import INBOX_SUBJECT_TAG, pipeline_event_inbox_record
 from model_foundry.defs.inbox.jobs import inbox_job
 from model_foundry.defs.inbox.sensors import build_inbox_sensor, inbox_sensors, sensor_name
-from model_foundry.defs.resources import FoundryDuckDB
+from model_foundry.defs.resources import FoundryDuckDB, NatsResource
 from model_foundry.lib.inbox.publish import make_event
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.run_health import (
     WORKER_BOOT_TAG,
     WORKER_HOST_TAG,
@@ -30,7 +30,7 @@ from model_foundry.lib.run_health import (
 from model_foundry_tests.nats_helpers import BOTH_NATS_SERVERS, publish
 
 
-def tick(subject: str, instance: dg.DagsterInstance, res: NatsResource, cursor: str | None = None):
+def tick(subject: str, instance: dg.DagsterInstance, res: NatsClient, cursor: str | None = None):
     sensor = build_inbox_sensor(subject)
     # The definitions let Dagster resolve the partition key against the inbox asset, as the
     # daemon does against the code location.
@@ -38,10 +38,13 @@ def tick(subject: str, instance: dg.DagsterInstance, res: NatsResource, cursor: 
         assets=[pipeline_event_inbox_record],
         jobs=[inbox_job],
         sensors=[sensor],
-        resources={"nats": res, "duckdb": FoundryDuckDB(database=":memory:")},
+        resources={"nats": NatsResource.of(res), "duckdb": FoundryDuckDB(database=":memory:")},
     )
     context = dg.build_sensor_context(
-        instance=instance, resources={"nats": res}, cursor=cursor, definitions=definitions
+        instance=instance,
+        resources={"nats": NatsResource.of(res)},
+        cursor=cursor,
+        definitions=definitions,
     )
     return sensor.evaluate_tick(context)
 
@@ -88,20 +91,20 @@ def test_one_sensor_per_subject_running_by_default() -> None:
     assert all(s.default_status == dg.DefaultSensorStatus.RUNNING for s in inbox_sensors)
 
 
-def test_nothing_pending_skips(nats_resource: NatsResource) -> None:
+def test_nothing_pending_skips(nats_client: NatsClient) -> None:
     with dg.instance_for_test() as instance:
-        result = tick("llm.tool_call", instance, nats_resource)
+        result = tick("llm.tool_call", instance, nats_client)
     assert result.run_requests == []
     assert "nothing pending" in (result.skip_message or "")
 
 
 @BOTH_NATS_SERVERS
 def test_pending_messages_request_a_run_for_that_partition_without_consuming(
-    nats_resource: NatsResource,
+    nats_client: NatsClient,
 ) -> None:
     # Under the new and the legacy name: on NATS 2.9 the partition has a consumer for each.
     publish(
-        nats_resource,
+        nats_client,
         [
             make_event(name, {"tool": "grep", "arguments": {}}, "s", event_id=f"{name}-{i}")
             for i in range(3)
@@ -109,23 +112,23 @@ def test_pending_messages_request_a_run_for_that_partition_without_consuming(
         ],
     )
     with dg.instance_for_test() as instance:
-        result = tick("llm.tool_call", instance, nats_resource)
-        other = tick("llm.chat.persist", instance, nats_resource)
+        result = tick("llm.tool_call", instance, nats_client)
+        other = tick("llm.chat.persist", instance, nats_client)
     assert len(result.run_requests) == 1
     request = result.run_requests[0]
     assert request.partition_key == "llm.tool_call"
     assert request.tags[INBOX_SUBJECT_TAG] == "llm.tool_call"
     assert other.run_requests == []
     # The tick only read counts: all six messages are still waiting, none delivered.
-    pending = nats_resource.pending_for("llm.tool_call")
+    pending = nats_client.pending_for("llm.tool_call")
     assert (pending.num_pending, pending.num_ack_pending) == (6, 0)
 
 
 def test_running_run_for_the_subject_prevents_a_second_request(
-    nats_resource: NatsResource,
+    nats_client: NatsClient,
 ) -> None:
     publish(
-        nats_resource,
+        nats_client,
         [
             make_event("llm.flow.lineage", {"kind": "node", "node_id": "n"}, "s", event_id="f1"),
             make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1"),
@@ -133,14 +136,14 @@ def test_running_run_for_the_subject_prevents_a_second_request(
     )
     with dg.instance_for_test() as instance:
         add_started_run(instance, subject="llm.flow.lineage")
-        blocked = tick("llm.flow.lineage", instance, nats_resource)
+        blocked = tick("llm.flow.lineage", instance, nats_client)
         assert blocked.run_requests == []
         assert "started" in (blocked.skip_message or "")
         # A queued run of one subject does not hold back the others.
-        other = tick("llm.tool_call", instance, nats_resource)
+        other = tick("llm.tool_call", instance, nats_client)
         assert [r.partition_key for r in other.run_requests] == ["llm.tool_call"]
     with dg.instance_for_test() as fresh:
-        assert len(tick("llm.flow.lineage", fresh, nats_resource).run_requests) == 1
+        assert len(tick("llm.flow.lineage", fresh, nats_client).run_requests) == 1
 
 
 def test_unreachable_nats_skips_with_the_url() -> None:
@@ -148,60 +151,60 @@ def test_unreachable_nats_skips_with_the_url() -> None:
 
     url = f"nats://127.0.0.1:{free_port()}"
     with dg.instance_for_test() as instance:
-        result = tick("llm.tool_call", instance, NatsResource(servers=url, connect_timeout_s=0.5))
+        result = tick("llm.tool_call", instance, NatsClient(servers=url, connect_timeout_s=0.5))
     assert result.run_requests == []
     assert url in (result.skip_message or "")
 
 
 def test_a_started_run_whose_worker_died_is_failed_and_replaced(
-    nats_resource: NatsResource, monkeypatch: pytest.MonkeyPatch
+    nats_client: NatsClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A run killed with the daemon stays STARTED for ever under the default run launcher;
     # without this, its subject would never be drained again.
     publish(
-        nats_resource,
+        nats_client,
         [make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1")],
     )
     monkeypatch.setenv("MODEL_FOUNDRY_STALE_RUN_S", "3")
     with dg.instance_for_test() as instance:
         run_id = add_started_run(instance, subject="llm.tool_call")
-        fresh = tick("llm.tool_call", instance, nats_resource)
+        fresh = tick("llm.tool_call", instance, nats_client)
         assert fresh.run_requests == []  # silent for less than the threshold: still alive
         time.sleep(3.5)
-        result = tick("llm.tool_call", instance, nats_resource)
+        result = tick("llm.tool_call", instance, nats_client)
         assert [r.partition_key for r in result.run_requests] == ["llm.tool_call"]
         run = instance.get_run_by_id(run_id)
         assert run is not None and run.status == dg.DagsterRunStatus.FAILURE
 
 
 def test_a_run_whose_worker_process_is_gone_is_failed_at_once(
-    nats_resource: NatsResource,
+    nats_client: NatsClient,
 ) -> None:
     publish(
-        nats_resource,
+        nats_client,
         [make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1")],
     )
     with dg.instance_for_test() as instance:
         # This test's own Python process stands for a live worker.
         alive = add_started_run(instance, subject="llm.tool_call", worker_pid=os.getpid())
-        assert tick("llm.tool_call", instance, nats_resource).run_requests == []
+        assert tick("llm.tool_call", instance, nats_client).run_requests == []
         instance.report_run_canceled(instance.get_run_by_id(alive))
 
         dead = add_started_run(instance, subject="llm.tool_call", worker_pid=dead_pid())
-        result = tick("llm.tool_call", instance, nats_resource)
+        result = tick("llm.tool_call", instance, nats_client)
         assert [r.partition_key for r in result.run_requests] == ["llm.tool_call"]
         assert instance.get_run_by_id(dead).status == dg.DagsterRunStatus.FAILURE
 
 
 def test_inbox_runs_record_their_worker_for_the_sensor(
-    nats_resource: NatsResource, tmp_path: Path
+    nats_client: NatsClient, tmp_path: Path
 ) -> None:
     with dg.instance_for_test() as instance:
         result = dg.materialize(
             [pipeline_event_inbox_record],
             partition_key="llm.tool_call",
             resources={
-                "nats": nats_resource,
+                "nats": NatsResource.of(nats_client),
                 "duckdb": FoundryDuckDB(database=str(tmp_path / "db.duckdb")),
             },
             instance=instance,

@@ -22,7 +22,7 @@ from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.inbox.drain import drain_subject
 from model_foundry.lib.inbox.publish import OutgoingEvent, make_event
 from model_foundry.lib.inbox.store import INBOX_DDL
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.storage import DuckDBBusyError
 from model_foundry_tests.nats_helpers import BOTH_NATS_SERVERS, publish, publish_raw
 
@@ -38,26 +38,26 @@ def rows(db_path: Path, sql: str) -> list[tuple]:
         return con.execute(sql).fetchall()
 
 
-def counts(res: NatsResource) -> tuple[int, int]:
+def counts(res: NatsClient) -> tuple[int, int]:
     pending = res.pending_for(SUBJECT)
     return pending.num_pending, pending.num_ack_pending
 
 
-def drain(res: NatsResource, db_path: Path) -> object:
+def drain(res: NatsClient, db_path: Path) -> object:
     return asyncio.run(drain_subject(res, db_path, SUBJECT, fetch_timeout_s=0.3))
 
 
 @pytest.fixture
-def impatient(nats_server: LocalNatsServer) -> NatsResource:
+def impatient(nats_server: LocalNatsServer) -> NatsClient:
     """Redelivery a second after a failed batch, and dead-lettering after 3 deliveries."""
-    res = NatsResource(servers=nats_server.url, ack_wait_s=1.0, max_deliver=3)
+    res = NatsClient(servers=nats_server.url, ack_wait_s=1.0, max_deliver=3)
     res.setup()
     return res
 
 
 @BOTH_NATS_SERVERS
 def test_a_message_whose_commit_fails_until_its_deliveries_run_out_is_a_dead_letter(
-    impatient: NatsResource, db_path: Path
+    impatient: NatsClient, db_path: Path
 ) -> None:
     # DuckDB refuses one event (a constraint this file's owner added), so every batch that
     # holds it fails: before, JetStream gave up after max_deliver and the event was gone.
@@ -125,7 +125,7 @@ def test_a_file_locked_past_the_lock_timeout_keeps_every_message_in_the_queue(
 ) -> None:
     monkeypatch.setenv("MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT", "0.5")
     # One delivery allowed: a consumer with a finite max_deliver would drop them after it.
-    impatient = NatsResource(servers=nats_server.url, ack_wait_s=1.0, max_deliver=1)
+    impatient = NatsClient(servers=nats_server.url, ack_wait_s=1.0, max_deliver=1)
     publish(impatient, [tool_event(f"e{i}") for i in range(5)])
 
     # More failed deliveries than the budget: a busy file is no reason to give a message up.
@@ -161,27 +161,27 @@ def test_a_lock_timeout_that_is_not_a_number_is_one_sentence(
 
 @BOTH_NATS_SERVERS
 def test_dead_letters_keep_their_bytes_after_the_stream_is_recreated(
-    nats_resource: NatsResource, db_path: Path
+    nats_client: NatsClient, db_path: Path
 ) -> None:
-    publish_raw(nats_resource, [(SUBJECT, b"not json 1"), (SUBJECT, b"not json 2")])
-    assert drain(nats_resource, db_path).dead_lettered == 2
+    publish_raw(nats_client, [(SUBJECT, b"not json 1"), (SUBJECT, b"not json 2")])
+    assert drain(nats_client, db_path).dead_lettered == 2
 
     async def recreate() -> None:
         # What `make clean` does: the stream goes, the DuckDB file stays.
-        async with nats_resource.jetstream() as (_nc, js):
-            await js.delete_stream(nats_resource.stream)
+        async with nats_client.jetstream() as (_nc, js):
+            await js.delete_stream(nats_client.stream)
 
     asyncio.run(recreate())
-    publish_raw(nats_resource, [(SUBJECT, b"garbage A"), (SUBJECT, b"garbage B")])  # seq 1, 2
+    publish_raw(nats_client, [(SUBJECT, b"garbage A"), (SUBJECT, b"garbage B")])  # seq 1, 2
 
     def crash(_msgs: object) -> None:
         raise RuntimeError("killed between commit and ack")
 
     # Committed and not acknowledged: the redelivery must not store them a second time.
     with pytest.raises(RuntimeError, match="between commit and ack"):
-        asyncio.run(drain_subject(nats_resource, db_path, SUBJECT, after_commit=crash))
-    time.sleep(nats_resource.ack_wait_s + 0.5)
-    record = drain(nats_resource, db_path)
+        asyncio.run(drain_subject(nats_client, db_path, SUBJECT, after_commit=crash))
+    time.sleep(nats_client.ack_wait_s + 0.5)
+    record = drain(nats_client, db_path)
 
     assert (record.received, record.dead_lettered) == (2, 2)
     stored = rows(
@@ -195,17 +195,17 @@ def test_dead_letters_keep_their_bytes_after_the_stream_is_recreated(
         (1, b"garbage A"),
         (2, b"garbage B"),
     ]
-    assert counts(nats_resource) == (0, 0)
+    assert counts(nats_client) == (0, 0)
 
 
 @BOTH_NATS_SERVERS
 def test_each_ack_follows_its_own_batchs_commit_while_the_next_batch_is_validated(
-    nats_resource: NatsResource, db_path: Path
+    nats_client: NatsClient, db_path: Path
 ) -> None:
     # The drain validates batch k+1 on the event loop while batch k commits in the writer's
     # thread. A watcher on the ack subjects checks, as each ack reaches the server, that the
     # commit of the batch holding that message had already returned.
-    publish(nats_resource, [tool_event(f"p{i}") for i in range(1200)])
+    publish(nats_client, [tool_event(f"p{i}") for i in range(1200)])
     committed: set[str] = set()
     acked: list[str] = []
     early: list[str] = []
@@ -214,7 +214,7 @@ def test_each_ack_follows_its_own_batchs_commit_while_the_next_batch_is_validate
         committed.update(m.reply for m in msgs)
 
     async def run() -> object:
-        watcher = await nats_resource.connect()
+        watcher = await nats_client.connect()
 
         async def on_ack(msg: Msg) -> None:
             acked.append(msg.subject)
@@ -225,7 +225,7 @@ def test_each_ack_follows_its_own_batchs_commit_while_the_next_batch_is_validate
         await watcher.flush()
         try:
             record = await drain_subject(
-                nats_resource,
+                nats_client,
                 db_path,
                 SUBJECT,
                 batch_size=100,
@@ -244,4 +244,4 @@ def test_each_ack_follows_its_own_batchs_commit_while_the_next_batch_is_validate
     assert early == []
     assert len(acked) == 1200 and set(acked) == committed
     assert rows(db_path, "SELECT count(DISTINCT event_id) FROM pipeline_event_inbox") == [(1200,)]
-    assert counts(nats_resource) == (0, 0)
+    assert counts(nats_client) == (0, 0)

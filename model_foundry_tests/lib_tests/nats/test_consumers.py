@@ -28,8 +28,8 @@ from model_foundry.lib.events import (
 from model_foundry.lib.inbox.drain import InboxRecord, drain_subject
 from model_foundry.lib.inbox.publish import OutgoingEvent, make_event
 from model_foundry.lib.inbox.store import INBOX_SCHEMA, write_batch
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.nats.consumers import consumer_name
-from model_foundry.lib.nats.resource import NatsResource
 from model_foundry.lib.storage import run_in_transaction
 from model_foundry_tests.nats_helpers import BOTH_NATS_SERVERS, NATS_SERVER_29, publish
 
@@ -50,7 +50,7 @@ def events_on_every_name(per_name: int) -> list[OutgoingEvent]:
     ]
 
 
-def consumers(res: NatsResource) -> list[ConsumerInfo]:
+def consumers(res: NatsClient) -> list[ConsumerInfo]:
     """The stream's consumers, after the resource has ensured its layout."""
 
     async def run() -> list[ConsumerInfo]:
@@ -60,7 +60,7 @@ def consumers(res: NatsResource) -> list[ConsumerInfo]:
     return asyncio.run(run())
 
 
-def consumers_now(res: NatsResource) -> list[ConsumerInfo]:
+def consumers_now(res: NatsClient) -> list[ConsumerInfo]:
     """The stream's consumers as they are, touching nothing."""
 
     async def run() -> list[ConsumerInfo]:
@@ -73,7 +73,7 @@ def consumers_now(res: NatsResource) -> list[ConsumerInfo]:
     return asyncio.run(run())
 
 
-def stream_messages(res: NatsResource) -> int:
+def stream_messages(res: NatsClient) -> int:
     async def run() -> int:
         async with res.jetstream() as (_nc, js):
             return int((await js.stream_info(res.stream)).state.messages)
@@ -81,7 +81,7 @@ def stream_messages(res: NatsResource) -> int:
     return asyncio.run(run())
 
 
-def drain_all(res: NatsResource, db_path: Path) -> list[InboxRecord]:
+def drain_all(res: NatsClient, db_path: Path) -> list[InboxRecord]:
     return [
         asyncio.run(drain_subject(res, db_path, subject, batch_size=7, fetch_timeout_s=0.3))
         for subject in SUBJECTS
@@ -104,13 +104,13 @@ def server_kind(server: LocalNatsServer) -> str:
 
 @BOTH_NATS_SERVERS
 def test_each_message_is_delivered_to_exactly_one_consumer(
-    nats_server: LocalNatsServer, nats_resource: NatsResource, db_path: Path
+    nats_server: LocalNatsServer, nats_client: NatsClient, db_path: Path
 ) -> None:
     events = events_on_every_name(5)
-    publish(nats_resource, events)
-    total = stream_messages(nats_resource)
+    publish(nats_client, events)
+    total = stream_messages(nats_client)
     assert total == len(events) == 40
-    infos = consumers(nats_resource)
+    infos = consumers(nats_client)
     # The layout this server keeps: one consumer per partition, or one per subject name.
     assert sorted(i.name for i in infos) == sorted(
         n for s in SUBJECTS for n in expected_layout(nats_server, s)
@@ -118,13 +118,13 @@ def test_each_message_is_delivered_to_exactly_one_consumer(
     # Before anything is drained, each message waits on exactly one consumer.
     assert sum(int(i.num_pending or 0) for i in infos) == total
 
-    records = drain_all(nats_resource, db_path)
+    records = drain_all(nats_client, db_path)
 
     assert [r.consumers for r in records] == [
         list(expected_layout(nats_server, s)) for s in SUBJECTS
     ]
     # Deliveries summed over every consumer equal the stream's messages: none twice.
-    after = consumers_now(nats_resource)
+    after = consumers_now(nats_client)
     assert sum(int(i.delivered.consumer_seq or 0) for i in after) == total
     assert all((i.num_pending, i.num_ack_pending) == (0, 0) for i in after)
     assert sum(r.received for r in records) == total
@@ -134,11 +134,11 @@ def test_each_message_is_delivered_to_exactly_one_consumer(
 
 @BOTH_NATS_SERVERS
 def test_a_crash_between_commit_and_ack_redelivers_to_the_same_consumer_only(
-    nats_server: LocalNatsServer, nats_resource: NatsResource, db_path: Path
+    nats_server: LocalNatsServer, nats_client: NatsClient, db_path: Path
 ) -> None:
     events = events_on_every_name(4)
-    publish(nats_resource, events)
-    total = stream_messages(nats_resource)
+    publish(nats_client, events)
+    total = stream_messages(nats_client)
     # Which consumer delivered each committed stream message, over every drain.
     committed_by: dict[int, set[str]] = {}
 
@@ -153,13 +153,13 @@ def test_a_crash_between_commit_and_ack_redelivers_to_the_same_consumer_only(
     # The first batch of a partition with a legacy name is committed and never acknowledged.
     with pytest.raises(RuntimeError, match="between commit and ack"):
         asyncio.run(
-            drain_subject(nats_resource, db_path, "llm.tool_call", batch_size=3, after_commit=crash)
+            drain_subject(nats_client, db_path, "llm.tool_call", batch_size=3, after_commit=crash)
         )
-    time.sleep(nats_resource.ack_wait_s + 0.5)  # JetStream redelivers after ack_wait
+    time.sleep(nats_client.ack_wait_s + 0.5)  # JetStream redelivers after ack_wait
     records = [
         asyncio.run(
             drain_subject(
-                nats_resource, db_path, s, batch_size=7, fetch_timeout_s=0.3, after_commit=note
+                nats_client, db_path, s, batch_size=7, fetch_timeout_s=0.3, after_commit=note
             )
         )
         for s in SUBJECTS
@@ -169,7 +169,7 @@ def test_a_crash_between_commit_and_ack_redelivers_to_the_same_consumer_only(
     # Every message was committed, each by one consumer only, redelivery included.
     assert sorted(committed_by) == list(range(1, total + 1))
     assert all(len(names) == 1 for names in committed_by.values())
-    assert all((i.num_pending, i.num_ack_pending) == (0, 0) for i in consumers_now(nats_resource))
+    assert all((i.num_pending, i.num_ack_pending) == (0, 0) for i in consumers_now(nats_client))
     assert sorted(inbox_ids(db_path)) == sorted(e.event_id for e in events)
 
 
@@ -184,7 +184,7 @@ def old_consumer_config(subject: str) -> ConsumerConfig:
     )
 
 
-async def _as_before(res: NatsResource, events: Sequence[OutgoingEvent], acked: int) -> list[int]:
+async def _as_before(res: NatsClient, events: Sequence[OutgoingEvent], acked: int) -> list[int]:
     """The stream and consumers as `make up` left them before this layout, with ``events``
     published; the chat consumer fetched and acknowledged ``acked`` messages, as the old
     drain did once it had stored them. Returns their stream sequences."""
@@ -212,7 +212,7 @@ async def _as_before(res: NatsResource, events: Sequence[OutgoingEvent], acked: 
 def test_consumers_made_before_are_repaired_and_lose_nothing(
     nats_server: LocalNatsServer, db_path: Path
 ) -> None:
-    res = NatsResource(servers=nats_server.url, ack_wait_s=2.0)
+    res = NatsClient(servers=nats_server.url, ack_wait_s=2.0)
     events = events_on_every_name(3)
     acked = asyncio.run(_as_before(res, events, acked=5))
     old_drain_stored = [events[seq - 1] for seq in acked]

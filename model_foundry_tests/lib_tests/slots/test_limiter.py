@@ -14,7 +14,7 @@ from nats.js.errors import BucketNotFoundError, KeyNotFoundError
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.devtools.ports import free_port
 from model_foundry.devtools.simulator import LatencyModel, SlotSimulator
-from model_foundry.lib.nats.resource import NatsResource
+from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.slots.dispatcher import dispatch
 from model_foundry.lib.slots.leases import LeaseSettings, LeaseValue
 from model_foundry.lib.slots.limiter import (
@@ -59,7 +59,7 @@ def test_flock_in_flight_is_read_without_taking_a_lock(tmp_path: Path) -> None:
 
 def test_auto_falls_back_to_flock_when_nats_is_unreachable(tmp_path: Path) -> None:
     url = f"nats://127.0.0.1:{free_port()}"
-    nats_res = NatsResource(servers=url, connect_timeout_s=0.3)
+    nats_res = NatsClient(servers=url, connect_timeout_s=0.3)
 
     async def go() -> tuple[str, str | None]:
         choice = LimiterChoice(kind="auto", nats=nats_res, lock_dir=tmp_path)
@@ -78,7 +78,7 @@ def test_nats_on_demand_is_one_sentence_when_unreachable(tmp_path: Path) -> None
         async with open_limiter(choice, {"s": 1}):
             pass
 
-    res = NatsResource(servers=url, connect_timeout_s=0.3)
+    res = NatsClient(servers=url, connect_timeout_s=0.3)
     with pytest.raises(SlotLimiterUnavailableError) as err:
         run(go(LimiterChoice(kind="nats", nats=res, lock_dir=tmp_path)))
     message = str(err.value)
@@ -96,7 +96,7 @@ def test_dispatch_on_nats_leases_says_so_and_counts_kv_operations(
         async with SlotSimulator(
             sf, free_ports=True, latency=LatencyModel(prompt_tps=1e5, gen_tps=60.0)
         ) as sim:
-            options = fast_options(tmp_path / "locks", nats=NatsResource(servers=server.url))
+            options = fast_options(tmp_path / "locks", nats=NatsClient(servers=server.url))
             result = await dispatch(chat_tasks("naughty", 12), sim.slot_file, options=options)
             return result.summary(), sim.stats()["naughty"]
 
@@ -141,7 +141,7 @@ def test_a_request_whose_lease_is_taken_over_is_cancelled_and_retried(
             sf, free_ports=True, latency=LatencyModel(prompt_tps=1e5, gen_tps=4.0)
         ) as sim:
             options = fast_options(
-                tmp_path / "locks", nats=NatsResource(servers=server.url), lease=lease
+                tmp_path / "locks", nats=NatsClient(servers=server.url), lease=lease
             )
             takeover = asyncio.create_task(intruder(server.url))
             result = await dispatch(chat_tasks("naughty", 2), sim.slot_file, options=options)
@@ -166,7 +166,7 @@ def test_the_metrics_exporter_reads_every_workers_leases_from_its_own_threads(
     from model_foundry.lib.slots.leases import NatsLeaseLimiter
     from model_foundry.lib.slots.limiter import LeaseSlotPlaces
 
-    places = LeaseSlotPlaces.open(NatsResource(servers=server.url), {"s": 3})
+    places = LeaseSlotPlaces.open(NatsClient(servers=server.url), {"s": 3})
     try:
 
         async def hold_two_then_release(seen: list[int]) -> None:

@@ -1,10 +1,13 @@
-"""NATS JetStream: the resource and the stream ``PIPELINE_EVENTS``.
+"""NATS JetStream: the connection settings, the client and the stream ``PIPELINE_EVENTS``.
 
 One stream holds every contract subject and its legacy names. Each partition of the inbox
 asset drains durable pull consumers laid out by ``lib/nats/consumers.py`` (one per partition,
 or one per subject name on servers without ``filter_subjects``), with explicit acks, an
 ``ack_wait`` well above the time a batch commit may take (DuckDB lock waits included), and
 no limit on redeliveries.
+
+Plain code: the code location wraps :class:`NatsClient` in a Dagster resource
+(``defs/resources.py``) so that credentials reach Dagster as variable names only.
 """
 
 from __future__ import annotations
@@ -14,13 +17,12 @@ import logging
 import ssl
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
-import dagster as dg
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
 from nats.js.api import StorageType, StreamConfig
 from nats.js.errors import NotFoundError
-from pydantic import Field
 
 from model_foundry.lib import settings
 from model_foundry.lib.events import ALL_SUBJECTS, SUBJECTS
@@ -49,34 +51,32 @@ logging.getLogger("asyncio").addFilter(_not_tls_eof_noise)
 DEFAULT_STREAM = "PIPELINE_EVENTS"
 
 
-class NatsResource(dg.ConfigurableResource):
-    """Connection settings for the NATS servers that carry the familiar's events.
+@dataclass(frozen=True)
+class NatsClient:
+    """Connection settings for the NATS servers that carry the familiar's events, and what is
+    done with them: connect, ensure the stream and consumers, count what is pending."""
 
-    Credentials are meant to come from ``dg.EnvVar`` so they never appear in run config,
-    logs or materialization metadata.
-    """
-
-    servers: str = Field(
-        default="nats://127.0.0.1:4222", description="Comma-separated NATS server URLs."
-    )
+    servers: str = "nats://127.0.0.1:4222"
+    """Comma-separated NATS server URLs."""
     user: str | None = None
     password: str | None = None
     token: str | None = None
-    creds_file: str | None = Field(default=None, description="Path to a NATS .creds file.")
-    tls_ca: str | None = Field(default=None, description="CA file to verify the server's TLS.")
+    creds_file: str | None = None
+    """Path to a NATS .creds file."""
+    tls_ca: str | None = None
+    """CA file to verify the server's TLS."""
     stream: str = DEFAULT_STREAM
     connect_timeout_s: float = 3.0
-    ack_wait_s: float = Field(
-        default=300.0, description="Longer than a batch commit, DuckDB lock waits included."
-    )
-    max_deliver: int = Field(
-        default=50,
-        description=(
-            "Deliveries after which a message that still cannot be stored is dead-lettered "
-            "with the error (JetStream itself never stops redelivering)."
-        ),
-    )
+    ack_wait_s: float = 300.0
+    """Longer than a batch commit, DuckDB lock waits included."""
+    max_deliver: int = 50
+    """Deliveries after which a message that still cannot be stored is dead-lettered with the
+    error (JetStream itself never stops redelivering)."""
     max_ack_pending: int = 20_000
+
+    def __repr__(self) -> str:
+        # Secrets stay out of logs and tracebacks that print the client.
+        return f"NatsClient(servers={self.redacted_servers!r}, stream={self.stream!r})"
 
     @property
     def redacted_servers(self) -> str:
@@ -283,31 +283,21 @@ def _without_userinfo(url: str) -> str:
     return f"{scheme}{sep}***@{host}"
 
 
-def nats_resource_from_env(*, resolve_secrets: bool = False) -> NatsResource:
-    """The resource from NATS_URL and the NATS_* credential variables.
-
-    The code location passes credentials as ``dg.EnvVar`` so Dagster shows only their names;
-    the CLI and benchmarks, which run outside Dagster, pass the values (``resolve_secrets``).
-    A ``NATS_URL`` with credentials in it (``nats://user:password@host``) is passed the same
-    way: the UI then shows ``NATS_URL``, never the URL.
-    """
-    # EnvVar fails when the variable is unset, so only the ones a user set are wired.
-    secrets: dict = {
-        field: settings.secret(var) if resolve_secrets else dg.EnvVar(var)
-        for field, var in settings.nats_secret_vars_set().items()
+def nats_client_from_env() -> NatsClient:
+    """The client from NATS_URL and the NATS_* credential variables, secrets resolved: for the
+    CLI, the demo and the benchmarks, which run outside Dagster."""
+    secrets = {
+        field: settings.secret(var) for field, var in settings.nats_secret_vars_set().items()
     }
-    servers: str | dg.EnvVar = ",".join(settings.nats_urls())
-    if settings.nats_url_has_userinfo() and not resolve_secrets:
-        servers = dg.EnvVar("NATS_URL")
-    return NatsResource(servers=servers, **secrets)
+    return NatsClient(servers=",".join(settings.nats_urls()), **secrets)
 
 
 __all__ = [
     "DEFAULT_STREAM",
     "ConsumerPending",
+    "NatsClient",
     "NatsLayoutError",
-    "NatsResource",
     "NatsUnavailableError",
     "consumer_name",
-    "nats_resource_from_env",
+    "nats_client_from_env",
 ]
