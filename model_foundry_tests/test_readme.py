@@ -102,3 +102,22 @@ def test_the_readme_gives_the_inbox_the_columns_and_key_a_fresh_file_has(tmp_pat
     assert [column.strip() for column in columns.split(",")] == real
     documented_key = [] if key == "none" else re.findall(r"\w+", key)
     assert documented_key == (list(key_columns[0][0]) if key_columns else [])
+
+
+def test_every_test_docs_guarantees_names_exists() -> None:
+    """docs/guarantees.md names files (``path.py``, ``path.py::test``) and, after a file,
+    bare test names of that file; each must exist in the suite."""
+    tests_root = ROOT / "model_foundry_tests"
+    text = (ROOT / "docs" / "guarantees.md").read_text(encoding="utf-8")
+    every_test = "\n".join(p.read_text(encoding="utf-8") for p in tests_root.rglob("test_*.py"))
+    missing = []
+    for file, test in re.findall(r"`((?:\w+/)*test_\w+\.py)(?:::(\w+))?", text):
+        path = tests_root / file
+        if not path.exists():
+            missing.append(file)
+        elif test and f"def {test}(" not in path.read_text(encoding="utf-8"):
+            missing.append(f"{file}::{test}")
+    for test in re.findall(r"`(test_\w+)(?:\[[^\]`]*\])?`", text):
+        if f"def {test}(" not in every_test:
+            missing.append(test)
+    assert not missing, "docs/guarantees.md names tests that do not exist: " + ", ".join(missing)
