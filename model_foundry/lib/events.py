@@ -177,6 +177,78 @@ def _reject(
     )
 
 
+class _Invalid(Exception):
+    """A contract break found while reading a body: its reason, and its event id if known."""
+
+    def __init__(self, reason: str, event_id: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.event_id = event_id
+
+
+def _parse_body(data: bytes) -> dict[str, Any]:
+    if len(data) > MAX_EVENT_BYTES:
+        raise _Invalid(f"body is {len(data)} bytes, over the {MAX_EVENT_BYTES} byte limit")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Invalid(f"body is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        # orjson also refuses lone surrogates, integers past 64 bits and nesting deeper than
+        # 1024, each with a message that names the position; all are contract breaks here.
+        body = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise _Invalid(f"body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise _Invalid(f"body must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+def _ids(body: dict[str, Any]) -> tuple[str, str]:
+    event_id = body.get("event_id")
+    if not isinstance(event_id, str) or not event_id.strip():
+        raise _Invalid("event_id is missing or not a non-empty string")
+    if len(event_id) > MAX_ID_LENGTH:
+        raise _Invalid(f"event_id is longer than {MAX_ID_LENGTH} characters")
+    correlation_id = body.get("correlation_id")
+    if not isinstance(correlation_id, str) or not correlation_id.strip():
+        raise _Invalid("correlation_id is missing or not a non-empty string", event_id)
+    if len(correlation_id) > MAX_ID_LENGTH:
+        raise _Invalid(f"correlation_id is longer than {MAX_ID_LENGTH} characters", event_id)
+    return event_id, correlation_id
+
+
+def _envelope(
+    body: dict[str, Any], subject: str, source_subject: str, event_id: str
+) -> tuple[datetime | None, str]:
+    """The declared subject agrees, ``occurred_at`` parses (``None`` when absent) and the
+    payload meets its subject's rules; returns the time and the payload as JSON text."""
+    declared = body.get("subject")
+    if declared is not None and (
+        not isinstance(declared, str) or canonical_subject(declared) != subject
+    ):
+        raise _Invalid(
+            f"subject field {_brief(declared)} disagrees with the NATS subject {source_subject!r}",
+            event_id,
+        )
+    occurred_at = None
+    occurred_raw = body.get("occurred_at")
+    if occurred_raw is not None:
+        occurred_at = _parse_time(occurred_raw)
+        if occurred_at is None:
+            raise _Invalid(f"occurred_at {_brief(occurred_raw)} is not an ISO 8601 time", event_id)
+    payload = body.get("payload")
+    if not isinstance(payload, dict):
+        raise _Invalid(f"payload must be a JSON object, got {type(payload).__name__}", event_id)
+    problem = _check_payload(subject, payload)
+    if problem:
+        raise _Invalid(problem, event_id)
+    try:
+        return occurred_at, orjson.dumps(payload).decode("utf-8")
+    except (orjson.JSONEncodeError, UnicodeDecodeError) as exc:
+        raise _Invalid(f"payload cannot be stored as JSON text: {exc}", event_id) from None
+
+
 def validate_message(
     source_subject: str,
     data: bytes,
@@ -200,80 +272,30 @@ def validate_message(
             published_at,
             data,
         )
-    args = (subject, source_subject, stream_seq, received_at, published_at, data)
-    if len(data) > MAX_EVENT_BYTES:
-        return _reject(f"body is {len(data)} bytes, over the {MAX_EVENT_BYTES} byte limit", *args)
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return _reject(f"body is not valid UTF-8 ({exc.reason} at byte {exc.start})", *args)
-    try:
-        # orjson also refuses lone surrogates, integers past 64 bits and nesting deeper than
-        # 1024, each with a message that names the position; all are contract breaks here.
-        body = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        return _reject(f"body is not valid JSON: {exc}", *args)
-    if not isinstance(body, dict):
-        return _reject(f"body must be a JSON object, got {type(body).__name__}", *args)
-
-    event_id = body.get("event_id")
-    if not isinstance(event_id, str) or not event_id.strip():
-        return _reject("event_id is missing or not a non-empty string", *args)
-    if len(event_id) > MAX_ID_LENGTH:
-        return _reject(f"event_id is longer than {MAX_ID_LENGTH} characters", *args)
-    correlation_id = body.get("correlation_id")
-    if not isinstance(correlation_id, str) or not correlation_id.strip():
+        body = _parse_body(data)
+        event_id, correlation_id = _ids(body)
+        occurred_at, payload_json = _envelope(body, subject, source_subject, event_id)
+        if "\x00" in event_id or "\x00" in correlation_id:
+            # NUL inside an id breaks C-string tooling downstream; payload text keeps it escaped.
+            raise _Invalid("ids must not contain NUL characters", event_id)
+    except _Invalid as bad:
         return _reject(
-            "correlation_id is missing or not a non-empty string", *args, event_id=event_id
+            bad.reason,
+            subject,
+            source_subject,
+            stream_seq,
+            received_at,
+            published_at,
+            data,
+            event_id=bad.event_id,
         )
-    if len(correlation_id) > MAX_ID_LENGTH:
-        return _reject(
-            f"correlation_id is longer than {MAX_ID_LENGTH} characters", *args, event_id=event_id
-        )
-    declared = body.get("subject")
-    if declared is not None and (
-        not isinstance(declared, str) or canonical_subject(declared) != subject
-    ):
-        return _reject(
-            f"subject field {_brief(declared)} disagrees with the NATS subject {source_subject!r}",
-            *args,
-            event_id=event_id,
-        )
-    occurred_raw = body.get("occurred_at")
-    if occurred_raw is None:
-        occurred_at = published_at or received_at
-    else:
-        parsed = _parse_time(occurred_raw)
-        if parsed is None:
-            return _reject(
-                f"occurred_at {_brief(occurred_raw)} is not an ISO 8601 time",
-                *args,
-                event_id=event_id,
-            )
-        occurred_at = parsed
-    payload = body.get("payload")
-    if not isinstance(payload, dict):
-        return _reject(
-            f"payload must be a JSON object, got {type(payload).__name__}",
-            *args,
-            event_id=event_id,
-        )
-    problem = _check_payload(subject, payload)
-    if problem:
-        return _reject(problem, *args, event_id=event_id)
-    try:
-        payload_json = orjson.dumps(payload).decode("utf-8")
-    except (orjson.JSONEncodeError, UnicodeDecodeError) as exc:
-        return _reject(f"payload cannot be stored as JSON text: {exc}", *args, event_id=event_id)
-    if "\x00" in event_id or "\x00" in correlation_id:
-        # NUL inside an id breaks C-string tooling downstream; payload text keeps it escaped.
-        return _reject("ids must not contain NUL characters", *args, event_id=event_id)
     return InboxEvent(
         event_id=event_id,
         subject=subject,
         source_subject=source_subject,
         correlation_id=correlation_id,
-        occurred_at=occurred_at,
+        occurred_at=occurred_at or published_at or received_at,
         received_at=received_at,
         stream_seq=stream_seq,
         payload_json=payload_json,
