@@ -22,8 +22,10 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +149,80 @@ def _summary_delays(db_path: Path, tag: str) -> dict[str, Any]:
     }
 
 
+def _start_daemon(stack: ExitStack, home: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """dagster-daemon on the project's workspace, stopped (with its group) when ``stack`` closes."""
+    log = (home.parent / "daemon.log").open("w")
+    daemon = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "dagster-daemon"),
+            "run",
+            "-w",
+            str(settings.PROJECT_ROOT / "workspace.yaml"),
+        ],
+        cwd=home,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    stack.callback(log.close)
+    stack.callback(stop_process_group, daemon)
+    return daemon
+
+
+def _wait(
+    daemon: subprocess.Popen[bytes],
+    read: Callable[[], int | None],
+    done: Callable[[int | None], bool],
+    timeout_s: float,
+    every_s: float,
+) -> int | None:
+    """Poll ``read`` until ``done`` says so or the time runs out; a dead daemon ends the wait."""
+    deadline = time.monotonic() + timeout_s
+    value = read()
+    while not done(value) and time.monotonic() < deadline:
+        if daemon.poll() is not None:
+            raise RuntimeError(f"dagster-daemon exited ({daemon.returncode})")
+        time.sleep(every_s)
+        value = read()
+    return value
+
+
+def _inbox_delays(db_path: Path, tag: str) -> dict[str, Any]:
+    with storage.connect(db_path, read_only=True) as con:
+        p50, p95, worst, first, last, distinct = con.execute(
+            """
+            SELECT quantile_cont(d, 0.5), quantile_cont(d, 0.95), max(d),
+                   min(epoch(occurred_at)), max(epoch(inserted_at)), count(DISTINCT event_id)
+            FROM (SELECT *, epoch(inserted_at) - epoch(occurred_at) AS d
+                  FROM pipeline_event_inbox WHERE starts_with(event_id, ?))
+            """,
+            [tag],
+        ).fetchone()
+    span = (last - first) if first is not None and last is not None else 0.0
+    return {
+        "seconds": round(span, 3),
+        "sustained_events_per_s": round(distinct / span, 1) if span else 0.0,
+        "delay_p50_s": round(p50, 3) if p50 is not None else None,
+        "delay_p95_s": round(p95, 3) if p95 is not None else None,
+        "delay_max_s": round(worst, 3) if worst is not None else None,
+        "distinct": distinct or 0,
+    }
+
+
+def _bench_env(tmp: Path, nats_url: str, slot_path: Path, sensor_interval_s: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "MODEL_FOUNDRY_"))}
+    env.update(
+        DAGSTER_HOME=str(tmp / "dagster_home"),
+        NATS_URL=nats_url,
+        MODEL_FOUNDRY_DUCKDB=str(tmp / "e2e.duckdb"),
+        MODEL_FOUNDRY_DATA_DIR=str(tmp / "data"),
+        MODEL_FOUNDRY_SLOTS=str(slot_path),
+        MODEL_FOUNDRY_SENSOR_INTERVAL_S=str(sensor_interval_s),
+    )
+    return env
+
+
 def run_bench_e2e(
     rate: float,
     seconds: float,
@@ -155,8 +231,9 @@ def run_bench_e2e(
     sensor_interval_s: int = 1,
     session_seconds: float = 60.0,
 ) -> dict[str, Any]:
-    events = int(rate * seconds)
-    ceiling = run_bench_ingest(max(events, 1000), repeat=1)
+    import dagster as dg
+
+    ceiling = run_bench_ingest(max(int(rate * seconds), 1000), repeat=1)
     tag = uuid.uuid4().hex[:8]
     with ExitStack() as stack:
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mf-e2e-")))
@@ -165,53 +242,16 @@ def run_bench_e2e(
         db_path = tmp / "e2e.duckdb"
         home = write_dagster_home(tmp / "dagster_home")
         slot_path = stack.enter_context(simulator_process(tmp / "sim"))
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "MODEL_FOUNDRY_"))}
-        env.update(
-            DAGSTER_HOME=str(home),
-            NATS_URL=server.url,
-            MODEL_FOUNDRY_DUCKDB=str(db_path),
-            MODEL_FOUNDRY_DATA_DIR=str(tmp / "data"),
-            MODEL_FOUNDRY_SLOTS=str(slot_path),
-            MODEL_FOUNDRY_SENSOR_INTERVAL_S=str(sensor_interval_s),
+        daemon = _start_daemon(
+            stack, home, _bench_env(tmp, server.url, slot_path, sensor_interval_s)
         )
-        log = (tmp / "daemon.log").open("w")
-        daemon = subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "dagster-daemon"),
-                "run",
-                "-w",
-                str(settings.PROJECT_ROOT / "workspace.yaml"),
-            ],
-            cwd=home,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        stack.callback(log.close)
-        stack.callback(stop_process_group, daemon)
-
-        import dagster as dg
 
         def wait_stored(prefix: str, expected: int) -> int:
-            deadline = time.monotonic() + timeout_s
-            stored = _stored(db_path, prefix)
-            while stored < expected and time.monotonic() < deadline:
-                if daemon.poll() is not None:
-                    raise RuntimeError(f"dagster-daemon exited ({daemon.returncode})")
-                time.sleep(0.5)
-                stored = _stored(db_path, prefix)
-            return stored
+            read = partial(_stored, db_path, prefix)
+            return _wait(daemon, read, lambda n: (n or 0) >= expected, timeout_s, 0.5) or 0
 
-        def wait_summarised(prefix: str) -> int | None:
-            deadline = time.monotonic() + timeout_s
-            left = _unsummarised(db_path, prefix)
-            while left != 0 and time.monotonic() < deadline:
-                if daemon.poll() is not None:
-                    raise RuntimeError(f"dagster-daemon exited ({daemon.returncode})")
-                time.sleep(2.0)
-                left = _unsummarised(db_path, prefix)
-            return left
+        def wait_summarised(prefix: str) -> None:
+            _wait(daemon, partial(_unsummarised, db_path, prefix), lambda n: n == 0, timeout_s, 2.0)
 
         # Warm-up: the daemon loads the code location, every sensor launches its first run and
         # the first downstream run summarises; the measurement starts from a running system,
@@ -228,16 +268,7 @@ def run_bench_e2e(
         stored = wait_stored(tag, published)
         wait_summarised(tag)
         freshness = _summary_delays(db_path, tag)
-        with storage.connect(db_path, read_only=True) as con:
-            p50, p95, worst, first, last, distinct = con.execute(
-                """
-                SELECT quantile_cont(d, 0.5), quantile_cont(d, 0.95), max(d),
-                       min(epoch(occurred_at)), max(epoch(inserted_at)), count(DISTINCT event_id)
-                FROM (SELECT *, epoch(inserted_at) - epoch(occurred_at) AS d
-                      FROM pipeline_event_inbox WHERE starts_with(event_id, ?))
-                """,
-                [tag],
-            ).fetchone()
+        delays = _inbox_delays(db_path, tag)
         with dg.DagsterInstance.from_config(str(home)) as instance:
             runs = instance.get_runs_count() - runs_before
             downstream_runs = len(
@@ -247,23 +278,21 @@ def run_bench_e2e(
                     )
                 )
             )
-    span = (last - first) if first is not None and last is not None else 0.0
-    sustained = distinct / span if span else 0.0
+    distinct = delays.pop("distinct")
+    sustained = delays["sustained_events_per_s"]
     return {
         "events": published,
         "target_rate": rate,
-        "seconds": round(span, 3),
-        "sustained_events_per_s": round(sustained, 1),
+        "seconds": delays.pop("seconds"),
+        "sustained_events_per_s": delays.pop("sustained_events_per_s"),
         "ceiling_events_per_s": ceiling["events_per_s"],
         "ceiling_ratio": round(sustained / ceiling["events_per_s"], 4)
         if ceiling["events_per_s"]
         else None,
-        "delay_p50_s": round(p50, 3) if p50 is not None else None,
-        "delay_p95_s": round(p95, 3) if p95 is not None else None,
-        "delay_max_s": round(worst, 3) if worst is not None else None,
+        **delays,
         **freshness,
         "stored": stored,
-        "lost": published - (distinct or 0),
+        "lost": published - distinct,
         "runs": runs,
         "downstream_runs": downstream_runs,
         "sensor_interval_s": sensor_interval_s,
