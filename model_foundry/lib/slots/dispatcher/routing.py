@@ -1,0 +1,158 @@
+"""Pure routing: each task's queue and tiers of slots, which slot may take what, and when.
+
+A role is served by the first tier of its slots (``SlotFile.role_tiers``) that has a slot not
+cooling down; a task narrowed to some slots waits in a queue of its own with tiers of only
+those slots. Tested on its own, without servers.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from model_foundry.lib.slots.config import NoSlotForRoleError, SlotFile
+from model_foundry.lib.slots.dispatcher.tasks import Task
+
+
+def route_tiers(tasks: list[Task], slot_file: SlotFile, profile: str) -> dict[str, list[list[str]]]:
+    """Each route's slot names by tier; raises ``NoSlotForRoleError`` for a route no live slot
+    serves, before anything is sent."""
+    tiers: dict[str, list[list[str]]] = {}
+    for role in sorted({t.role for t in tasks}):
+        role_tiers = slot_file.role_tiers(role, profile)
+        if not role_tiers:
+            raise NoSlotForRoleError(
+                f"no live slot can serve role {role!r} in profile {profile!r} of "
+                f"{slot_file.source}; add a fallback under roles.{role}.fallbacks or choose "
+                "another profile"
+            )
+        tiers[role] = [[s.name for s in tier] for tier in role_tiers]
+    # A task narrowed to some slots (context windows) waits in a queue of its own whose
+    # tiers keep only those slots, so routing, cooldown and failover work unchanged.
+    for t in tasks:
+        if t.only_slots is not None and t.route not in tiers:
+            allowed = set(t.only_slots)
+            narrowed = [[s for s in tier if s in allowed] for tier in tiers[t.role]]
+            narrowed = [tier for tier in narrowed if tier]
+            if not narrowed:
+                raise NoSlotForRoleError(
+                    f"task {t.key!r}: none of the slots {sorted(allowed)} serves role "
+                    f"{t.role!r} in profile {profile!r} of {slot_file.source}"
+                )
+            tiers[t.route] = narrowed
+    return tiers
+
+
+class Router:
+    """Which slot may take work of which role right now, given cooldowns.
+
+    ``tiers`` maps a role to its slots by preference (see ``SlotFile.role_tiers``). A role is
+    served by the first tier that has a slot not cooling down; if every tier is cooling, its
+    work waits for the earliest cooldown to end.
+    """
+
+    def __init__(self, tiers: dict[str, list[list[str]]]) -> None:
+        self.tiers = tiers
+        self.cooling_until: dict[str, float] = {}
+        self.roles_of_slot: dict[str, list[str]] = {}
+        for role, role_tiers in tiers.items():
+            for tier in role_tiers:
+                for slot in tier:
+                    self.roles_of_slot.setdefault(slot, []).append(role)
+
+    def slots(self) -> list[str]:
+        return list(self.roles_of_slot)
+
+    def cooling(self, slot: str, now: float) -> bool:
+        return self.cooling_until.get(slot, 0.0) > now
+
+    def cool_down(self, slot: str, until: float) -> None:
+        self.cooling_until[slot] = until
+
+    def active_tier(self, role: str, now: float) -> list[str]:
+        for tier in self.tiers[role]:
+            if any(not self.cooling(s, now) for s in tier):
+                return tier
+        return []
+
+    def roles_for(self, slot: str, now: float) -> list[str]:
+        """Roles whose work ``slot`` may take now."""
+        if self.cooling(slot, now):
+            return []
+        return [r for r in self.roles_of_slot.get(slot, []) if slot in self.active_tier(r, now)]
+
+    def next_change(self, now: float) -> float | None:
+        ends = [t for t in self.cooling_until.values() if t > now]
+        return min(ends) if ends else None
+
+
+@dataclass(order=True)
+class Pending:
+    """A task in the queue: when it may run (retries), its place in line, its attempt."""
+
+    ready_at: float
+    seq: int
+    task: Task = field(compare=False)
+    attempt: int = field(default=1, compare=False)
+
+
+class WorkQueue:
+    """Pending tasks per role: fresh ones in order, retries by the time they may run again."""
+
+    def __init__(self) -> None:
+        self.fresh: dict[str, deque[Pending]] = {}
+        self.retry: dict[str, list[Pending]] = {}
+        self._seq = itertools.count()
+
+    def add(self, task: Task) -> None:
+        self.fresh.setdefault(task.route, deque()).append(Pending(0.0, next(self._seq), task))
+
+    def requeue(self, item: Pending, ready_at: float) -> None:
+        item.ready_at = ready_at
+        heapq.heappush(self.retry.setdefault(item.task.route, []), item)
+
+    def __len__(self) -> int:
+        return sum(len(q) for q in self.fresh.values()) + sum(len(h) for h in self.retry.values())
+
+    def _head(self, role: str, now: float) -> Pending | None:
+        best = None
+        heap = self.retry.get(role)
+        if heap and heap[0].ready_at <= now:
+            best = heap[0]
+        q = self.fresh.get(role)
+        if q and (best is None or q[0].seq < best.seq):
+            best = q[0]
+        return best
+
+    def peek(self, roles: Iterable[str], now: float) -> Pending | None:
+        heads = [h for r in roles if (h := self._head(r, now)) is not None]
+        return min(heads, key=lambda p: p.seq) if heads else None
+
+    def take(self, roles: Iterable[str], now: float) -> Pending | None:
+        item = self.peek(roles, now)
+        if item is None:
+            return None
+        route = item.task.route
+        q = self.fresh.get(route)
+        if q and q[0] is item:
+            q.popleft()
+        else:
+            heapq.heappop(self.retry[route])
+        return item
+
+    def next_ready(self, roles: Iterable[str]) -> float | None:
+        times = [h[0].ready_at for r in roles if (h := self.retry.get(r))]
+        return min(times) if times else None
+
+    def drain_keys(self) -> list[str]:
+        keys = [p.task.key for q in self.fresh.values() for p in q]
+        keys += [p.task.key for h in self.retry.values() for p in h]
+        self.fresh.clear()
+        self.retry.clear()
+        return keys
+
+
+__all__ = ["Pending", "Router", "WorkQueue", "route_tiers"]

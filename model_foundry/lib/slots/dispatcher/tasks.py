@@ -1,0 +1,83 @@
+"""What a batch is made of (``Task``) and how it is run (``DispatchOptions``, ``RetryPolicy``)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from model_foundry.lib.slots.leases import LeaseSettings
+from model_foundry.lib.slots.limiter import LimiterKind
+
+
+@dataclass
+class Task:
+    """One unit of work. ``key`` identifies it across runs (finished keys are not resent)."""
+
+    key: str
+    task: str
+    role: str
+    messages: list[dict[str, Any]] | None = None
+    # Raw completions prompt, or a one-turn chat prompt when ``messages`` is None.
+    prompt: str | None = None
+    # The text to translate (translator slots).
+    text: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    # The only slots this task may go to (those whose context window holds it); None: any
+    # slot that serves its role.
+    only_slots: tuple[str, ...] | None = None
+
+    @property
+    def route(self) -> str:
+        """The queue this task waits in: its role, narrowed to ``only_slots`` when set."""
+        if self.only_slots is None:
+            return self.role
+        return f"{self.role}@{','.join(sorted(self.only_slots))}"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_attempts: int = 4
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 30.0
+    # Share of the delay that is randomised, so retries from many workers do not align.
+    jitter: float = 0.5
+
+    def delay(self, failed_attempts: int, rng: random.Random | None = None) -> float:
+        base = min(self.backoff_max_s, self.backoff_base_s * 2 ** max(failed_attempts - 1, 0))
+        r = (rng or random).random()
+        return base * (1 - self.jitter * r)
+
+
+@dataclass(frozen=True)
+class DispatchOptions:
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    failures_before_cooldown: int = 3
+    cooldown_s: float = 30.0
+    # Stop starting tasks once errors / attempts passes this, after a minimum sample.
+    stop_error_share: float = 0.5
+    min_attempts_before_stop: int = 10
+    # Overrides every slot's ``timeouts.request_s`` when set.
+    request_timeout_s: float | None = None
+    # Where the per-slot token files live; default ``<data dir>/slot_locks``.
+    lock_dir: Path | None = None
+    token_poll_s: float = 0.02
+    # The shared limit: NATS leases when ``nats`` (a NatsClient) is given and reachable
+    # ("auto"), flock files otherwise; "nats" makes an unreachable NATS an error.
+    slot_limiter: LimiterKind = "auto"
+    nats: Any = None
+    lease: LeaseSettings = field(default_factory=LeaseSettings)
+    # A worker keeps its place across consecutive requests for up to this long, then hands it
+    # back and leaves it to workers elsewhere for handoff_s (saves two NATS round trips per
+    # request while staying fair to other runs).
+    place_hold_s: float = 5.0
+    handoff_s: float = 0.05
+    # No new task starts after this many seconds; in-flight ones finish (they have timeouts).
+    batch_timeout_s: float | None = None
+    # Run a synchronous ``on_attempt`` in a worker thread so a slow database write never
+    # stalls the streams of other requests.
+    record_in_thread: bool = True
+
+
+__all__ = ["DispatchOptions", "RetryPolicy", "Task"]

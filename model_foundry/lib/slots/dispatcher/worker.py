@@ -1,0 +1,124 @@
+"""A slot's worker: takes the oldest task its slot may serve and sends it on a held place."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING
+
+from model_foundry.lib.slots.client import Attempt, SlotClient
+from model_foundry.lib.slots.config import Slot
+from model_foundry.lib.slots.dispatcher.place import HeldPlace
+from model_foundry.lib.slots.dispatcher.routing import Pending
+from model_foundry.lib.slots.leases import LeaseError
+from model_foundry.lib.slots.limiter import Limiter
+
+if TYPE_CHECKING:
+    from model_foundry.lib.slots.dispatcher.batch import Batch
+
+
+class SlotWorker:
+    """One of the ``parallel`` workers of ``slot``; it pulls until the batch is finished."""
+
+    def __init__(self, batch: Batch, slot: Slot, client: SlotClient, limiter: Limiter) -> None:
+        self.batch = batch
+        self.slot = slot
+        self.client = client
+        self.place = HeldPlace(limiter, slot.name, batch.options)
+
+    async def run(self) -> None:
+        try:
+            await self._work()
+        finally:
+            await self.place.release()
+
+    async def _work(self) -> None:
+        batch, place, name = self.batch, self.place, self.slot.name
+        progress, queue, router = batch.progress, batch.queue, batch.router
+        while True:
+            progress.check_deadline()
+            if batch.finished():
+                return
+            now = time.monotonic()
+            roles = router.roles_for(name, now)
+            if queue.peek(roles, now) is None:
+                # Nothing for this slot now: its place goes back for other workers to use.
+                # The event is taken before the release awaits NATS: a task settling meanwhile
+                # (often the batch's last) must wake this worker, not leave it asleep for the
+                # bounded second (measured: one worker in two ended 1 s late in bench slots
+                # --workers 3).
+                changed = progress.changed
+                await place.release()
+                await batch.wait_for_change(name, changed)
+                continue
+            try:
+                got = await place.take(lambda: batch.no_work_for(name), self._wait_changed)
+            except LeaseError as exc:
+                progress.stop(f"slot limiter failed: {exc}")
+                return
+            if not got:
+                continue
+            now = time.monotonic()
+            item = queue.take(router.roles_for(name, now), now)
+            if item is None:
+                continue
+            with batch.ledger.request_on(name):
+                thinking = batch.thinking.get(item.task.role)
+                attempt = await send(self.client, item, place.lost, thinking)
+            await place.after_request()
+            batch.ledger.settle(name, item, attempt)
+
+    def _wait_changed(self) -> Awaitable[bool]:
+        return self.batch.progress.changed.wait()
+
+
+async def send(
+    client: SlotClient, item: Pending, lost: asyncio.Event, thinking: bool | None
+) -> Attempt:
+    """One request; cancelled (and retried later) if its slot lease is lost meanwhile."""
+    request = asyncio.ensure_future(
+        client.run(
+            key=item.task.key,
+            task=item.task.task,
+            role=item.task.role,
+            messages=item.task.messages,
+            prompt=item.task.prompt,
+            text=item.task.text,
+            params=item.task.params,
+            thinking=thinking,
+            attempt=item.attempt,
+        )
+    )
+    watch = asyncio.ensure_future(lost.wait())
+    try:
+        await asyncio.wait({request, watch}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watch.cancel()
+        if not request.done():
+            # Lost lease, or this worker is being cancelled: closing the connection makes
+            # the server drop the request, so the place is really free for its new holder.
+            request.cancel()
+            await asyncio.gather(request, return_exceptions=True)
+    if not request.cancelled():
+        return request.result()
+    slot = client.slot
+    return Attempt(
+        key=item.task.key,
+        task=item.task.task,
+        role=item.task.role,
+        slot=slot.name,
+        model=slot.model,
+        runtime=slot.runtime,
+        status="error",
+        attempt=item.attempt,
+        error_class="SlotLeaseLost",
+        error=(
+            "this worker's lease on the slot was taken over (it missed its renewals), so "
+            "the request was cancelled to keep the slot within its parallel limit"
+        ),
+        retryable=True,
+    )
+
+
+__all__ = ["SlotWorker", "send"]
