@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from model_foundry.lib import storage
-from model_foundry.lib.schema import pipeline_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -85,7 +84,7 @@ def _readme_row(table: str) -> list[str]:
 
 
 def test_the_readme_gives_the_inbox_the_columns_and_key_a_fresh_file_has(tmp_path: Path) -> None:
-    with storage.connect(tmp_path / "fresh.duckdb", schema=pipeline_schema()) as con:
+    with storage.connect(tmp_path / "fresh.duckdb") as con:
         real = [
             name
             for (name,) in con.execute(

@@ -30,7 +30,6 @@ from typing import Any
 import dagster as dg
 
 from model_foundry.lib import storage
-from model_foundry.lib.schema import pipeline_schema
 from model_foundry.lib.slots.client import Attempt, first_line
 from model_foundry.lib.slots.config import Slot, SlotFile
 from model_foundry.lib.slots.context import ContextBook
@@ -44,45 +43,6 @@ from model_foundry.lib.slots.dispatcher import (
 from model_foundry.lib.slots.fit import PROMPT_TOO_LONG, fit_request
 from model_foundry.lib.slots.server_errors import context_limit_from_error
 from model_foundry.lib.telemetry import Telemetry
-
-# The tables this module writes; lib/schema.py runs them with every other table's.
-COMPLETION_TABLES: tuple[str, ...] = (
-    # One row per attempt. request_key identifies the request across runs; params and the
-    # rendered request are stored beside it so a key can always be explained.
-    """
-    CREATE TABLE IF NOT EXISTS llm_completions (
-        attempt_id VARCHAR PRIMARY KEY,
-        request_key VARCHAR NOT NULL,
-        task VARCHAR NOT NULL,
-        role VARCHAR NOT NULL,
-        slot VARCHAR NOT NULL,
-        model VARCHAR NOT NULL,
-        runtime VARCHAR NOT NULL,
-        status VARCHAR NOT NULL,
-        attempt INTEGER NOT NULL,
-        will_retry BOOLEAN,
-        error_class VARCHAR,
-        error VARCHAR,
-        http_status INTEGER,
-        prompt_tokens BIGINT,
-        completion_tokens BIGINT,
-        latency_s DOUBLE,
-        ttft_s DOUBLE,
-        prompt_tps DOUBLE,
-        gen_tps DOUBLE,
-        finish_reason VARCHAR,
-        content VARCHAR,
-        reasoning VARCHAR,
-        planned_model VARCHAR,
-        params JSON,
-        request JSON,
-        run_id VARCHAR,
-        started_at TIMESTAMPTZ,
-        recorded_at TIMESTAMPTZ NOT NULL DEFAULT now()
-    )
-    """,
-    "CREATE INDEX IF NOT EXISTS llm_completions_request_key ON llm_completions (request_key)",
-)
 
 # ---------------------------------------------------------------------------------------------
 # Pure: request keys.
@@ -485,7 +445,7 @@ class CompletionStore:
         keys = list(dict.fromkeys(keys))
         if not keys:
             return {}
-        with storage.connect(self.db_path, schema=pipeline_schema()) as con:
+        with storage.connect(self.db_path) as con:
             rows = con.execute(
                 """
                 SELECT request_key, content, reasoning, slot, model, prompt_tokens,
@@ -547,7 +507,7 @@ class CompletionStore:
                 row,
             )
 
-        storage.run_in_transaction(self.db_path, work, schema=pipeline_schema())
+        storage.run_in_transaction(self.db_path, work)
         self.telemetry.emit("model_foundry.completion", completion_event(attempt, request))
 
     def run(
@@ -631,7 +591,7 @@ class CompletionStore:
         """(error class, error) of each key's latest attempt, where it failed."""
         if not keys:
             return {}
-        with storage.connect(self.db_path, schema=pipeline_schema()) as con:
+        with storage.connect(self.db_path) as con:
             rows = con.execute(
                 """
                 SELECT request_key, error_class, error FROM llm_completions

@@ -28,51 +28,7 @@ import pyarrow.parquet as pq
 
 from model_foundry.lib import storage
 from model_foundry.lib.completions import Request, plan_request
-from model_foundry.lib.schema import pipeline_schema
 from model_foundry.lib.slots.config import SlotFile
-
-# The tables this module writes; lib/schema.py runs them with every other table's.
-DATASET_TABLES: tuple[str, ...] = (
-    """
-    CREATE TABLE IF NOT EXISTS dataset_samples (
-        dataset VARCHAR NOT NULL,
-        version VARCHAR NOT NULL,
-        request_key VARCHAR NOT NULL,
-        prompt_id VARCHAR NOT NULL,
-        source VARCHAR NOT NULL,
-        role VARCHAR NOT NULL,
-        sample_index INTEGER NOT NULL,
-        messages JSON NOT NULL,
-        prompt VARCHAR,
-        response VARCHAR,
-        reasoning VARCHAR,
-        slot VARCHAR,
-        model VARCHAR,
-        params JSON,
-        prompt_tokens BIGINT,
-        completion_tokens BIGINT,
-        finish_reason VARCHAR,
-        -- Always false since empty answers became failed requests (EmptyAnswer) that are
-        -- never written as samples; kept so existing tables and exports keep their schema.
-        is_empty BOOLEAN NOT NULL,
-        is_truncated BOOLEAN NOT NULL,
-        run_id VARCHAR,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        PRIMARY KEY (dataset, version, request_key)
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS dataset_exports (
-        dataset VARCHAR NOT NULL,
-        version VARCHAR NOT NULL,
-        path VARCHAR NOT NULL,
-        rows BIGINT NOT NULL,
-        jsonl_rows BIGINT NOT NULL,
-        exported_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        PRIMARY KEY (dataset, version)
-    )
-    """,
-)
 
 DEFAULT_CRON = "0 3 * * *"
 
@@ -204,7 +160,7 @@ LIMIT ?
 
 
 def load_chat_session_prompts(db_path: str | Path, limit: int) -> list[PromptRecord]:
-    with storage.connect(db_path, schema=pipeline_schema()) as con:
+    with storage.connect(db_path) as con:
         rows = con.execute(CHAT_SESSION_PROMPTS_SQL, [limit]).fetchall()
     return [
         PromptRecord(
@@ -227,7 +183,7 @@ INSERT_SAMPLES_SQL = """
 
 
 def write_samples(db_path: str | Path, rows: list[tuple[Any, ...]]) -> int:
-    return storage.insert_new_rows(db_path, INSERT_SAMPLES_SQL, rows, schema=pipeline_schema())
+    return storage.insert_new_rows(db_path, INSERT_SAMPLES_SQL, rows)
 
 
 @dataclass(frozen=True)
@@ -268,7 +224,7 @@ def export_dir(out_root: Path, name: str, version: str) -> Path:
 def export_dataset(db_path: str | Path, name: str, version: str, out_root: Path) -> ExportResult:
     """Write ``<out_root>/<name>/<version>/`` from ``dataset_samples``; files appear atomically."""
     out = export_dir(out_root, name, version)
-    with storage.connect(db_path, schema=pipeline_schema()) as con:
+    with storage.connect(db_path) as con:
         table = con.sql(
             """
             SELECT dataset, version, request_key, prompt_id, source, role, sample_index,
@@ -309,7 +265,7 @@ def export_dataset(db_path: str | Path, name: str, version: str, out_root: Path)
             [name, version, str(out), table.num_rows, len(usable)],
         )
 
-    storage.run_in_transaction(db_path, record, schema=pipeline_schema())
+    storage.run_in_transaction(db_path, record)
     return ExportResult(out, table.num_rows, len(usable), parquet_path, jsonl_path)
 
 

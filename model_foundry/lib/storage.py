@@ -5,11 +5,14 @@ opens the file, writes one batch in one transaction, commits and closes, never h
 file across a network wait; a process that finds the file locked retries with jittered
 backoff, and only after ``lock_timeout_s`` (``MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT``, 120 s)
 gives up with one readable sentence.
+
+Every connection that may write makes sure the file has every table and view first (the
+registry in ``lib/tables``), once per process and file.
 """
 
 from __future__ import annotations
 
-import hashlib
+import os
 import random
 import re
 import threading
@@ -22,6 +25,7 @@ from typing import Any, TypeVar
 import duckdb
 
 from model_foundry.lib import settings
+from model_foundry.lib.tables import registry
 
 DEFAULT_LOCK_TIMEOUT_S = settings.DEFAULT_DUCKDB_LOCK_TIMEOUT_S
 
@@ -68,7 +72,7 @@ def backoff_delays(first: float = 0.02, cap: float = 2.0) -> Iterator[float]:
         delay = min(cap, delay * 2)
 
 
-_schema_ready: set[tuple[str, str]] = set()
+_schema_ready: set[tuple[str, int, int]] = set()
 _schema_lock = threading.Lock()
 
 
@@ -78,12 +82,12 @@ def connect(
     *,
     read_only: bool = False,
     lock_timeout_s: float | None = None,
-    schema: Sequence[str] | None = None,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """Open ``path`` (retrying while another process holds the lock), yield, always close.
 
-    ``schema`` statements run once per process and file, so callers can pass their DDL
-    every time without paying for it.
+    A connection that may write first creates what the file lacks of the registry's tables
+    and views and runs its one-time migrations, once per process and file, so no caller
+    has to think of it.
     """
     path = Path(path)
     lock_timeout_s = _lock_timeout(lock_timeout_s)
@@ -103,20 +107,22 @@ def connect(
                 raise DuckDBBusyError(_busy_message(path, waited, exc)) from None
             time.sleep(next(delays))
     try:
-        if schema and not read_only:
-            _ensure_schema(con, path, schema)
+        if not read_only:
+            _ensure_schema(con, path)
         yield con
     finally:
         con.close()
 
 
-def _ensure_schema(con: duckdb.DuckDBPyConnection, path: Path, schema: Sequence[str]) -> None:
-    key = (str(path.resolve()), hashlib.sha1("\n".join(schema).encode()).hexdigest())
+def _ensure_schema(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    # The file's identity, not only its name: a file deleted and created again (a test, a
+    # `make clean`) at the same path needs its tables again.
+    stat = os.stat(path) if path.exists() else None
+    key = (str(path.resolve()), stat.st_dev if stat else 0, stat.st_ino if stat else 0)
     with _schema_lock:
         if key in _schema_ready:
             return
-        for statement in schema:
-            con.execute(statement)
+        registry.create_all(con)
         _schema_ready.add(key)
 
 
@@ -136,14 +142,12 @@ class BatchWriter:
         self,
         path: str | Path,
         *,
-        schema: Sequence[str] | None = None,
         lock_timeout_s: float | None = None,
         max_hold_s: float = 2.0,
         memory_limit: str | None = None,
         threads: int | None = None,
     ) -> None:
         self.path = Path(path)
-        self.schema = schema
         self.lock_timeout_s = _lock_timeout(lock_timeout_s)
         self.max_hold_s = max_hold_s
         if memory_limit is not None and not _MEMORY_LIMIT.fullmatch(memory_limit):
@@ -160,7 +164,7 @@ class BatchWriter:
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         if self._con is None:
-            self._cm = connect(self.path, schema=self.schema, lock_timeout_s=self.lock_timeout_s)
+            self._cm = connect(self.path, lock_timeout_s=self.lock_timeout_s)
             self._con = self._cm.__enter__()
             self._opened_at = time.monotonic()
             if self.memory_limit:
@@ -226,11 +230,10 @@ def run_in_transaction(
     path: str | Path,
     work: Callable[[duckdb.DuckDBPyConnection], T],
     *,
-    schema: Sequence[str] | None = None,
     lock_timeout_s: float | None = None,
 ) -> T:
     """Open, run ``work(con)`` inside BEGIN/COMMIT, close; retry the whole unit on conflicts."""
-    with BatchWriter(path, schema=schema, lock_timeout_s=lock_timeout_s) as writer:
+    with BatchWriter(path, lock_timeout_s=lock_timeout_s) as writer:
         return writer.write(work)
 
 
@@ -255,8 +258,6 @@ def insert_new_rows(
     path: str | Path,
     insert_sql: str,
     rows: Sequence[Sequence[Any]],
-    *,
-    schema: Sequence[str] | None = None,
 ) -> int:
     """Run ``insert_sql`` (an ``INSERT ... ON CONFLICT DO NOTHING`` with ``?`` parameters)
     for every row in one transaction; returns how many rows were new."""
@@ -267,7 +268,7 @@ def insert_new_rows(
         # DuckDB reports each INSERT's count, 0 for a row the conflict clause skipped.
         return sum(con.execute(insert_sql, list(row)).fetchone()[0] for row in rows)
 
-    return run_in_transaction(path, work, schema=schema)
+    return run_in_transaction(path, work)
 
 
 __all__ = [

@@ -17,50 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.lib import storage
-from model_foundry.lib.schema import pipeline_schema
-
-# The tables this module writes; lib/schema.py runs them with every other table's.
-SUMMARY_TABLES: tuple[str, ...] = (
-    """
-    CREATE TABLE IF NOT EXISTS session_summaries (
-        request_key VARCHAR PRIMARY KEY,
-        correlation_id VARCHAR NOT NULL,
-        chat_events BIGINT NOT NULL,
-        event_ids JSON NOT NULL,
-        first_event_at TIMESTAMPTZ,
-        last_event_at TIMESTAMPTZ,
-        language VARCHAR NOT NULL,
-        summary VARCHAR NOT NULL,
-        slot VARCHAR,
-        model VARCHAR,
-        prompt_tokens BIGINT,
-        completion_tokens BIGINT,
-        latency_s DOUBLE,
-        gen_tps DOUBLE,
-        run_id VARCHAR,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS session_summary_translations (
-        summary_key VARCHAR PRIMARY KEY,
-        correlation_id VARCHAR NOT NULL,
-        request_key VARCHAR NOT NULL,
-        source_lang VARCHAR NOT NULL,
-        target_lang VARCHAR NOT NULL,
-        source_text VARCHAR NOT NULL,
-        translation VARCHAR NOT NULL,
-        slot VARCHAR,
-        model VARCHAR,
-        prompt_tokens BIGINT,
-        completion_tokens BIGINT,
-        latency_s DOUBLE,
-        gen_tps DOUBLE,
-        run_id VARCHAR,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
-    )
-    """,
-)
 
 SUMMARY_ROLE = "kindergarten"
 TRANSLATION_ROLE = "translator"
@@ -173,7 +129,7 @@ ORDER BY correlation_id, occurred_at, event_id, message_index
 
 
 def sessions_to_summarise(db_path: str | Path, limit: int) -> list[SessionToSummarise]:
-    with storage.connect(db_path, schema=pipeline_schema()) as con:
+    with storage.connect(db_path) as con:
         ids = [r[0] for r in con.execute(PENDING_SESSIONS_SQL, [limit]).fetchall()]
         rows = con.execute(SESSION_MESSAGES_SQL, [ids]).fetchall() if ids else []
     sessions: dict[str, SessionToSummarise] = {}
@@ -198,7 +154,7 @@ INSERT_SUMMARIES_SQL = """
 
 
 def write_summaries(db_path: str | Path, rows: list[tuple[Any, ...]]) -> int:
-    return storage.insert_new_rows(db_path, INSERT_SUMMARIES_SQL, rows, schema=pipeline_schema())
+    return storage.insert_new_rows(db_path, INSERT_SUMMARIES_SQL, rows)
 
 
 PENDING_TRANSLATIONS_SQL = """
@@ -213,7 +169,7 @@ LIMIT ?
 
 
 def summaries_to_translate(db_path: str | Path, limit: int) -> list[tuple[str, str, str, str]]:
-    with storage.connect(db_path, schema=pipeline_schema()) as con:
+    with storage.connect(db_path) as con:
         return con.execute(PENDING_TRANSLATIONS_SQL, [limit]).fetchall()
 
 
@@ -228,7 +184,7 @@ INSERT_TRANSLATIONS_SQL = """
 
 
 def write_translations(db_path: str | Path, rows: list[tuple[Any, ...]]) -> int:
-    return storage.insert_new_rows(db_path, INSERT_TRANSLATIONS_SQL, rows, schema=pipeline_schema())
+    return storage.insert_new_rows(db_path, INSERT_TRANSLATIONS_SQL, rows)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,7 +31,6 @@ from model_foundry.lib.completions import (
     fit_requests,
     plan_request,
 )
-from model_foundry.lib.schema import pipeline_schema
 from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions
@@ -50,25 +49,6 @@ PART_TASK = "session_summary_part"
 # Tokens left unused in every window: template tokens the per-piece counts cannot see.
 SAFETY_MARGIN = 8
 MAX_LEVELS = 8
-
-SUMMARY_PART_TABLES: tuple[str, ...] = (
-    # Which requests made up each chunked summary. level 1: parts of the transcript (first and
-    # last are message numbers, 1-based); level n > 1: summaries of level n-1 parts (first and
-    # last are part numbers of that level). One-prompt summaries have no rows here.
-    """
-    CREATE TABLE IF NOT EXISTS session_summary_parts (
-        summary_key VARCHAR NOT NULL,
-        correlation_id VARCHAR NOT NULL,
-        level INTEGER NOT NULL,
-        part_index INTEGER NOT NULL,
-        request_key VARCHAR NOT NULL,
-        first_item INTEGER NOT NULL,
-        last_item INTEGER NOT NULL,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        PRIMARY KEY (summary_key, level, part_index)
-    )
-    """,
-)
 
 
 def part_messages(session_id: str, chunk: Chunk, level: int, language: str) -> list[dict[str, str]]:
@@ -378,12 +358,11 @@ def part_rows(summarised: list[Summarised]) -> list[tuple[Any, ...]]:
 
 
 def write_summary_parts(db_path: str | Path, rows: list[tuple[Any, ...]]) -> int:
-    return storage.insert_new_rows(db_path, INSERT_PARTS_SQL, rows, schema=pipeline_schema())
+    return storage.insert_new_rows(db_path, INSERT_PARTS_SQL, rows)
 
 
 __all__ = [
     "PART_TASK",
-    "SUMMARY_PART_TABLES",
     "PartRecord",
     "Summarised",
     "SummaryOutcome",

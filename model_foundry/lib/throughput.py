@@ -13,37 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.lib import storage
-from model_foundry.lib.schema import pipeline_schema
-
-# The tables this module writes; lib/schema.py runs them with every other table's.
-THROUGHPUT_TABLES: tuple[str, ...] = (
-    # Append-only snapshots: each materialization adds one row per slot and model, so the
-    # history of how the slots performed stays queryable.
-    """
-    CREATE TABLE IF NOT EXISTS slot_throughput (
-        computed_at TIMESTAMPTZ NOT NULL,
-        window_start TIMESTAMPTZ NOT NULL,
-        window_end TIMESTAMPTZ NOT NULL,
-        slot VARCHAR NOT NULL,
-        model VARCHAR NOT NULL,
-        runtime VARCHAR,
-        attempts BIGINT,
-        ok BIGINT,
-        errors BIGINT,
-        error_share DOUBLE,
-        prompt_tokens BIGINT,
-        completion_tokens BIGINT,
-        prompt_tps DOUBLE,
-        gen_tps DOUBLE,
-        ttft_p50_s DOUBLE,
-        ttft_p95_s DOUBLE,
-        latency_p50_s DOUBLE,
-        latency_p95_s DOUBLE,
-        last_completion_at TIMESTAMPTZ,
-        PRIMARY KEY (computed_at, slot, model)
-    )
-    """,
-)
 
 # Pure: the snapshot SQL. Parameters: window hours; the snapshot time is the transaction's now().
 SNAPSHOT_SQL = """
@@ -106,7 +75,7 @@ def snapshot_throughput(db_path: str | Path, window_hours: int) -> list[dict[str
         rows = con.execute(SNAPSHOT_SQL, [window_hours, window_hours]).fetchall()
         return [dict(zip(COLUMNS, row, strict=True)) for row in rows]
 
-    return storage.run_in_transaction(db_path, work, schema=pipeline_schema())
+    return storage.run_in_transaction(db_path, work)
 
 
 def _cell(value: Any) -> str | float | None:

@@ -34,8 +34,9 @@ from model_foundry.lib.events import (
 )
 from model_foundry.lib.inbox.drain import drain_subject
 from model_foundry.lib.inbox.publish import make_event
-from model_foundry.lib.inbox.store import DEDUPE_WINDOW, INBOX_SCHEMA, write_batch
+from model_foundry.lib.inbox.store import DEDUPE_WINDOW, write_batch
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry.lib.tables import registry
 from model_foundry_tests.nats_helpers import publish_raw
 
 RECEIVED_AT = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
@@ -156,8 +157,7 @@ encodings = st.sampled_from([_ascii_json, _raw_utf8_json])
 def store(results: list[InboxEvent | DeadLetter]) -> duckdb.DuckDBPyConnection:
     """Write results with the real batch writer into an in-memory DuckDB, as a drain does."""
     con = duckdb.connect()
-    for statement in INBOX_SCHEMA:
-        con.execute(statement)
+    registry.create_all(con)
     con.execute("BEGIN TRANSACTION")
     write_batch(
         con,

@@ -13,7 +13,6 @@ import pytest
 from model_foundry.lib import storage
 from model_foundry.lib.events import InboxEvent, validate_message
 from model_foundry.lib.inbox.store import write_batch
-from model_foundry.lib.schema import pipeline_schema
 from model_foundry_tests.pipeline_helpers import clean_env, wait_for
 from model_foundry_tests.system_tests.metrics_helpers import exporter_process, scrape, total
 
@@ -23,9 +22,8 @@ pytestmark = pytest.mark.timeout(120)
 WRITER = """
 import sys
 from model_foundry.lib import storage
-from model_foundry.lib.schema import pipeline_schema
 from model_foundry_tests.system_tests.test_metrics_exporter import events, insert
-with storage.connect(sys.argv[1], schema=pipeline_schema()) as con:
+with storage.connect(sys.argv[1]) as con:
     insert(con, events(3, 5))
     print("holding", flush=True)
     sys.stdin.read()
@@ -55,7 +53,7 @@ def insert(con: object, batch: list[InboxEvent]) -> None:
 def test_scrapes_answer_from_the_last_figures_while_a_writer_holds_the_file(
     db_path: Path, tmp_path: Path
 ) -> None:
-    with storage.connect(db_path, schema=pipeline_schema()) as con:
+    with storage.connect(db_path) as con:
         insert(con, events(0, 3))
     env = {"MODEL_FOUNDRY_DUCKDB": str(db_path), "MODEL_FOUNDRY_DATA_DIR": str(tmp_path / "data")}
     with exporter_process(

@@ -8,7 +8,6 @@ from model_foundry.defs.inbox.assets import (
 )
 from model_foundry.defs.resources import FoundryDuckDB
 from model_foundry.lib import settings
-from model_foundry.lib.inbox.store import INBOX_SCHEMA
 
 
 class DeadLetterShareConfig(dg.Config):
@@ -18,15 +17,8 @@ class DeadLetterShareConfig(dg.Config):
     )
 
 
-def _ensure_tables(duckdb: FoundryDuckDB) -> None:
-    with duckdb.get_connection() as con:
-        for statement in INBOX_SCHEMA:
-            con.execute(statement)
-
-
 @dg.asset_check(asset=pipeline_event_inbox_record, description="No event_id is stored twice.")
 def inbox_event_ids_unique(duckdb: FoundryDuckDB) -> dg.AssetCheckResult:
-    _ensure_tables(duckdb)
     with duckdb.get_connection() as con:
         total, distinct = con.execute(
             "SELECT count(*), count(DISTINCT event_id) FROM pipeline_event_inbox"
@@ -40,7 +32,6 @@ def inbox_event_ids_unique(duckdb: FoundryDuckDB) -> dg.AssetCheckResult:
     asset=pipeline_event_inbox_record, description="Every stored event names its session."
 )
 def inbox_correlation_ids_present(duckdb: FoundryDuckDB) -> dg.AssetCheckResult:
-    _ensure_tables(duckdb)
     with duckdb.get_connection() as con:
         missing = con.execute(
             "SELECT count(*) FROM pipeline_event_inbox "
@@ -56,7 +47,6 @@ def inbox_correlation_ids_present(duckdb: FoundryDuckDB) -> dg.AssetCheckResult:
 def inbox_dead_letter_share(
     config: DeadLetterShareConfig, duckdb: FoundryDuckDB
 ) -> dg.AssetCheckResult:
-    _ensure_tables(duckdb)
     with duckdb.get_connection() as con:
         rows = con.execute(
             """

@@ -69,11 +69,12 @@ def _summary_writer(db_path: str, stop: str, out: Any) -> None:
 
 def _session_writer(db_path: str, name: str, seconds: float, out: Any) -> None:
     """Open, write one row, close; as often as the file lets this process in."""
-    schema = ["CREATE TABLE IF NOT EXISTS bench_sessions (writer VARCHAR, n BIGINT)"]
+    with storage.connect(db_path) as con:
+        con.execute("CREATE TABLE IF NOT EXISTS bench_sessions (writer VARCHAR, n BIGINT)")
     deadline = time.monotonic() + seconds
     sessions = 0
     while time.monotonic() < deadline:
-        with storage.connect(db_path, schema=schema) as con:
+        with storage.connect(db_path) as con:
             con.execute("INSERT INTO bench_sessions VALUES (?, ?)", [name, sessions])
         sessions += 1
     out.put({"sessions": sessions})

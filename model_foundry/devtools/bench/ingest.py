@@ -39,7 +39,6 @@ from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.inbox.drain import DEFAULT_BATCH_SIZE, drain_subject
 from model_foundry.lib.inbox.publish import publish_events, sample_events
-from model_foundry.lib.inbox.store import INBOX_SCHEMA
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.nats.pull import Puller
 from model_foundry.lib.storage import connect
@@ -74,7 +73,7 @@ def prefill_inbox(db_path: str | Path, rows: int, *, end: datetime | None = None
     """
     end = end or datetime.now(UTC)
     started = time.perf_counter()
-    with connect(db_path, schema=INBOX_SCHEMA) as con:
+    with connect(db_path) as con:
         con.execute("SET enable_progress_bar = false")
         con.execute(
             """

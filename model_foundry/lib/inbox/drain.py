@@ -42,10 +42,8 @@ from nats.js.errors import ServiceUnavailableError
 from model_foundry.lib import settings
 from model_foundry.lib.events import DeadLetter, InboxEvent, reason_class, validate_message
 from model_foundry.lib.inbox.store import (
-    INBOX_SCHEMA,
     BatchResult,
     StagedBatch,
-    ensure_inbox_layout,
     stage_batch,
     write_batch,
     write_staged,
@@ -592,9 +590,7 @@ async def drain_subject(
         await nats_resource.ensure_stream(js, subjects=())
         partition = await nats_resource.partition(js, subject)
         record.consumers = list(partition.names)
-        writer = BatchWriter(
-            db_path, schema=INBOX_SCHEMA, memory_limit=memory_limit, threads=WRITER_THREADS
-        )
+        writer = BatchWriter(db_path, memory_limit=memory_limit, threads=WRITER_THREADS)
         drain = _Drain(
             nc=nc,
             stream=nats_resource.stream,
@@ -609,7 +605,6 @@ async def drain_subject(
             counts=counts,
         )
         try:
-            await asyncio.to_thread(writer.write, ensure_inbox_layout)
             for consumer in partition.names:
                 if drain.want(record.received) == 0:
                     break

@@ -1,4 +1,4 @@
-"""The inbox and dead-letter tables: DDL, the move from the keyed layout, and batch writes.
+"""Batch writes to the inbox and dead-letter tables (their shape: ``lib/tables/inbox.py``).
 
 Why the inbox has no PRIMARY KEY: DuckDB holds a key's ART index in memory once a write
 touches it, and random event ids (uuid4, what publishers send) touch nearly all of it with
@@ -23,8 +23,7 @@ each batch's check sees every earlier batch.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -34,106 +33,20 @@ import duckdb
 import pyarrow as pa
 
 from model_foundry.lib.events import DeadLetter, InboxEvent
-
-log = logging.getLogger(__name__)
+from model_foundry.lib.tables.inbox import PIPELINE_EVENT_DEAD_LETTER, PIPELINE_EVENT_INBOX
 
 # pyarrow imports pandas the first time it builds an array (pyarrow 26, `_is_pandas_object`):
 # about half a second. Done here, at import, it is not paid inside the first batch's
 # transaction, where it would hold the DuckDB file.
 pa.array([0], pa.int64())
 
-INBOX = "pipeline_event_inbox"
-DEAD_LETTER = "pipeline_event_dead_letter"
+INBOX = PIPELINE_EVENT_INBOX.name
+DEAD_LETTER = PIPELINE_EVENT_DEAD_LETTER.name
 
 # Copies of one event_id whose occurred_at are this close are one event.
 DEDUPE_WINDOW = timedelta(hours=1)
 # A batch's check names at most this many occurred_at ranges; past it, the closest merge.
 MAX_LOOKUP_RANGES = 16
-
-INBOX_DDL = f"""
-CREATE TABLE IF NOT EXISTS {INBOX} (
-    event_id VARCHAR NOT NULL,
-    subject VARCHAR NOT NULL,
-    source_subject VARCHAR NOT NULL,
-    correlation_id VARCHAR NOT NULL,
-    occurred_at TIMESTAMPTZ NOT NULL,
-    received_at TIMESTAMPTZ NOT NULL,
-    stream_seq BIGINT NOT NULL,
-    payload JSON NOT NULL,
-    body_sha256 VARCHAR NOT NULL,
-    inserted_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-    published_at TIMESTAMPTZ
-)
-"""
-
-# A message is its stream, its sequence and the time the stream stored it: a stream deleted
-# and created again (`make clean` keeps the DuckDB file) numbers its messages from 1 again.
-DEAD_LETTER_DDL = f"""
-CREATE TABLE IF NOT EXISTS {DEAD_LETTER} (
-    stream VARCHAR NOT NULL,
-    stream_seq BIGINT NOT NULL,
-    subject VARCHAR NOT NULL,
-    source_subject VARCHAR NOT NULL,
-    event_id VARCHAR,
-    reason VARCHAR NOT NULL,
-    raw BLOB NOT NULL,
-    raw_bytes BIGINT NOT NULL,
-    received_at TIMESTAMPTZ NOT NULL,
-    dead_lettered_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-    published_at TIMESTAMPTZ
-)
-"""
-
-INBOX_SCHEMA: tuple[str, ...] = (INBOX_DDL, DEAD_LETTER_DDL)
-
-
-def _move_statements(table: str, ddl: str) -> tuple[str, ...]:
-    """A keyed table's rows into the keyless layout, in their order (which keeps the min-max
-    index useful), under the same name."""
-    staging = f"{table}__keyless"
-    return (
-        f"DROP TABLE IF EXISTS {staging}",
-        ddl.replace(f"EXISTS {table} (", f"EXISTS {staging} (", 1),
-        f"INSERT INTO {staging} BY NAME SELECT * FROM {table}",
-        f"DROP TABLE {table}",
-        f"ALTER TABLE {staging} RENAME TO {table}",
-    )
-
-
-# Files written before the keyless layout: each keyed table and how it moves.
-KEYLESS_MOVES: dict[str, tuple[str, ...]] = {
-    INBOX: _move_statements(INBOX, INBOX_DDL),
-    DEAD_LETTER: _move_statements(DEAD_LETTER, DEAD_LETTER_DDL),
-}
-
-
-def _has_primary_key(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    row = con.execute(
-        "SELECT count(*) FROM duckdb_constraints() "
-        "WHERE table_name = ? AND constraint_type = 'PRIMARY KEY'",
-        [table],
-    ).fetchone()
-    return bool(row and row[0])
-
-
-def ensure_inbox_layout(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Create both tables; move a keyed table (files written before) to the keyless layout.
-
-    Runs inside the caller's transaction, so a move that fails leaves the old table. The
-    move copies rows in their order (which keeps the min-max index useful) and adds
-    ``published_at``, NULL for the rows it moves. Returns the tables it moved.
-    """
-    for ddl in INBOX_SCHEMA:
-        con.execute(ddl)
-    moved = []
-    for table, statements in KEYLESS_MOVES.items():
-        if not _has_primary_key(con, table):
-            continue
-        for statement in statements:
-            con.execute(statement)
-        log.warning("%s: moved to the keyless layout (once per file)", table)
-        moved.append(table)
-    return moved
 
 
 @dataclass
@@ -152,70 +65,47 @@ class BatchResult:
         self.dead_lettered += other.dead_lettered
 
 
-_INBOX_ARROW_SCHEMA = pa.schema(
-    [
-        ("event_id", pa.string()),
-        ("subject", pa.string()),
-        ("source_subject", pa.string()),
-        ("correlation_id", pa.string()),
-        ("occurred_at", pa.timestamp("us", tz="UTC")),
-        ("received_at", pa.timestamp("us", tz="UTC")),
-        ("stream_seq", pa.int64()),
-        ("payload", pa.string()),
-        ("body_sha256", pa.string()),
-        ("published_at", pa.timestamp("us", tz="UTC")),
-    ]
-)
-
-_DEAD_ARROW_SCHEMA = pa.schema(
-    [
-        ("stream", pa.string()),
-        ("stream_seq", pa.int64()),
-        ("subject", pa.string()),
-        ("source_subject", pa.string()),
-        ("event_id", pa.string()),
-        ("reason", pa.string()),
-        ("raw", pa.binary()),
-        ("raw_bytes", pa.int64()),
-        ("received_at", pa.timestamp("us", tz="UTC")),
-        ("published_at", pa.timestamp("us", tz="UTC")),
-    ]
-)
+# Where each inbox column comes from, column by column: the drain's hot path builds each
+# Arrow column with one C-level map over the batch, never a row object per event.
+_INBOX_SOURCES: dict[str, Callable[[InboxEvent], object]] = {
+    "event_id": attrgetter("event_id"),
+    "subject": attrgetter("subject"),
+    "source_subject": attrgetter("source_subject"),
+    "correlation_id": attrgetter("correlation_id"),
+    "occurred_at": attrgetter("occurred_at"),
+    "received_at": attrgetter("received_at"),
+    "stream_seq": attrgetter("stream_seq"),
+    "payload": attrgetter("payload_json"),
+    "body_sha256": attrgetter("body_sha256"),
+    "published_at": attrgetter("published_at"),
+}
+# The dead-letter columns but ``stream``, which is the batch's.
+_DEAD_SOURCES: dict[str, Callable[[DeadLetter], object]] = {
+    "stream_seq": attrgetter("stream_seq"),
+    "subject": attrgetter("subject"),
+    "source_subject": attrgetter("source_subject"),
+    "event_id": attrgetter("event_id"),
+    "reason": attrgetter("reason"),
+    "raw": attrgetter("raw"),
+    "raw_bytes": lambda d: len(d.raw),
+    "received_at": attrgetter("received_at"),
+    "published_at": attrgetter("published_at"),
+}
+_INBOX_ARROW_SCHEMA = PIPELINE_EVENT_INBOX.arrow_schema
+_DEAD_ARROW_SCHEMA = PIPELINE_EVENT_DEAD_LETTER.arrow_schema
 
 
 def _inbox_table(events: Sequence[InboxEvent]) -> pa.Table:
     return pa.Table.from_pydict(
-        {
-            "event_id": [e.event_id for e in events],
-            "subject": [e.subject for e in events],
-            "source_subject": [e.source_subject for e in events],
-            "correlation_id": [e.correlation_id for e in events],
-            "occurred_at": [e.occurred_at for e in events],
-            "received_at": [e.received_at for e in events],
-            "stream_seq": [e.stream_seq for e in events],
-            "payload": [e.payload_json for e in events],
-            "body_sha256": [e.body_sha256 for e in events],
-            "published_at": [e.published_at for e in events],
-        },
+        {name: list(map(get, events)) for name, get in _INBOX_SOURCES.items()},
         schema=_INBOX_ARROW_SCHEMA,
     )
 
 
 def _dead_table(stream: str, dead: Sequence[DeadLetter]) -> pa.Table:
+    columns = {name: list(map(get, dead)) for name, get in _DEAD_SOURCES.items()}
     return pa.Table.from_pydict(
-        {
-            "stream": [stream] * len(dead),
-            "stream_seq": [d.stream_seq for d in dead],
-            "subject": [d.subject for d in dead],
-            "source_subject": [d.source_subject for d in dead],
-            "event_id": [d.event_id for d in dead],
-            "reason": [d.reason for d in dead],
-            "raw": [d.raw for d in dead],
-            "raw_bytes": [len(d.raw) for d in dead],
-            "received_at": [d.received_at for d in dead],
-            "published_at": [d.published_at for d in dead],
-        },
-        schema=_DEAD_ARROW_SCHEMA,
+        {"stream": [stream] * len(dead), **columns}, schema=_DEAD_ARROW_SCHEMA
     )
 
 
@@ -529,12 +419,10 @@ __all__ = [
     "DEAD_LETTER",
     "DEDUPE_WINDOW",
     "INBOX",
-    "INBOX_SCHEMA",
     "BatchResult",
     "Cluster",
     "StagedBatch",
     "clusters",
-    "ensure_inbox_layout",
     "stage_batch",
     "write_batch",
     "write_staged",

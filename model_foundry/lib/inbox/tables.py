@@ -17,85 +17,6 @@ import duckdb
 
 from model_foundry.lib import storage
 from model_foundry.lib.events import CHAT_PERSIST, FLOW_LINEAGE, SEMANTIC_SEARCH, TOOL_CALL
-from model_foundry.lib.schema import pipeline_schema
-
-# The tables this module writes; lib/schema.py runs them with every other table's.
-INBOX_TABLES: tuple[str, ...] = (
-    """
-    CREATE TABLE IF NOT EXISTS chat_messages (
-        event_id VARCHAR NOT NULL,
-        message_index INTEGER NOT NULL,
-        correlation_id VARCHAR NOT NULL,
-        occurred_at TIMESTAMPTZ NOT NULL,
-        role VARCHAR,
-        content VARCHAR,
-        model VARCHAR,
-        slot VARCHAR,
-        prompt_tokens BIGINT,
-        completion_tokens BIGINT,
-        PRIMARY KEY (event_id, message_index)
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS chat_sessions (
-        correlation_id VARCHAR PRIMARY KEY,
-        first_at TIMESTAMPTZ,
-        last_at TIMESTAMPTZ,
-        chat_events BIGINT,
-        messages BIGINT,
-        user_messages BIGINT,
-        assistant_messages BIGINT,
-        models VARCHAR[],
-        slots VARCHAR[],
-        prompt_tokens BIGINT,
-        completion_tokens BIGINT,
-        refreshed_at TIMESTAMPTZ
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS tool_calls (
-        event_id VARCHAR PRIMARY KEY,
-        correlation_id VARCHAR NOT NULL,
-        occurred_at TIMESTAMPTZ NOT NULL,
-        tool VARCHAR NOT NULL,
-        status VARCHAR,
-        ok BOOLEAN,
-        duration_ms DOUBLE,
-        arguments JSON,
-        result VARCHAR
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS flow_nodes (
-        event_id VARCHAR PRIMARY KEY,
-        correlation_id VARCHAR NOT NULL,
-        occurred_at TIMESTAMPTZ NOT NULL,
-        node_id VARCHAR NOT NULL,
-        label VARCHAR
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS flow_edges (
-        event_id VARCHAR PRIMARY KEY,
-        correlation_id VARCHAR NOT NULL,
-        occurred_at TIMESTAMPTZ NOT NULL,
-        source VARCHAR NOT NULL,
-        target VARCHAR NOT NULL
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS semantic_searches (
-        event_id VARCHAR PRIMARY KEY,
-        correlation_id VARCHAR NOT NULL,
-        occurred_at TIMESTAMPTZ NOT NULL,
-        query VARCHAR NOT NULL,
-        result_count INTEGER,
-        top_path VARCHAR,
-        top_score DOUBLE,
-        results JSON
-    )
-    """,
-)
 
 # ---------------------------------------------------------------------------------------------
 # Pure: the SQL of each refresh. Each statement takes only events missing from its table.
@@ -243,7 +164,7 @@ def refresh_inbox_tables(db_path: str | Path) -> RefreshResult:
         result.totals = {name: _rowcount(con, sql) for name, sql in TABLE_COUNTS.items()}
         return result
 
-    return storage.run_in_transaction(db_path, work, schema=pipeline_schema())
+    return storage.run_in_transaction(db_path, work)
 
 
 # ---------------------------------------------------------------------------------------------

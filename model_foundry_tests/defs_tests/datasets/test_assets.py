@@ -21,7 +21,6 @@ from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import storage
 from model_foundry.lib.datasets import parse_jsonl, prompt_from_row
 from model_foundry.lib.query import run_query
-from model_foundry.lib.schema import pipeline_schema
 from model_foundry_tests.pipeline_helpers import (
     count,
     rows,
@@ -180,7 +179,7 @@ def test_two_runs_writing_and_a_reader_querying_at_once_all_succeed(
 ) -> None:
     data_dir = tmp_path / "data"
     # The reader starts at once: give it the tables to read before the writers create them.
-    with storage.connect(db_path, schema=pipeline_schema()):
+    with storage.connect(db_path):
         pass
     procs = {
         name: start_collection(

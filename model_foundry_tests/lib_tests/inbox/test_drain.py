@@ -21,9 +21,9 @@ from nats.aio.msg import Msg
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.inbox.drain import drain_subject
 from model_foundry.lib.inbox.publish import OutgoingEvent, make_event
-from model_foundry.lib.inbox.store import INBOX_DDL
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.storage import DuckDBBusyError
+from model_foundry.lib.tables.inbox import PIPELINE_EVENT_INBOX
 from model_foundry_tests.nats_helpers import BOTH_NATS_SERVERS, publish, publish_raw
 
 SUBJECT = "llm.tool_call"
@@ -64,7 +64,7 @@ def test_a_message_whose_commit_fails_until_its_deliveries_run_out_is_a_dead_let
     db_path.parent.mkdir(parents=True, exist_ok=True)
     with duckdb.connect(str(db_path)) as con:
         con.execute(
-            INBOX_DDL.replace(
+            PIPELINE_EVENT_INBOX.ddl.replace(
                 "event_id VARCHAR NOT NULL",
                 "event_id VARCHAR NOT NULL CHECK (event_id <> 'poison')",
             )

@@ -12,13 +12,9 @@ import duckdb
 import pytest
 
 from model_foundry.lib.events import InboxEvent, validate_message
-from model_foundry.lib.inbox.store import (
-    DEDUPE_WINDOW,
-    INBOX_SCHEMA,
-    ensure_inbox_layout,
-    write_batch,
-)
-from model_foundry.lib.storage import BatchWriter, run_in_transaction
+from model_foundry.lib.inbox.store import DEDUPE_WINDOW, write_batch
+from model_foundry.lib.storage import BatchWriter, connect, run_in_transaction
+from model_foundry.lib.tables import registry
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -39,9 +35,7 @@ def event(event_id: str, tool: str, occurred_at: datetime | None, seq: int) -> I
 
 
 def write(db_path: Path, *events: InboxEvent) -> tuple[int, int, int]:
-    result = run_in_transaction(
-        db_path, partial(write_batch, stream="S", events=events, dead=[]), schema=INBOX_SCHEMA
-    )
+    result = run_in_transaction(db_path, partial(write_batch, stream="S", events=events, dead=[]))
     return len(result.inserted_ids), result.duplicates, result.conflicts
 
 
@@ -127,15 +121,13 @@ def test_a_file_with_the_keyed_layout_moves_once_and_keeps_every_row(db_path: Pa
         )
         con.execute("CREATE VIEW inbox_count AS SELECT count(*) AS n FROM pipeline_event_inbox")
 
-    assert run_in_transaction(db_path, ensure_inbox_layout) == [
-        "pipeline_event_inbox",
-        "pipeline_event_dead_letter",
-    ]
-    assert run_in_transaction(db_path, ensure_inbox_layout) == []  # once
+    with connect(db_path) as con:  # the first connection that may write moves them
+        assert registry.migrate(con) == []  # once
 
     with duckdb.connect(str(db_path), read_only=True) as con:
         keys = con.execute(
-            "SELECT count(*) FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'"
+            "SELECT count(*) FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY' "
+            "AND table_name IN ('pipeline_event_inbox', 'pipeline_event_dead_letter')"
         ).fetchone()
         seqs = con.execute("SELECT stream_seq FROM pipeline_event_inbox").fetchall()
         dead = con.execute("SELECT stream_seq, published_at FROM pipeline_event_dead_letter")
@@ -169,7 +161,7 @@ def test_a_batch_that_fails_raises_its_own_error_not_the_aborted_transaction(
         )
         for i in range(2000)
     ]
-    writer = BatchWriter(db_path, schema=INBOX_SCHEMA, memory_limit="2MB")
+    writer = BatchWriter(db_path, memory_limit="2MB")
     with pytest.raises(duckdb.OutOfMemoryException) as failed:
         writer.write(partial(write_batch, stream="S", events=events, dead=[]))
     assert "Current transaction is aborted" not in str(failed.value)

@@ -17,7 +17,6 @@ from model_foundry.lib.inbox.store import write_batch
 from model_foundry.lib.metrics.collector import FoundryCollector
 from model_foundry.lib.metrics.figures import TTFT_BUCKETS, read_figures, reason_class_sql
 from model_foundry.lib.metrics.refresher import Refresher
-from model_foundry.lib.schema import pipeline_schema
 from model_foundry.lib.slots.client import Attempt
 
 NOW = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
@@ -95,7 +94,7 @@ def filled_db(db_path: Path) -> Path:
         _event("a2", "llm.chat.persist", "s2", NOW - timedelta(minutes=1)),
         _event("b1", "llm.tool_call", "s1", NOW - timedelta(minutes=3)),
     ]
-    with storage.connect(db_path, schema=pipeline_schema()) as con:
+    with storage.connect(db_path) as con:
         write_batch(con, "PIPELINE_EVENTS", events, _dead_letters())
     store = CompletionStore(db_path)
     for attempt in (
@@ -105,7 +104,7 @@ def filled_db(db_path: Path) -> Path:
         _attempt("kindergarten", "ok", None, 1.2, 7),
     ):
         store.record(attempt, Request(attempt.key, "t", "r", attempt.model, {}, {}))
-    with storage.connect(db_path, schema=pipeline_schema()) as con:
+    with storage.connect(db_path) as con:
         con.execute(
             "INSERT INTO dataset_samples (dataset, version, request_key, prompt_id, source, "
             "role, sample_index, messages, is_empty, is_truncated) VALUES "

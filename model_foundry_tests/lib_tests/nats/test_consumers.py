@@ -27,7 +27,7 @@ from model_foundry.lib.events import (
 )
 from model_foundry.lib.inbox.drain import InboxRecord, drain_subject
 from model_foundry.lib.inbox.publish import OutgoingEvent, make_event
-from model_foundry.lib.inbox.store import INBOX_SCHEMA, write_batch
+from model_foundry.lib.inbox.store import write_batch
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.nats.consumers import consumer_name
 from model_foundry.lib.storage import run_in_transaction
@@ -231,7 +231,6 @@ def test_consumers_made_before_are_repaired_and_lose_nothing(
     run_in_transaction(
         db_path,
         partial(write_batch, stream=res.stream, events=checked, dead=[]),
-        schema=INBOX_SCHEMA,
     )
 
     changes = res.setup()

@@ -1,22 +1,26 @@
-"""DuckDB views for ad-hoc SQL: per-session overview, per-slot throughput, dataset statistics.
+"""Views for ad-hoc SQL: per-session overview, per-slot throughput, dataset statistics.
 
-Pure SQL text, created with the tables (see :mod:`model_foundry.lib.schema`). Views cost
-nothing to keep current: they read the tables the assets maintain, at query time.
+Views cost nothing to keep current: they read the tables the assets maintain, at query time.
 """
 
 from __future__ import annotations
 
-VIEWS: tuple[str, ...] = (
-    # The newest summary of each session (a session is re-summarised when new chat arrives).
+from model_foundry.lib.tables.base import View
+
+# The newest summary of each session (a session is re-summarised when new chat arrives).
+SESSION_SUMMARIES_LATEST = View(
+    "session_summaries_latest",
     """
-    CREATE OR REPLACE VIEW session_summaries_latest AS
     SELECT * FROM session_summaries
     QUALIFY row_number() OVER (
         PARTITION BY correlation_id ORDER BY chat_events DESC, created_at DESC
     ) = 1
     """,
+)
+
+SESSION_OVERVIEW = View(
+    "session_overview",
     """
-    CREATE OR REPLACE VIEW session_overview AS
     WITH events AS (
         SELECT correlation_id,
                count(*) AS events,
@@ -44,8 +48,11 @@ VIEWS: tuple[str, ...] = (
     LEFT JOIN session_summaries_latest s USING (correlation_id)
     LEFT JOIN session_summary_translations tr ON tr.summary_key = s.request_key
     """,
+)
+
+TOOL_CALL_STATS = View(
+    "tool_call_stats",
     """
-    CREATE OR REPLACE VIEW tool_call_stats AS
     SELECT tool,
            count(*) AS calls,
            count(*) FILTER (WHERE NOT ok) AS errors,
@@ -56,16 +63,22 @@ VIEWS: tuple[str, ...] = (
     FROM tool_calls
     GROUP BY tool
     """,
-    # The newest snapshot the slot_throughput asset wrote, one row per slot and model.
+)
+
+# The newest snapshot the slot_throughput asset wrote, one row per slot and model.
+SLOT_THROUGHPUT_LATEST = View(
+    "slot_throughput_latest",
     """
-    CREATE OR REPLACE VIEW slot_throughput_latest AS
     SELECT * FROM slot_throughput
     QUALIFY computed_at = max(computed_at) OVER ()
     """,
-    # Live per-slot numbers straight from the completions, per hour, for when the snapshot is
-    # not fresh enough.
+)
+
+# Live per-slot numbers straight from the completions, per hour, for when the snapshot is
+# not fresh enough.
+SLOT_THROUGHPUT_HOURLY = View(
+    "slot_throughput_hourly",
     """
-    CREATE OR REPLACE VIEW slot_throughput_hourly AS
     SELECT date_trunc('hour', recorded_at) AS hour, slot, model,
            count(*) AS attempts,
            count(*) FILTER (WHERE status <> 'ok') AS errors,
@@ -77,8 +90,11 @@ VIEWS: tuple[str, ...] = (
     FROM llm_completions
     GROUP BY ALL
     """,
+)
+
+DATASET_STATS = View(
+    "dataset_stats",
     """
-    CREATE OR REPLACE VIEW dataset_stats AS
     SELECT dataset, version, role, slot, model,
            count(*) AS samples,
            count(DISTINCT prompt_id) AS prompts,
@@ -93,13 +109,11 @@ VIEWS: tuple[str, ...] = (
     """,
 )
 
-VIEW_NAMES: tuple[str, ...] = (
-    "session_summaries_latest",
-    "session_overview",
-    "tool_call_stats",
-    "slot_throughput_latest",
-    "slot_throughput_hourly",
-    "dataset_stats",
-)
-
-__all__ = ["VIEWS", "VIEW_NAMES"]
+__all__ = [
+    "DATASET_STATS",
+    "SESSION_OVERVIEW",
+    "SESSION_SUMMARIES_LATEST",
+    "SLOT_THROUGHPUT_HOURLY",
+    "SLOT_THROUGHPUT_LATEST",
+    "TOOL_CALL_STATS",
+]

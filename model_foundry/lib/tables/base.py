@@ -1,0 +1,183 @@
+"""A table's shape in one place: its DDL and a frozen dataclass whose fields are its columns.
+
+The dataclass is the column list: :class:`Table` derives the INSERT column list, the Arrow
+schema of a bulk insert and the mapping of a result back to rows from its fields, so a column
+is written once (in the DDL) and named once (as a field), never again as a position.
+
+Columns the database fills (``DEFAULT now()``) are fields with :data:`FILLED_BY_DB` metadata: they
+are read back like any other column and left out of every insert.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+from typing import Any, Generic, Literal, TypeVar
+
+import duckdb
+import pyarrow as pa
+
+Row = TypeVar("Row")
+T = TypeVar("T")
+
+# How an insert meets a row whose key is already stored: fail, keep the stored row, or replace it.
+OnConflict = Literal["error", "nothing", "replace"]
+
+_VERBS: Mapping[OnConflict, str] = {
+    "error": "INSERT INTO",
+    "nothing": "INSERT INTO",
+    "replace": "INSERT OR REPLACE INTO",
+}
+_TAILS: Mapping[OnConflict, str] = {
+    "error": "",
+    "nothing": " ON CONFLICT DO NOTHING",
+    "replace": "",
+}
+
+_DB_DEFAULT = "model_foundry.filled_by_db"
+
+# Python type of a field -> Arrow type of its column. JSON columns are ``str`` (JSON text).
+_ARROW_TYPES: Mapping[Any, pa.DataType] = {
+    str: pa.string(),
+    int: pa.int64(),
+    float: pa.float64(),
+    bool: pa.bool_(),
+    bytes: pa.binary(),
+    datetime: pa.timestamp("us", tz="UTC"),
+}
+
+
+# The metadata of a field for a column the database fills on insert (its ``DEFAULT``):
+# ``created_at: datetime | None = field(default=None, metadata=FILLED_BY_DB)``.
+FILLED_BY_DB: Mapping[str, bool] = types.MappingProxyType({_DB_DEFAULT: True})
+
+
+def _arrow_type(hint: Any) -> pa.DataType | None:
+    """The Arrow type for a field's annotation (``X | None`` is ``X``); None: let Arrow infer."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        kinds = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _arrow_type(kinds[0]) if len(kinds) == 1 else None
+    if typing.get_origin(hint) in (list, tuple):
+        inner = _arrow_type(typing.get_args(hint)[0])
+        return pa.list_(inner) if inner is not None else None
+    return _ARROW_TYPES.get(hint)
+
+
+def fetch(
+    con: duckdb.DuckDBPyConnection, row_type: Callable[..., T], sql: str, params: Sequence[Any] = ()
+) -> list[T]:
+    """Run ``sql`` and build one ``row_type`` per result row, by column name."""
+    cursor = con.execute(sql, list(params))
+    names = [d[0] for d in cursor.description]
+    return [row_type(**dict(zip(names, r, strict=True))) for r in cursor.fetchall()]
+
+
+@dataclass(frozen=True)
+class Table(Generic[Row]):
+    """One table: ``name``, its ``ddl`` (``CREATE TABLE IF NOT EXISTS``), any ``indexes`` and
+    ``row``, the frozen dataclass whose fields are the table's columns in DDL order."""
+
+    name: str
+    row: type[Row]
+    ddl: str
+    indexes: tuple[str, ...] = ()
+
+    @property
+    def statements(self) -> tuple[str, ...]:
+        """What creates the table on a file that lacks it; safe to run again."""
+        return (self.ddl, *self.indexes)
+
+    @cached_property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(self.row))  # type: ignore[arg-type]
+
+    @cached_property
+    def insert_columns(self) -> tuple[str, ...]:
+        """The columns an insert writes: all but those the database fills."""
+        fields = dataclasses.fields(self.row)  # type: ignore[arg-type]
+        return tuple(f.name for f in fields if not f.metadata.get(_DB_DEFAULT))
+
+    @cached_property
+    def arrow_schema(self) -> pa.Schema:
+        """The Arrow schema of :attr:`insert_columns`, from the row's field types; a field
+        typed ``Any`` (or a union of types) is ``null`` here and inferred from its values."""
+        hints = typing.get_type_hints(self.row)
+        return pa.schema(
+            [pa.field(c, _arrow_type(hints[c]) or pa.null()) for c in self.insert_columns]
+        )
+
+    def insert_sql(self, on_conflict: OnConflict = "error") -> str:
+        """``INSERT`` of :attr:`insert_columns` with one ``?`` per column."""
+        marks = ", ".join("?" for _ in self.insert_columns)
+        return (
+            f"{_VERBS[on_conflict]} {self.name} ({', '.join(self.insert_columns)}) "
+            f"VALUES ({marks}){_TAILS[on_conflict]}"
+        )
+
+    def values(self, row: Row) -> list[Any]:
+        """``row``'s values in :attr:`insert_columns` order: :meth:`insert_sql`'s parameters."""
+        return [getattr(row, c) for c in self.insert_columns]
+
+    def arrow(self, rows: Sequence[Row]) -> pa.Table:
+        """``rows`` as one Arrow table of :attr:`insert_columns`."""
+        columns = {}
+        for f in self.arrow_schema:
+            values = [getattr(r, f.name) for r in rows]
+            typed = not pa.types.is_null(f.type)
+            columns[f.name] = pa.array(values, f.type) if typed else pa.array(values)
+        return pa.table(columns)
+
+    def insert(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        rows: Sequence[Row],
+        on_conflict: OnConflict = "error",
+    ) -> int:
+        """Insert ``rows`` in one statement (by name, through Arrow); how many were new."""
+        if not rows:
+            return 0
+        staged = f"_staged_{self.name}"
+        con.register(staged, self.arrow(rows))
+        try:
+            found = con.execute(
+                f"{_VERBS[on_conflict]} {self.name} BY NAME SELECT * FROM {staged}"
+                f"{_TAILS[on_conflict]}"
+            ).fetchone()
+            return int(found[0]) if found else 0
+        finally:
+            # After a failed statement the transaction is aborted and unregister raises too;
+            # closing the connection drops the registration anyway.
+            with suppress(duckdb.Error):
+                con.unregister(staged)
+
+    def select_sql(self, where: str = "") -> str:
+        """``SELECT`` of every column, optionally filtered (``where`` is SQL with ``?``)."""
+        sql = f"SELECT {', '.join(self.columns)} FROM {self.name}"
+        return f"{sql} WHERE {where}" if where else sql
+
+    def rows(
+        self, con: duckdb.DuckDBPyConnection, sql: str | None = None, params: Sequence[Any] = ()
+    ) -> list[Row]:
+        """Rows of ``sql`` (default: the whole table) as :attr:`row`, matched by column name."""
+        return fetch(con, self.row, sql or self.select_sql(), params)
+
+
+@dataclass(frozen=True)
+class View:
+    """A view over the tables: ``CREATE OR REPLACE``, so a changed definition replaces the old."""
+
+    name: str
+    query: str
+
+    @property
+    def ddl(self) -> str:
+        return f"CREATE OR REPLACE VIEW {self.name} AS {self.query}"
+
+
+__all__ = ["FILLED_BY_DB", "OnConflict", "Table", "View", "fetch"]

@@ -1,0 +1,87 @@
+"""``llm_completions``: one row per attempt at a request, the completions store's table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from model_foundry.lib.tables.base import FILLED_BY_DB, Table
+
+
+@dataclass(frozen=True)
+class CompletionRow:
+    """One attempt. ``request_key`` names the request across runs; ``params`` (the output
+    parameters) and ``request`` (the rendered request) are JSON text kept beside it so a key
+    can always be explained. ``planned_model`` is the model the request was planned for."""
+
+    attempt_id: str
+    request_key: str
+    task: str
+    role: str
+    slot: str
+    model: str
+    runtime: str
+    status: str
+    attempt: int
+    will_retry: bool | None
+    error_class: str | None
+    error: str | None
+    http_status: int | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float | None
+    ttft_s: float | None
+    prompt_tps: float | None
+    gen_tps: float | None
+    finish_reason: str | None
+    content: str | None
+    reasoning: str | None
+    planned_model: str | None
+    params: str | None
+    request: str | None
+    run_id: str | None
+    started_at: datetime | None
+    recorded_at: datetime | None = field(default=None, metadata=FILLED_BY_DB)
+
+
+LLM_COMPLETIONS: Table[CompletionRow] = Table(
+    "llm_completions",
+    CompletionRow,
+    """
+    CREATE TABLE IF NOT EXISTS llm_completions (
+        attempt_id VARCHAR PRIMARY KEY,
+        request_key VARCHAR NOT NULL,
+        task VARCHAR NOT NULL,
+        role VARCHAR NOT NULL,
+        slot VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        runtime VARCHAR NOT NULL,
+        status VARCHAR NOT NULL,
+        attempt INTEGER NOT NULL,
+        will_retry BOOLEAN,
+        error_class VARCHAR,
+        error VARCHAR,
+        http_status INTEGER,
+        prompt_tokens BIGINT,
+        completion_tokens BIGINT,
+        latency_s DOUBLE,
+        ttft_s DOUBLE,
+        prompt_tps DOUBLE,
+        gen_tps DOUBLE,
+        finish_reason VARCHAR,
+        content VARCHAR,
+        reasoning VARCHAR,
+        planned_model VARCHAR,
+        params JSON,
+        request JSON,
+        run_id VARCHAR,
+        started_at TIMESTAMPTZ,
+        recorded_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    )
+    """,
+    indexes=(
+        "CREATE INDEX IF NOT EXISTS llm_completions_request_key ON llm_completions (request_key)",
+    ),
+)
+
+__all__ = ["LLM_COMPLETIONS", "CompletionRow"]
