@@ -7,6 +7,7 @@ its duplicate window, exactly as the familiar does.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import random
 import uuid
@@ -52,11 +53,15 @@ _JA_ANSWERS = [
     "型ヒントを追加しました。戻り値は dict です。",
 ]
 _TOOLS = ["read_file", "run_tests", "grep", "obsidian.search", "git_diff"]
+# The slots the familiar's own turns name, as in the lab's run that taught its lesson: the
+# orchestrator never routed a turn to kindergarten, so it does not appear here at all.
 _SLOTS = [
     ("naughty", "gemma-4-31b-it"),
-    ("kindergarten", "gemma-4-26b-a4b"),
+    ("naughty", "gemma-4-31b-it-nvfp4"),
     ("grandpa", "glm-5.1"),
 ]
+_WORKERS = 3
+_STEPS_PER_ROUND = 4
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,42 @@ def make_event(
     return OutgoingEvent(subject, event_id, json.dumps(body, ensure_ascii=False).encode("utf-8"))
 
 
+def _lineage(session: str, coordinated: bool) -> Iterator[dict[str, Any]]:
+    """One session's lineage, event by event: a plan, then three workers side by side.
+
+    Each worker's steps alternate chat turns (on naughty) and tool calls, and the workers take
+    turns in time, so their branches interleave. In a coordinated session each step also
+    reads a neighbour's previous one and a review joins the round; in an uncoordinated one
+    the workers never meet again.
+    """
+    who = {"slot": "naughty", "role": "worker", "model": "gemma-4-31b-it-nvfp4"}
+    for rnd in itertools.count():
+        plan = f"{session}/plan-{rnd}"
+        yield {"kind": "node", "node_id": plan, "label": "plan", **who}
+        if rnd:
+            yield {"kind": "edge", "source": f"{session}/review-{rnd - 1}", "target": plan}
+        last = [plan] * _WORKERS
+        steps = itertools.count() if not coordinated else range(_STEPS_PER_ROUND)
+        for step in steps:
+            for w in range(_WORKERS):
+                node = f"{session}/r{rnd}-w{w}-{step}"
+                chat = step % 2 == 0
+                extra = who if chat else {}
+                label = "chat" if chat else "tool_call"
+                # The edge first, as the familiar sends it when a step starts.
+                yield {"kind": "edge", "source": last[w], "target": node}
+                yield {"kind": "node", "node_id": node, "label": label, **extra}
+                if coordinated and step:
+                    # A hand-off: each worker also reads its neighbour's previous step.
+                    peer = f"{session}/r{rnd}-w{(w + 1) % _WORKERS}-{step - 1}"
+                    yield {"kind": "edge", "source": peer, "target": node}
+                last[w] = node
+        review = f"{session}/review-{rnd}"
+        yield {"kind": "node", "node_id": review, "label": "review", **who}
+        for end in last:
+            yield {"kind": "edge", "source": end, "target": review}
+
+
 def sample_events(count: int, *, sessions: int = 5, seed: int = 7) -> Iterator[OutgoingEvent]:
     """``count`` contract-valid events spread over every subject and ``sessions`` sessions."""
     rng = random.Random(seed)
@@ -92,9 +133,15 @@ def sample_events(count: int, *, sessions: int = 5, seed: int = 7) -> Iterator[O
     session_ids = [f"sess-{run_tag}-{i:03d}" for i in range(max(1, sessions))]
     start = datetime.now(UTC) - timedelta(minutes=count)
     subjects = [CHAT_PERSIST, CHAT_PERSIST, TOOL_CALL, FLOW_LINEAGE, SEMANTIC_SEARCH]
+    # Every other session's workers never meet again: uncoordinated parallel work.
+    lineage = {s: _lineage(s, coordinated=n % 2 == 1) for n, s in enumerate(session_ids)}
     for i in range(count):
-        session = session_ids[i % len(session_ids)]
-        subject = subjects[i % len(subjects)]
+        # The session moves on by one with each round of subjects, so every session gets
+        # every subject whatever the number of sessions (i % sessions alone gave five
+        # sessions one subject each).
+        block, slot_in_block = divmod(i, len(subjects))
+        session = session_ids[(block + slot_in_block) % len(session_ids)]
+        subject = subjects[slot_in_block]
         japanese = rng.random() < 0.4
         when = start + timedelta(seconds=i)
         if subject == CHAT_PERSIST:
@@ -113,6 +160,9 @@ def sample_events(count: int, *, sessions: int = 5, seed: int = 7) -> Iterator[O
                     "completion_tokens": rng.randint(10, 300),
                 },
             }
+            if i % 7 == 0:
+                # Some familiar builds name only the model: routing maps it to a slot.
+                del payload["slot"]
         elif subject == TOOL_CALL:
             ok = rng.random() > 0.1
             payload = {
@@ -123,14 +173,7 @@ def sample_events(count: int, *, sessions: int = 5, seed: int = 7) -> Iterator[O
                 "duration_ms": rng.randint(3, 4000),
             }
         elif subject == FLOW_LINEAGE:
-            if i % 2:
-                payload = {"kind": "node", "node_id": f"{session}/step-{i}", "label": "tool_call"}
-            else:
-                payload = {
-                    "kind": "edge",
-                    "source": f"{session}/step-{i - 1}",
-                    "target": f"{session}/step-{i}",
-                }
+            payload = next(lineage[session])
         else:
             payload = {
                 "query": rng.choice(

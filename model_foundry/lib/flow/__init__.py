@@ -1,0 +1,1 @@
+"""Sessions' flow: lineage graphs and their figures, their pictures, and slot routing."""
