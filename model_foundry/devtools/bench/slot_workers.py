@@ -26,12 +26,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from model_foundry.devtools.bench.slots import (
-    _get_json,
-    _subprocess_simulator,
+from model_foundry.devtools.bench.slot_common import (
     plan,
     request_seconds,
+    simulator_stats,
     slot_rows,
+    subprocess_simulator,
 )
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib import settings
@@ -196,7 +196,7 @@ async def bench_slot_workers(
         barrier = work / "barrier"
         barrier.mkdir()
         with LocalNatsServer(store_dir=work / "nats", binary=nats_binary) as server:
-            async with _subprocess_simulator(slot_file, profile, speed, work) as live_file:
+            async with subprocess_simulator(slot_file, profile, speed, work) as live_file:
                 live_path = work / "bench-slots-live.yaml"
                 outs = [work / f"worker-{i}.json" for i in range(workers)]
                 procs = [
@@ -230,12 +230,7 @@ async def bench_slot_workers(
                 if failed:
                     raise RuntimeError(f"a bench worker failed: {failed[0].strip()}")
                 reports = [json.loads(o.read_text()) for o in outs]
-                stats = {
-                    s.name: await asyncio.to_thread(
-                        _get_json, s.base_url.removesuffix("/v1") + "/_sim/stats"
-                    )
-                    for s in live_file.live_slots(profile)
-                }
+                stats = await simulator_stats(live_file, profile)
             server_version = _server_version(server)
     seconds = max(r["finished_at"] for r in reports) - go_at
     achieved = len(tasks) / seconds if seconds > 0 else 0.0

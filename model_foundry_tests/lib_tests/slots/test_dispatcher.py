@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from model_foundry.cli import build_parser
+from model_foundry.devtools.bench.slot_common import plan
 from model_foundry.devtools.bench.slot_workers import worker_share
-from model_foundry.devtools.bench.slots import plan
 from model_foundry.devtools.ports import free_port
 from model_foundry.devtools.simulator import (
     CONTEXT_MARKER,
