@@ -12,9 +12,9 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 from pydantic import Field
 
+from model_foundry.defs.run_health.dead_runs import record_worker
 from model_foundry.lib import settings, storage
 from model_foundry.lib.nats.connection import DEFAULT_STREAM, NatsClient
-from model_foundry.lib.run_health import record_worker
 from model_foundry.lib.slots.config import SlotFile, load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions

@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import dagster as dg
-
 from model_foundry.lib import storage
 from model_foundry.lib.slots.client import Attempt, first_line
 from model_foundry.lib.slots.config import Slot, SlotFile
@@ -356,7 +354,8 @@ class CompletionBatch:
         return [c for c in self.results.values() if not c.reused]
 
     def metadata(self) -> dict[str, Any]:
-        """Counts, slots used and per-slot tokens/s for a materialization."""
+        """Counts, slots used and per-slot tokens/s for a materialization (plain values: Dagster
+        shows the dicts and lists as JSON)."""
         per_slot: dict[str, dict[str, Any]] = {}
         for c in self.new_results:
             s = per_slot.setdefault(
@@ -378,10 +377,10 @@ class CompletionBatch:
             "ok": len(self.results),
             "failed": len(self.failed),
             "prompts_too_long": len(self.unfit),
-            "failure_causes": dg.MetadataValue.json(self.failure_causes()),
+            "failure_causes": self.failure_causes(),
             "attempts": len(self.dispatch.attempts) if self.dispatch else 0,
-            "slots_used": dg.MetadataValue.json(sorted(per_slot)),
-            "per_slot": dg.MetadataValue.json(per_slot),
+            "slots_used": sorted(per_slot),
+            "per_slot": per_slot,
             "completion_tokens": tokens,
             "gen_tokens_per_s": round(tokens / busy_total, 1) if busy_total else 0.0,
         }
@@ -416,7 +415,7 @@ def limiter_metadata(report: dict[str, Any]) -> dict[str, Any]:
         return {"slot_limiter": "none (no request sent)"}
     meta: dict[str, Any] = {
         "slot_limiter": report["kind"],
-        "slot_limiter_detail": dg.MetadataValue.json(report),
+        "slot_limiter_detail": report,
     }
     if report.get("kv_ops_per_request") is not None:
         meta["slot_lease_kv_ops_per_request"] = report["kv_ops_per_request"]

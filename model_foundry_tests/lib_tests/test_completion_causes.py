@@ -98,11 +98,11 @@ def test_batch_metadata_has_the_causes_and_the_requests_never_sent() -> None:
         stop_reason="error share 1/1 passed 50%",
     )
     batch = CompletionBatch(requested=3, failed=["a", "b", "c"], dispatch=dispatch)
-    assert batch.metadata()["failure_causes"].value == {
+    assert batch.metadata()["failure_causes"] == {
         "not sent: error share 1/1 passed 50%": 2,
         "slot naughty timed out": 1,
     }
-    assert CompletionBatch(0).metadata()["failure_causes"].value == {}
+    assert CompletionBatch(0).metadata()["failure_causes"] == {}
 
 
 def test_the_role_is_part_of_the_request_key() -> None:

@@ -16,10 +16,10 @@ import dagster as dg
 from model_foundry.defs.inbox.assets import INBOX_SUBJECT_TAG
 from model_foundry.defs.inbox.jobs import inbox_job
 from model_foundry.defs.resources import NatsResource
+from model_foundry.defs.run_health.dead_runs import fail_if_dead
 from model_foundry.lib import settings
 from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.nats.connection import NatsClient, NatsUnavailableError, consumer_name
-from model_foundry.lib.run_health import fail_if_dead
 
 IN_PROGRESS = [
     dg.DagsterRunStatus.QUEUED,

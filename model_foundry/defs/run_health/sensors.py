@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 
-from model_foundry.lib.run_health import (
+from model_foundry.defs.run_health.dead_runs import (
     CHECK_INTERVAL_S,
     fail_dead_runs,
 )
