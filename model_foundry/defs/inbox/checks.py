@@ -8,6 +8,7 @@ from model_foundry.defs.inbox.assets import (
 )
 from model_foundry.defs.resources import FoundryDuckDB
 from model_foundry.lib import settings
+from model_foundry.lib.inbox.quality import id_counts, missing_correlation_ids, subject_counts
 
 
 class DeadLetterShareConfig(dg.Config):
@@ -20,11 +21,10 @@ class DeadLetterShareConfig(dg.Config):
 @dg.asset_check(asset=pipeline_event_inbox_record, description="No event_id is stored twice.")
 def inbox_event_ids_unique(duckdb: FoundryDuckDB) -> dg.AssetCheckResult:
     with duckdb.get_connection() as con:
-        total, distinct = con.execute(
-            "SELECT count(*), count(DISTINCT event_id) FROM pipeline_event_inbox"
-        ).fetchone()
+        counts = id_counts(con)
     return dg.AssetCheckResult(
-        passed=total == distinct, metadata={"rows": total, "duplicate_rows": total - distinct}
+        passed=counts.duplicate_rows == 0,
+        metadata={"rows": counts.rows, "duplicate_rows": counts.duplicate_rows},
     )
 
 
@@ -33,10 +33,7 @@ def inbox_event_ids_unique(duckdb: FoundryDuckDB) -> dg.AssetCheckResult:
 )
 def inbox_correlation_ids_present(duckdb: FoundryDuckDB) -> dg.AssetCheckResult:
     with duckdb.get_connection() as con:
-        missing = con.execute(
-            "SELECT count(*) FROM pipeline_event_inbox "
-            "WHERE correlation_id IS NULL OR trim(correlation_id) = ''"
-        ).fetchone()[0]
+        missing = missing_correlation_ids(con)
     return dg.AssetCheckResult(passed=missing == 0, metadata={"missing": missing})
 
 
@@ -48,21 +45,7 @@ def inbox_dead_letter_share(
     config: DeadLetterShareConfig, duckdb: FoundryDuckDB
 ) -> dg.AssetCheckResult:
     with duckdb.get_connection() as con:
-        rows = con.execute(
-            """
-            WITH good AS (SELECT subject, count(*) AS n FROM pipeline_event_inbox GROUP BY subject),
-                 bad AS (SELECT subject, count(*) AS n FROM pipeline_event_dead_letter
-                         GROUP BY subject)
-            SELECT coalesce(good.subject, bad.subject) AS subject,
-                   coalesce(good.n, 0) AS stored, coalesce(bad.n, 0) AS dead
-            FROM good FULL OUTER JOIN bad USING (subject)
-            ORDER BY subject
-            """
-        ).fetchall()
-    shares = {
-        subject: round(dead / (stored + dead), 4) if stored + dead else 0.0
-        for subject, stored, dead in rows
-    }
+        shares = {c.subject: c.dead_share for c in subject_counts(con)}
     worst = max(shares.values(), default=0.0)
     return dg.AssetCheckResult(
         passed=worst <= config.max_share,

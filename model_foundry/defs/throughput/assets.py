@@ -5,10 +5,12 @@ from pydantic import Field
 
 from model_foundry.defs.automation import on_new_upstream_data
 from model_foundry.defs.resources import FoundryDuckDB
+from model_foundry.lib.tables.throughput import ThroughputRow
 from model_foundry.lib.throughput import (
     COLUMNS,
-    COUNT_COLUMNS,
-    TEXT_COLUMNS,
+    cell,
+    column_type,
+    plot_values,
     snapshot_throughput,
 )
 
@@ -47,41 +49,17 @@ def slot_throughput(
             "window_hours": config.window_hours,
             "dagster/row_count": len(rows),
             "gen_tps_per_slot": dg.MetadataValue.json(
-                {f"{r['slot']}/{r['model']}": r["gen_tps"] for r in rows}
+                {f"{r.slot}/{r.model}": r.gen_tps for r in rows}
             ),
             "throughput": _slot_table(rows),
-            **_slot_plots(rows),
+            **plot_values(rows),
         }
     )
 
 
-def _column_type(name: str) -> str:
-    return "string" if name in TEXT_COLUMNS else "int" if name in COUNT_COLUMNS else "float"
-
-
-def _cell(name: str, value: object) -> object:
-    if value is None or name in TEXT_COLUMNS:
-        return value
-    return int(value) if name in COUNT_COLUMNS else float(value)  # type: ignore[arg-type]
-
-
-def _slot_table(rows: list[dict]) -> dg.TableMetadataValue:
+def _slot_table(rows: list[ThroughputRow]) -> dg.TableMetadataValue:
     """One row per slot (and model): the snapshot as the UI's table."""
     return dg.MetadataValue.table(
-        records=[dg.TableRecord({c: _cell(c, r[c]) for c in COLUMNS}) for r in rows],
-        schema=dg.TableSchema(columns=[dg.TableColumn(c, _column_type(c)) for c in COLUMNS]),
+        records=[dg.TableRecord({c: cell(r, c) for c in COLUMNS}) for r in rows],
+        schema=dg.TableSchema(columns=[dg.TableColumn(c, column_type(c)) for c in COLUMNS]),
     )
-
-
-def _slot_plots(rows: list[dict]) -> dict[str, float]:
-    """``<figure>/<slot>`` floats, which the asset's Plots tab draws over materializations."""
-    slots_with_two_models = {
-        r["slot"] for r in rows if sum(1 for o in rows if o["slot"] == r["slot"]) > 1
-    }
-    plots: dict[str, float] = {}
-    for r in rows:
-        name = r["slot"] if r["slot"] not in slots_with_two_models else f"{r['slot']}/{r['model']}"
-        for figure in ("gen_tps", "ttft_p50_s", "error_share"):
-            if r[figure] is not None:
-                plots[f"{figure}/{name}"] = float(r[figure])
-    return plots

@@ -33,6 +33,7 @@ import duckdb
 import pyarrow as pa
 
 from model_foundry.lib.events import DeadLetter, InboxEvent
+from model_foundry.lib.tables.base import fetch
 from model_foundry.lib.tables.inbox import PIPELINE_EVENT_DEAD_LETTER, PIPELINE_EVENT_INBOX
 
 # pyarrow imports pandas the first time it builds an array (pyarrow 26, `_is_pandas_object`):
@@ -177,6 +178,7 @@ class _Copy:
     """A stored copy of an event_id. Times are compared in microseconds: DuckDB hands a time
     near year 9999 back as text when the session's time zone moves it past the calendar."""
 
+    event_id: str
     occurred_us: int
     body_sha256: str
     stream_seq: int
@@ -284,16 +286,18 @@ def _stored_copies(
     for cluster in clusters(events):
         ids = list(dict.fromkeys(e.event_id for e in cluster.events))
         placeholders = ",".join("?" * len(ids))
-        rows = con.execute(
-            "SELECT event_id, epoch_us(occurred_at), body_sha256, stream_seq "
+        found = fetch(
+            con,
+            _Copy,
+            "SELECT event_id, epoch_us(occurred_at) AS occurred_us, body_sha256, stream_seq "
             f"FROM {INBOX} WHERE occurred_at BETWEEN ? AND ? "
             f"AND event_id IN ({placeholders}) ORDER BY stream_seq",
             [cluster.low, cluster.high, *ids],
-        ).fetchall()
-        for event_id, occurred_us, sha, seq in rows:
-            copies = stored.setdefault(event_id, [])
-            if all(c.stream_seq != seq for c in copies):
-                copies.append(_Copy(occurred_us, sha, seq))
+        )
+        for copy in found:
+            copies = stored.setdefault(copy.event_id, [])
+            if all(c.stream_seq != copy.stream_seq for c in copies):
+                copies.append(copy)
     for copies in stored.values():
         copies.sort(key=lambda c: c.stream_seq)
     return stored
@@ -330,7 +334,7 @@ def _settle_copies(
             _insert_new(con, [e])
             result.inserted_ids.append(e.event_id)
             stored.setdefault(e.event_id, []).append(
-                _Copy(_micros(e.occurred_at), e.body_sha256, e.stream_seq)
+                _Copy(e.event_id, _micros(e.occurred_at), e.body_sha256, e.stream_seq)
             )
         elif any(c.body_sha256 == e.body_sha256 for c in near):
             result.duplicates += 1

@@ -4,7 +4,8 @@
 the sessions that got new messages), ``tool_calls``, ``flow_nodes`` / ``flow_edges`` (the
 lineage graph per session) and ``semantic_searches``. Each refresh selects only inbox events
 not yet in its table (an anti-join on ``event_id``), all in one short transaction, so a
-rerun with nothing new is a cheap zero-count success.
+rerun with nothing new is a cheap zero-count success. The tables' shapes are in
+``lib/tables/typed.py``.
 """
 
 # No `from __future__ import annotations`: Dagster reads the resource types of decorated
@@ -51,7 +52,7 @@ RETURNING correlation_id
 """
 
 REFRESH_CHAT_SESSIONS = """
-INSERT OR REPLACE INTO chat_sessions
+INSERT OR REPLACE INTO chat_sessions BY NAME
 SELECT correlation_id,
        min(occurred_at) AS first_at,
        max(occurred_at) AS last_at,
