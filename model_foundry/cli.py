@@ -208,8 +208,8 @@ def cmd_bench_slots(args: argparse.Namespace) -> int:
 def cmd_dataset_collect(args: argparse.Namespace) -> int:
     import json
 
-    from model_foundry.lib.completions import cause_lines
     from model_foundry.lib.datasets import check_name, collection_line
+    from model_foundry.lib.llm import cause_lines
     from model_foundry.materialize import collect_dataset
 
     check_name(args.name, "name")

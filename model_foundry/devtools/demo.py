@@ -10,10 +10,10 @@ from typing import Any
 import dagster as dg
 
 from model_foundry.lib import settings
-from model_foundry.lib.completions import cause_lines
 from model_foundry.lib.datasets import collection_line
 from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.inbox.publish import publish_events, sample_events
+from model_foundry.lib.llm import cause_lines
 from model_foundry.lib.nats.connection import nats_client_from_env
 from model_foundry.lib.query import run_query
 from model_foundry.materialize import materialize

@@ -21,7 +21,6 @@ from model_foundry.defs.inbox_tables.assets import inbox_tables
 from model_foundry.defs.resources import FoundryDuckDB, NatsResource, SlotsResource
 from model_foundry.defs.summaries.assets import session_summaries, session_summary_translations
 from model_foundry.defs.throughput.assets import slot_throughput
-from model_foundry.lib.completions import output_params, request_key
 from model_foundry.lib.events import (
     CHAT_PERSIST,
     FLOW_LINEAGE,
@@ -30,9 +29,16 @@ from model_foundry.lib.events import (
     TOOL_CALL,
 )
 from model_foundry.lib.inbox.publish import make_event, sample_events
+from model_foundry.lib.llm import Request
+from model_foundry.lib.llm.request import output_params, request_key
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.slots.config import load_slot_file
-from model_foundry.lib.summaries import ChatLine, detect_language, transcript, translation_params
+from model_foundry.lib.summaries.prompts import (
+    ChatLine,
+    detect_language,
+    transcript,
+    translation_params,
+)
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.pipeline_helpers import count, rows, slot_simulator_process
 
@@ -106,12 +112,16 @@ def test_transcript_keeps_the_newest_messages_cut_short() -> None:
 
 def test_request_key_changes_with_what_changes_the_answer() -> None:
     messages = [{"role": "user", "content": "hi"}]
-    base = request_key("t", "m", {"temperature": 0.7}, messages=messages)
-    assert base == request_key("t", "m", {"temperature": 0.7}, messages=list(messages))
-    assert base != request_key("t", "m", {"temperature": 0.2}, messages=messages)
-    assert base != request_key("t", "other-model", {"temperature": 0.7}, messages=messages)
-    assert base != request_key("t2", "m", {"temperature": 0.7}, messages=messages)
-    assert base != request_key("t", "m", {"temperature": 0.7}, messages=[{"role": "user"}])
+    asked = Request("t", "r", messages=messages)
+    base = request_key(asked, "m", {"temperature": 0.7})
+    assert base == request_key(
+        Request("t", "r", messages=list(messages)), "m", {"temperature": 0.7}
+    )
+    assert base != request_key(asked, "m", {"temperature": 0.2})
+    assert base != request_key(asked, "other-model", {"temperature": 0.7})
+    assert base != request_key(Request("t2", "r", messages=messages), "m", {"temperature": 0.7})
+    other = Request("t", "r", messages=[{"role": "user"}])
+    assert base != request_key(other, "m", {"temperature": 0.7})
     slot = load_slot_file().slots["kindergarten"]
     params = output_params(slot, {"seed": 1}, thinking=False)
     assert params["max_tokens"] == 1024 and params["thinking"] is False and params["seed"] == 1

@@ -5,15 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from model_foundry.lib.completions import (
+from model_foundry.lib.llm import (
     CompletionBatch,
     CompletionStore,
+    Planned,
     Request,
     cause_lines,
     failure_cause,
     failure_causes,
-    request_key,
 )
+from model_foundry.lib.llm.request import request_key
 from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.dispatcher import DispatchResult
 from model_foundry_tests.replay_server import load_fixture
@@ -107,11 +108,8 @@ def test_batch_metadata_has_the_causes_and_the_requests_never_sent() -> None:
 
 def test_the_role_is_part_of_the_request_key() -> None:
     messages = [{"role": "user", "content": "hi"}]
-    keys = {
-        request_key("t", "m", {}, role=role, messages=messages)
-        for role in ("summary", "kindergarten", None)
-    }
-    assert len(keys) == 3
+    keys = {request_key(Request("t", role, messages=messages), "m", {}) for role in ("a", "b")}
+    assert len(keys) == 2
 
 
 def test_blank_answers_stored_as_ok_before_are_not_reused(tmp_path: Path) -> None:
@@ -122,6 +120,5 @@ def test_blank_answers_stored_as_ok_before_are_not_reused(tmp_path: Path) -> Non
             key=key, task="t", role="r", slot="s", model="m", runtime="vllm", status="ok",
             content=content,
         )  # fmt: skip
-        request = Request(key=key, task="t", role="r", model="m", params={}, output_params={})
-        store.record(attempt, request)
+        store.record(attempt, Planned(Request("t", "r"), key=key, model="m", output_params={}))
     assert set(store.finished(["blank", "none", "good"])) == {"good"}

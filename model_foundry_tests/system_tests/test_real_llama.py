@@ -23,7 +23,9 @@ import pytest
 
 from model_foundry.devtools import llama_server
 from model_foundry.devtools.ports import free_port
-from model_foundry.lib.completions import CompletionStore, fit_requests, plan_request
+from model_foundry.lib.llm import CompletionStore, Request
+from model_foundry.lib.llm import request as llm_request
+from model_foundry.lib.llm.answer import answer
 from model_foundry.lib.slots.client import SlotClient
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.slots.context import ContextBook
@@ -124,12 +126,11 @@ def test_a_prompt_over_the_window_is_routed_or_recorded_never_sent(
         widest = book.context("naughty").tokens
         assert widest is not None and widest > PER_REQUEST
         assert not fit.fits and f"is {widest} tokens (naughty)" in (fit.reason or "")
-        req = plan_request(
-            sf, "t", "kindergarten", messages=[{"role": "user", "content": long_text}]
-        )
-        fitted = fit_requests([req], book, sf)
+        asked = Request("t", "kindergarten", messages=[{"role": "user", "content": long_text}])
+        req = llm_request.plan(asked, sf)
+        fitted = llm_request.fit([req], book, sf)
     before = metrics(trio["servers"]["kindergarten"].url)["llamacpp:prompt_tokens_total"]
-    batch = CompletionStore(db_path).run(fitted, sf, options=fast_options(tmp_path))
+    batch = answer(CompletionStore(db_path), fitted, sf, options=fast_options(tmp_path))
     assert batch.failed == [req.key] and batch.sent == 0
     after = metrics(trio["servers"]["kindergarten"].url)["llamacpp:prompt_tokens_total"]
     assert after == before

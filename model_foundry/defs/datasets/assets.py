@@ -1,33 +1,30 @@
 """The dataset_samples asset, its job and its nightly schedule."""
 
-import json
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 from pydantic import Field
 
+from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
-from model_foundry.lib.completions import CompletionStore, fit_requests, progress_logger
-from model_foundry.lib.datasets import (
-    UnsafeNameError,
-    chat_roles,
+from model_foundry.lib.datasets.export import UnsafeNameError, export_dataset, export_dir
+from model_foundry.lib.datasets.prompts import (
+    PromptRecord,
     dedupe_prompts,
-    default_version,
     duplicates_line,
-    export_dataset,
-    export_dir,
-    is_truncated,
     load_chat_session_prompts,
     load_prompt_files,
-    plan_samples,
-    write_samples,
 )
-from model_foundry.lib.slots.config import SlotFile
-from model_foundry.lib.telemetry import Telemetry, for_run
+from model_foundry.lib.datasets.samples import (
+    DatasetSamples,
+    chat_roles,
+    default_version,
+    sample_counts,
+)
+from model_foundry.lib.llm import LlmRun
 
 
 class DatasetCollectionConfig(dg.Config):
@@ -70,160 +67,85 @@ def dataset_samples(
     slots: SlotsResource,
 ) -> dg.MaterializeResult:
     version = config.version or default_version()
+    out_root = Path(config.output_dir) if config.output_dir else settings.data_dir() / "datasets"
     try:
         # Before any slot is asked: a name that would escape data/datasets/ is refused.
-        export_dir(
-            Path(config.output_dir or settings.data_dir() / "datasets"), config.name, version
-        )
+        export_dir(out_root, config.name, version)
     except UnsafeNameError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
+    prompts, read = _prompts(context, config, duckdb)
+    params: dict[str, Any] = {}
+    if config.max_tokens is not None:
+        params["max_tokens"] = config.max_tokens
+    if config.temperature is not None:
+        params["temperature"] = config.temperature
+    kind = DatasetSamples(config.name, version, params)
+    run = LlmRun(
+        duckdb.database, slots, run_id=context.run.run_id, asset="dataset_samples",
+        log=context.log,
+    )  # fmt: skip
+    with run:
+        roles = config.roles or chat_roles(run.slot_file, run.profile)
+        samples = kind.samples(prompts, roles, config.samples_per_prompt)
+        context.log.info(
+            f"dataset {config.name}/{version}: {len(prompts)} distinct prompts "
+            f"({read['duplicate_prompts_dropped']} duplicates dropped) x {len(roles)} roles "
+            f"({', '.join(roles)}) x {config.samples_per_prompt} samples = {len(samples)} requests"
+        )
+        outcome = run.work(kind, samples)
+        metadata: dict[str, Any] = {
+            "dataset": config.name,
+            "version": version,
+            "samples_written": outcome.written,
+            **sample_counts(outcome.rows),
+            **outcome.batch.metadata(),
+        }
+        if config.export:
+            started = time.perf_counter()
+            exported = export_dataset(duckdb.database, config.name, version, out_root)
+            context.log.info(f"exported {exported.rows} samples to {exported.path}")
+            run.emit(
+                "model_foundry.dataset_export",
+                dataset=config.name,
+                version=version,
+                samples=outcome.written,
+                samples_by_role=metadata["samples_by_role"],
+                rows=exported.rows,
+                jsonl_rows=exported.jsonl_rows,
+                seconds=round(time.perf_counter() - started, 3),
+            )
+            metadata.update(
+                {
+                    "export_path": exported.path,
+                    "dagster/row_count": exported.rows,
+                    "parquet_rows": exported.rows,
+                    "jsonl_rows": exported.jsonl_rows,
+                }
+            )
+    # "prompts" counts distinct prompts, i.e. after duplicates were dropped.
+    metadata.update(prompts=len(prompts), **read, roles=roles, **run.telemetry.metadata())
+    return dg.MaterializeResult(metadata=dagster_metadata(metadata))
+
+
+def _prompts(
+    context: dg.AssetExecutionContext, config: DatasetCollectionConfig, duckdb: FoundryDuckDB
+) -> tuple[list[PromptRecord], dict[str, int]]:
+    """The distinct prompts of every source, and how many were read, dropped and refused."""
     prompt_dir = Path(config.prompt_dir) if config.prompt_dir else settings.data_dir() / "prompts"
     prompts, problems = load_prompt_files(prompt_dir)
     for problem in problems[:20]:
         context.log.warning(f"skipped prompt {problem}")
     if config.include_chat_sessions:
         prompts += load_chat_session_prompts(duckdb.database, config.max_chat_prompts)
-    prompts_read = len(prompts)
+    read = len(prompts)
     prompts, duplicates = dedupe_prompts(prompts)
     if duplicates:
         context.log.info(duplicates_line(duplicates))
-    slot_file = slots.load()
-    roles = config.roles or chat_roles(slot_file, slots.profile)
-    params: dict[str, Any] = {}
-    if config.max_tokens is not None:
-        params["max_tokens"] = config.max_tokens
-    if config.temperature is not None:
-        params["temperature"] = config.temperature
-    planned = plan_samples(
-        prompts,
-        slot_file,
-        name=config.name,
-        roles=roles,
-        samples=config.samples_per_prompt,
-        profile=slots.profile,
-        params=params,
-    )
-    context.log.info(
-        f"dataset {config.name}/{version}: {len(prompts)} distinct prompts "
-        f"({len(duplicates)} duplicates dropped) x {len(roles)} roles ({', '.join(roles)}) x "
-        f"{config.samples_per_prompt} samples = {len(planned)} requests"
-    )
-    with for_run(context.run.run_id, "dataset_samples") as telemetry:
-        metadata = _collect(context, config, duckdb, slot_file, slots, planned, version, telemetry)
-        # "prompts" counts distinct prompts, i.e. after duplicates were dropped.
-        metadata.update(
-            prompts=len(prompts),
-            prompts_read=prompts_read,
-            duplicate_prompts_dropped=len(duplicates),
-            prompt_problems=len(problems),
-        )
-        metadata["roles"] = dg.MetadataValue.json(roles)
-    metadata.update(telemetry.metadata())
-    return dg.MaterializeResult(metadata=metadata)
-
-
-def _collect(
-    context: dg.AssetExecutionContext,
-    config: DatasetCollectionConfig,
-    duckdb: FoundryDuckDB,
-    slot_file: SlotFile,
-    slots: SlotsResource,
-    planned: list,
-    version: str,
-    telemetry: Telemetry,
-) -> dict[str, Any]:
-    """Ask the slots, write the samples, export them; the materialization's metadata."""
-    # Each prompt goes only to slots whose context holds it; one no slot holds is recorded
-    # (PromptTooLong) and not sent.
-    with slots.context_book(slot_file) as book:
-        fitted = fit_requests([p[-1] for p in planned], book, slot_file, slots.profile)
-    planned = [(*p[:-1], r) for p, r in zip(planned, fitted, strict=True)]
-    too_long = [r for r in fitted if r.unfit_reason]
-    if too_long:
-        context.log.warning(
-            f"{len(too_long)} dataset prompts fit no slot's context and are not sent, e.g.: "
-            f"{too_long[0].unfit_reason}"
-        )
-    store = CompletionStore(duckdb.database, run_id=context.run.run_id, telemetry=telemetry)
-    batch = store.run(
-        [p[-1] for p in planned],
-        slot_file,
-        slots.profile,
-        options=slots.dispatch_options(),
-        progress=progress_logger(context.log.info, f"dataset {config.name}/{version}"),
-    )
-    rows = []
-    by_role: Counter[str] = Counter()
-    flags: Counter[str] = Counter()
-    for prompt, role, i, request in planned:
-        c = batch.results.get(request.key)
-        if c is None:
-            continue
-        by_role[role] += 1
-        empty, truncated = not c.content.strip(), is_truncated(c.finish_reason)
-        flags.update(empty=empty, truncated=truncated)
-        rows.append(
-            (
-                config.name,
-                version,
-                request.key,
-                prompt.prompt_id,
-                prompt.source,
-                role,
-                i,
-                json.dumps(prompt.messages, ensure_ascii=False),
-                prompt.prompt_text,
-                c.content,
-                c.reasoning,
-                c.slot,
-                c.model,
-                json.dumps(request.output_params, sort_keys=True),
-                c.prompt_tokens,
-                c.completion_tokens,
-                c.finish_reason,
-                # is_empty: always false now (the store never returns a blank answer, it is an
-                # EmptyAnswer error); the column stays for the table's and exports' schema.
-                empty,
-                truncated,
-                context.run.run_id,
-            )
-        )
-    written = write_samples(duckdb.database, rows)
-    metadata: dict[str, Any] = {
-        "dataset": config.name,
-        "version": version,
-        "samples_written": written,
-        "empty": flags["empty"],
-        "truncated": flags["truncated"],
-        "samples_by_role": dg.MetadataValue.json(dict(sorted(by_role.items()))),
-        **batch.metadata(),
+    return prompts, {
+        "prompts_read": read,
+        "duplicate_prompts_dropped": len(duplicates),
+        "prompt_problems": len(problems),
     }
-    if config.export:
-        out_root = (
-            Path(config.output_dir) if config.output_dir else settings.data_dir() / "datasets"
-        )
-        started = time.perf_counter()
-        exported = export_dataset(duckdb.database, config.name, version, out_root)
-        context.log.info(f"exported {exported.rows} samples to {exported.path}")
-        telemetry.emit(
-            "model_foundry.dataset_export",
-            dataset=config.name,
-            version=version,
-            samples=written,
-            samples_by_role=dict(by_role),
-            rows=exported.rows,
-            jsonl_rows=exported.jsonl_rows,
-            seconds=round(time.perf_counter() - started, 3),
-        )
-        metadata.update(
-            {
-                "export_path": dg.MetadataValue.path(str(exported.path)),
-                "dagster/row_count": exported.rows,
-                "parquet_rows": exported.rows,
-                "jsonl_rows": exported.jsonl_rows,
-            }
-        )
-    return metadata
 
 
 dataset_collection_job = dg.define_asset_job(

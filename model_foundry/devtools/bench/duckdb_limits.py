@@ -32,29 +32,30 @@ from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib import storage
 from model_foundry.lib.inbox.drain import DEFAULT_BATCH_SIZE
 from model_foundry.lib.nats.connection import NatsClient
-from model_foundry.lib.summaries import write_summaries
+from model_foundry.lib.summaries.rows import write_summaries
+from model_foundry.lib.tables.summaries import SummaryRow
 
 SUMMARY_TEXT = "The session covered " + "tool calls, searches and a long chat; " * 25
 
 
-def _summary_row(writer: str, i: int) -> tuple[Any, ...]:
+def _summary_row(writer: str, i: int) -> SummaryRow:
     now = datetime.now(UTC)
-    return (
-        f"bench-{writer}-{i}",
-        f"session-{i % 500}",
-        12,
-        json.dumps([f"e{i}-{k}" for k in range(12)]),
-        now,
-        now,
-        "en",
-        SUMMARY_TEXT,
-        "kindergarten",
-        "bench-model",
-        900,
-        180,
-        2.5,
-        72.0,
-        "bench",
+    return SummaryRow(
+        request_key=f"bench-{writer}-{i}",
+        correlation_id=f"session-{i % 500}",
+        chat_events=12,
+        event_ids=json.dumps([f"e{i}-{k}" for k in range(12)]),
+        first_event_at=now,
+        last_event_at=now,
+        language="en",
+        summary=SUMMARY_TEXT,
+        slot="kindergarten",
+        model="bench-model",
+        prompt_tokens=900,
+        completion_tokens=180,
+        latency_s=2.5,
+        gen_tps=72.0,
+        run_id="bench",
     )
 
 

@@ -19,7 +19,7 @@ import pytest
 from model_foundry.defs.datasets.assets import dataset_samples
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import storage
-from model_foundry.lib.datasets import parse_jsonl, prompt_from_row
+from model_foundry.lib.datasets.prompts import parse_jsonl, prompt_from_row
 from model_foundry.lib.query import run_query
 from model_foundry_tests.pipeline_helpers import (
     count,

@@ -15,14 +15,10 @@ from typing import Any
 
 import pytest
 
-from model_foundry.lib.completions import plan_request
-from model_foundry.lib.datasets import (
-    PromptRecord,
-    dataset_task,
-    dedupe_prompts,
-    duplicates_line,
-    plan_samples,
-)
+from model_foundry.lib.datasets.prompts import PromptRecord, dedupe_prompts, duplicates_line
+from model_foundry.lib.datasets.samples import DatasetSamples, dataset_task
+from model_foundry.lib.llm import Request
+from model_foundry.lib.llm.request import plan
 from model_foundry_tests.pipeline_helpers import clean_env, count, slot_simulator_process
 from model_foundry_tests.slot_fixtures import shipped_slot_file
 
@@ -75,24 +71,20 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 def test_two_roles_on_one_slot_are_two_requests() -> None:
     sf = shipped_slot_file()
     messages = [{"role": "user", "content": "hi"}]
-    summary = plan_request(sf, "dataset:x", "summary", messages=messages)
-    kindergarten = plan_request(sf, "dataset:x", "kindergarten", messages=messages)
+    summary = plan(Request("dataset:x", "summary", messages=messages), sf)
+    kindergarten = plan(Request("dataset:x", "kindergarten", messages=messages), sf)
     # Same slot, model and parameters: only the role tells them apart.
     assert summary.model == kindergarten.model
     assert summary.output_params == kindergarten.output_params
     assert summary.key != kindergarten.key
-    planned = plan_samples(
-        [prompt("a", "one"), prompt("b", "two")],
-        sf,
-        name="x",
-        roles=["summary", "kindergarten"],
-        samples=2,
-        profile=None,
-        params={},
-    )
+    kind = DatasetSamples("x", "v1", {})
+    # A role named twice is asked once.
+    samples = kind.samples([prompt("a", "one"), prompt("b", "two")],
+                           ["summary", "kindergarten", "summary"], 2)  # fmt: skip
+    planned = [plan(kind.request(s), sf) for s in samples]
     assert len(planned) == 2 * 2 * 2
-    assert len({r.key for *_, r in planned}) == 8
-    assert {r.task for *_, r in planned} == {dataset_task("x")}
+    assert len({r.key for r in planned}) == 8
+    assert {r.task for r in planned} == {dataset_task("x")}
 
 
 def test_duplicate_prompts_are_dropped_and_named() -> None:

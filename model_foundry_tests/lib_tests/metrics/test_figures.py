@@ -11,9 +11,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from model_foundry.lib import storage
-from model_foundry.lib.completions import CompletionStore, Request
 from model_foundry.lib.events import DeadLetter, InboxEvent, reason_class, validate_message
 from model_foundry.lib.inbox.store import write_batch
+from model_foundry.lib.llm import CompletionStore, Planned, Request
 from model_foundry.lib.metrics.collector import FoundryCollector
 from model_foundry.lib.metrics.figures import TTFT_BUCKETS, read_figures, reason_class_sql
 from model_foundry.lib.metrics.refresher import Refresher
@@ -103,7 +103,7 @@ def filled_db(db_path: Path) -> Path:
         _attempt("naughty", "error", None, 5.0, 0),
         _attempt("kindergarten", "ok", None, 1.2, 7),
     ):
-        store.record(attempt, Request(attempt.key, "t", "r", attempt.model, {}, {}))
+        store.record(attempt, Planned(Request("t", "r"), attempt.key, attempt.model, {}))
     with storage.connect(db_path) as con:
         con.execute(
             "INSERT INTO dataset_samples (dataset, version, request_key, prompt_id, source, "

@@ -15,7 +15,9 @@ from typing import Any
 import openai
 import pytest
 
-from model_foundry.lib.completions import CompletionStore, plan_request
+from model_foundry.lib.llm import CompletionStore, Request
+from model_foundry.lib.llm.answer import answer
+from model_foundry.lib.llm.request import plan
 from model_foundry.lib.slots.client import (
     Attempt,
     SlotClient,
@@ -215,13 +217,13 @@ def test_empty_answers_are_retried_and_a_later_run_asks_again(tmp_path: Path) ->
         figures = []
         async with ReplayServer({CHAT: empty}) as server:
             sf = one_slot_file(server.url)
-            request = plan_request(sf, "test", "naughty", messages=MSG)
+            request = plan(Request("test", "naughty", messages=MSG), sf)
             retry = RetryPolicy(max_attempts=2, backoff_base_s=0.01, backoff_max_s=0.02)
             options = fast_options(tmp_path, retry=retry)
             store = CompletionStore(db)
             for reply in (empty, empty, good, good):
                 server.routes[CHAT] = reply
-                batch = await asyncio.to_thread(store.run, [request], sf, options=options)
+                batch = await asyncio.to_thread(answer, store, [request], sf, options=options)
                 attempts = len(batch.dispatch.attempts) if batch.dispatch else 0
                 figures.append((batch.sent, batch.reused, len(batch.failed), attempts))
         return figures
@@ -268,8 +270,9 @@ def test_a_translation_falling_back_to_a_chat_slot_is_keyed_apart_and_instructed
     """The translation role with no live translator falls back to a chat slot: the key differs
     from the plamo one (another model), and the chat slot receives the instruction."""
     shipped = slot_file_from(shipped_data())
-    plamo_key = plan_request(
-        shipped, "summary_translation", "translation", text="Good morning.", params=TRANSLATE
+    plamo_key = plan(
+        Request("summary_translation", "translation", text="Good morning.", params=TRANSLATE),
+        shipped,
     ).key
 
     async def go() -> tuple[str, list]:
@@ -280,13 +283,14 @@ def test_a_translation_falling_back_to_a_chat_slot_is_keyed_apart_and_instructed
             data["profiles"]["chat_only"] = ["naughty"]
             data["roles"]["translation"] = {"fallbacks": ["naughty"]}
             sf = slot_file_from(data)
-            request = plan_request(
-                sf, "summary_translation", "translation", profile="chat_only",
-                text="Good morning.", params=TRANSLATE,
+            request = plan(
+                Request("summary_translation", "translation", text="Good morning.",
+                        params=TRANSLATE),
+                sf, "chat_only",
             )  # fmt: skip
             store = CompletionStore(tmp_path / "t.duckdb")
             batch = await asyncio.to_thread(
-                store.run, [request], sf, "chat_only", options=fast_options(tmp_path)
+                answer, store, [request], sf, "chat_only", options=fast_options(tmp_path)
             )
             assert batch.results[request.key].content == "おはよう"
             return request.key, s.bodies(CHAT)

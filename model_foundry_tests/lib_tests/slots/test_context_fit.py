@@ -14,12 +14,9 @@ from pathlib import Path
 import duckdb
 
 from model_foundry.devtools.simulator import SlotSimulator
-from model_foundry.lib.completions import (
-    CompletionBatch,
-    CompletionStore,
-    fit_requests,
-    plan_request,
-)
+from model_foundry.lib.llm import CompletionBatch, CompletionStore, Request
+from model_foundry.lib.llm.answer import answer
+from model_foundry.lib.llm.request import fit, plan
 from model_foundry.lib.slots.context import (
     ESTIMATE_PER_MESSAGE,
     ContextBook,
@@ -30,7 +27,7 @@ from model_foundry.lib.slots.context import (
 )
 from model_foundry.lib.slots.dispatcher import Task, dispatch
 from model_foundry.lib.slots.fit import PROMPT_TOO_LONG, fit_request, surely_fits
-from model_foundry.lib.summary_chunks import Chunk, Piece, PieceTooLong, cut_to_fit, pack
+from model_foundry.lib.summaries.chunks import Chunk, Piece, PieceTooLong, cut_to_fit, pack
 from model_foundry_tests.replay_server import ReplayServer, reply_from_fixture
 from model_foundry_tests.slot_fixtures import fast_options, run, shipped_data, slot_file_from
 
@@ -141,16 +138,18 @@ def test_a_prompt_that_fits_no_slot_is_recorded_once_and_never_sent(
         async with SlotSimulator(sf0, free_ports=True) as sim:
             sf = sim.slot_file
             reqs = [
-                plan_request(sf, "t", "summary", messages=[{"role": "user", "content": "z" * 900}]),
-                plan_request(sf, "t", "summary", messages=[{"role": "user", "content": "ok"}]),
+                plan(
+                    Request("t", "summary", messages=[{"role": "user", "content": "z" * 900}]), sf
+                ),
+                plan(Request("t", "summary", messages=[{"role": "user", "content": "ok"}]), sf),
             ]
             store = CompletionStore(db_path)
 
             def one_run() -> CompletionBatch:
                 # A run as an asset does it, off the simulator's event loop.
                 with ContextBook(sf.live_slots()) as book:
-                    fitted = fit_requests(reqs, book, sf)
-                return store.run(fitted, sf, options=fast_options(tmp_path))
+                    fitted = fit(reqs, book, sf)
+                return answer(store, fitted, sf, options=fast_options(tmp_path))
 
             batches = [await asyncio.to_thread(one_run) for _ in range(2)]
             return reqs, batches, {n: s.stats_dict() for n, s in sim.sims.items()}

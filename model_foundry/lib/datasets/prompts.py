@@ -1,0 +1,168 @@
+"""Where dataset prompts come from, and the same prompt asked once.
+
+Prompt sources are JSONL and Parquet files under ``data/prompts/`` (a row has ``prompt`` or
+``messages``, optionally ``id`` and ``system``) and prompts derived from the inbox (the
+opening user message of each chat session). The same prompt (same messages) from two sources
+or under two ids is asked once.
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from model_foundry.lib import storage
+
+
+@dataclass(frozen=True)
+class PromptRecord:
+    prompt_id: str
+    source: str
+    messages: list[dict[str, str]]
+
+    @property
+    def prompt_text(self) -> str:
+        users = [m["content"] for m in self.messages if m.get("role") == "user"]
+        return users[-1] if users else ""
+
+
+def _prompt_id(messages: list[dict[str, str]]) -> str:
+    body = json.dumps(messages, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+
+
+def prompt_from_row(row: dict[str, Any], source: str) -> PromptRecord:
+    """One prompt source row -> a ``PromptRecord``; ``ValueError`` says what is wrong."""
+    messages = row.get("messages")
+    if isinstance(messages, str):
+        messages = json.loads(messages)
+    if messages is None:
+        prompt = row.get("prompt")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValueError("needs a non-empty 'prompt' string or a 'messages' list")
+        messages = [{"role": "user", "content": prompt}]
+        if isinstance(row.get("system"), str) and row["system"].strip():
+            messages.insert(0, {"role": "system", "content": row["system"]})
+    if not isinstance(messages, list) or not messages:
+        raise ValueError("'messages' must be a non-empty list")
+    clean = []
+    for m in messages:
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+            raise ValueError("each message needs a 'role' string")
+        clean.append({"role": m["role"], "content": str(m.get("content") or "")})
+    if not any(m["role"] == "user" for m in clean):
+        raise ValueError("needs at least one user message")
+    raw_id = row.get("id")
+    prompt_id = str(raw_id) if raw_id not in (None, "") else _prompt_id(clean)
+    return PromptRecord(prompt_id=prompt_id, source=source, messages=clean)
+
+
+def parse_jsonl(text: str, source: str) -> tuple[list[PromptRecord], list[str]]:
+    """Prompts and readable problems (``file:line: reason``) from a JSONL text."""
+    prompts, problems = [], []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict):
+                raise ValueError("must be a JSON object")
+            prompts.append(prompt_from_row(row, source))
+        except ValueError as exc:
+            problems.append(f"{source}:{n}: {exc}")
+    return prompts, problems
+
+
+def load_prompt_files(prompt_dir: Path) -> tuple[list[PromptRecord], list[str]]:
+    prompts: list[PromptRecord] = []
+    problems: list[str] = []
+    if not prompt_dir.is_dir():
+        return prompts, problems
+    for path in sorted(prompt_dir.glob("*.jsonl")):
+        found, bad = parse_jsonl(path.read_text(encoding="utf-8"), f"file:{path.name}")
+        prompts += found
+        problems += bad
+    for path in sorted(prompt_dir.glob("*.parquet")):
+        for n, row in enumerate(pq.read_table(path).to_pylist(), start=1):
+            try:
+                prompts.append(prompt_from_row(row, f"file:{path.name}"))
+            except ValueError as exc:
+                problems.append(f"file:{path.name}:{n}: {exc}")
+    return prompts, problems
+
+
+CHAT_SESSION_PROMPTS_SQL = """
+SELECT correlation_id, content
+FROM chat_messages
+WHERE role = 'user' AND coalesce(trim(content), '') <> ''
+QUALIFY row_number() OVER (
+    PARTITION BY correlation_id ORDER BY occurred_at, event_id, message_index
+) = 1
+ORDER BY correlation_id
+LIMIT ?
+"""
+
+
+def load_chat_session_prompts(db_path: str | Path, limit: int) -> list[PromptRecord]:
+    with storage.connect(db_path) as con:
+        rows = con.execute(CHAT_SESSION_PROMPTS_SQL, [limit]).fetchall()
+    return [
+        PromptRecord(
+            prompt_id=f"chat:{corr}",
+            source="inbox:chat_sessions",
+            messages=[{"role": "user", "content": content}],
+        )
+        for corr, content in rows
+    ]
+
+
+@dataclass(frozen=True)
+class DuplicatePrompt:
+    """A prompt left out because an earlier one asks exactly the same (same messages)."""
+
+    dropped: PromptRecord
+    kept: PromptRecord
+
+
+def dedupe_prompts(
+    prompts: list[PromptRecord],
+) -> tuple[list[PromptRecord], list[DuplicatePrompt]]:
+    """The distinct prompts, first one kept, and the duplicates dropped (the same messages under
+    another id or from another source would be the same request, so one sample, not two)."""
+    kept: dict[str, PromptRecord] = {}
+    dropped: list[DuplicatePrompt] = []
+    for p in prompts:
+        identity = json.dumps(p.messages, sort_keys=True, ensure_ascii=False)
+        if identity in kept:
+            dropped.append(DuplicatePrompt(dropped=p, kept=kept[identity]))
+        else:
+            kept[identity] = p
+    return list(kept.values()), dropped
+
+
+def duplicates_line(duplicates: list[DuplicatePrompt], shown: int = 3) -> str:
+    """One log line saying which duplicate prompts were dropped."""
+    examples = ", ".join(
+        f"{d.dropped.prompt_id} ({d.dropped.source}) = {d.kept.prompt_id} ({d.kept.source})"
+        for d in duplicates[:shown]
+    )
+    more = f" and {len(duplicates) - shown} more" if len(duplicates) > shown else ""
+    return (
+        f"dropped {len(duplicates)} duplicate prompt(s), the same messages as an earlier "
+        f"prompt: {examples}{more}"
+    )
+
+
+__all__ = [
+    "DuplicatePrompt",
+    "PromptRecord",
+    "dedupe_prompts",
+    "duplicates_line",
+    "load_chat_session_prompts",
+    "load_prompt_files",
+    "parse_jsonl",
+    "prompt_from_row",
+]

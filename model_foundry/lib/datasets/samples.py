@@ -1,0 +1,152 @@
+"""``dataset_samples``: every prompt x every chat role of the profile x N samples.
+
+Sample ``i`` is sent with ``seed: i``. One request per sample and one row per answer, a
+:class:`~model_foundry.lib.llm.WorkKind`, so a run killed midway and run again sends each
+request once.
+"""
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from model_foundry.lib import storage
+from model_foundry.lib.datasets.prompts import PromptRecord
+from model_foundry.lib.llm import Answer, Request, WorkKind
+from model_foundry.lib.slots.config import SlotFile
+from model_foundry.lib.tables.datasets import DATASET_SAMPLES, DatasetSampleRow
+
+
+def is_truncated(finish_reason: str | None) -> bool:
+    return finish_reason == "length"
+
+
+def dataset_task(name: str) -> str:
+    return f"dataset:{name}"
+
+
+def default_version(now: datetime | None = None) -> str:
+    """One version per UTC day, so a nightly run that is resumed the same day continues it."""
+    return (now or datetime.now(UTC)).strftime("%Y%m%d")
+
+
+def chat_roles(slot_file: SlotFile, profile: str | None = None) -> list[str]:
+    """The active profile's chat slots, as roles: translators answer in another format."""
+    return [s.name for s in slot_file.live_slots(profile) if s.api == "chat"]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One sample to ask for: a prompt, the role asked and the sample's number (its seed)."""
+
+    prompt: PromptRecord
+    role: str
+    index: int
+
+
+def write_samples(db_path: str | Path, rows: Sequence[DatasetSampleRow]) -> int:
+    table = DATASET_SAMPLES
+    return storage.insert_new_rows(
+        db_path, table.insert_sql("nothing"), [table.values(r) for r in rows]
+    )
+
+
+class DatasetSamples(WorkKind[Sample, DatasetSampleRow]):
+    """The samples of one dataset version, asked with ``params`` (max_tokens, temperature)."""
+
+    event = None
+
+    def __init__(self, name: str, version: str, params: Mapping[str, Any]) -> None:
+        self.name = name
+        self.version = version
+        self.params = dict(params)
+        self.label = f"dataset {name}/{version}"
+
+    def samples(
+        self, prompts: Sequence[PromptRecord], roles: Sequence[str], n: int
+    ) -> list[Sample]:
+        """Every prompt x role x ``n``; the same prompt and role twice is one sample."""
+        seen: set[tuple[str, str]] = set()
+        out = []
+        for p in prompts:
+            for role in roles:
+                identity = (json.dumps(p.messages, sort_keys=True, ensure_ascii=False), role)
+                if identity in seen:
+                    continue
+                seen.add(identity)
+                out += [Sample(p, role, i) for i in range(n)]
+        return out
+
+    def request(self, item: Sample) -> Request:
+        return Request(
+            dataset_task(self.name),
+            item.role,
+            messages=item.prompt.messages,
+            params={**self.params, "seed": item.index},
+        )
+
+    def row(self, item: Sample, answer: Answer, run_id: str | None) -> DatasetSampleRow:
+        c = answer.completion
+        return DatasetSampleRow(
+            dataset=self.name,
+            version=self.version,
+            request_key=answer.request.key,
+            prompt_id=item.prompt.prompt_id,
+            source=item.prompt.source,
+            role=item.role,
+            sample_index=item.index,
+            messages=json.dumps(item.prompt.messages, ensure_ascii=False),
+            prompt=item.prompt.prompt_text,
+            response=c.content,
+            reasoning=c.reasoning,
+            slot=c.slot,
+            model=c.model,
+            params=json.dumps(answer.request.output_params, sort_keys=True),
+            prompt_tokens=c.prompt_tokens,
+            completion_tokens=c.completion_tokens,
+            finish_reason=c.finish_reason,
+            is_empty=not c.content.strip(),
+            is_truncated=is_truncated(c.finish_reason),
+            run_id=run_id,
+        )
+
+    def write(self, db_path: Path, rows: Sequence[DatasetSampleRow]) -> int:
+        return write_samples(db_path, rows)
+
+
+def sample_counts(rows: Sequence[DatasetSampleRow]) -> dict[str, Any]:
+    """The samples' metadata: empty and truncated ones, and how many each role gave."""
+    by_role = Counter(r.role for r in rows)
+    return {
+        "empty": sum(r.is_empty for r in rows),
+        "truncated": sum(r.is_truncated for r in rows),
+        "samples_by_role": dict(sorted(by_role.items())),
+    }
+
+
+def collection_line(meta: Mapping[str, Any]) -> str:
+    """A collection's metadata in one line: samples, distinct prompts, duplicates, per role."""
+    by_role = meta.get("samples_by_role") or {}
+    roles = ", ".join(f"{role}: {n}" for role, n in by_role.items()) or "none answered"
+    return (
+        f"{meta.get('samples_written', 0)} samples written from {meta.get('prompts', 0)} "
+        f"distinct prompts ({meta.get('duplicate_prompts_dropped', 0)} duplicates dropped) x "
+        f"{len(meta.get('roles') or [])} roles ({roles}); {meta.get('failed', 0)} requests "
+        f"failed, {meta.get('truncated', 0)} truncated"
+    )
+
+
+__all__ = [
+    "DatasetSamples",
+    "Sample",
+    "chat_roles",
+    "collection_line",
+    "dataset_task",
+    "default_version",
+    "is_truncated",
+    "sample_counts",
+    "write_samples",
+]

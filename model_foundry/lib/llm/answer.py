@@ -1,0 +1,112 @@
+"""Answering planned requests: from the store where a key succeeded before, else the slots.
+
+A request no slot's context holds is recorded once as ``PromptTooLong`` (not again while its
+reason stays the same) and never sent; the rest go to the dispatcher, and every attempt is
+written to the store as it settles.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from model_foundry.lib.llm.batch import CompletionBatch
+from model_foundry.lib.llm.request import Planned, unfit_attempt
+from model_foundry.lib.llm.store import Completion, CompletionStore
+from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.config import SlotFile
+from model_foundry.lib.slots.dispatcher import DispatchOptions, run_dispatch
+from model_foundry.lib.slots.fit import PROMPT_TOO_LONG
+
+# (requests finished, requests sent): called once per request, when it has settled.
+Progress = Callable[[int, int], None]
+
+
+def progress_logger(log: Callable[[str], Any], label: str, every: int = 25) -> Progress:
+    """A progress callback that logs every ``every`` requests and at the end."""
+
+    def report(done: int, total: int) -> None:
+        if done == total or done % every == 0:
+            log(f"{label}: {done}/{total} requests finished")
+
+    return report
+
+
+def answer(
+    store: CompletionStore,
+    requests: Sequence[Planned],
+    slot_file: SlotFile,
+    profile: str | None = None,
+    *,
+    options: DispatchOptions | None = None,
+    progress: Progress | None = None,
+) -> CompletionBatch:
+    """Answer ``requests``: from the store where a key succeeded before, else from the slots."""
+    unique = {r.key: r for r in requests}
+    batch = CompletionBatch(
+        requested=len(unique), slot_urls={n: s.base_url for n, s in slot_file.slots.items()}
+    )
+    done = store.finished(unique)
+    batch.results.update(done)
+    batch.reused = len(done)
+    todo = [r for k, r in unique.items() if k not in done]
+    unfit = [r for r in todo if r.unfit_reason is not None]
+    _record_unfit(store, unfit, batch, slot_file, profile)
+    todo = [r for r in todo if r.unfit_reason is None]
+    batch.sent = len(todo)
+    if todo:
+        batch.dispatch = run_dispatch(
+            [r.to_task() for r in todo],
+            slot_file,
+            profile,
+            on_attempt=_recorder(store, unique, batch, len(todo), progress),
+            options=options,
+        )
+    batch.failed = [r.key for r in unfit] + [r.key for r in todo if r.key not in batch.results]
+    return batch
+
+
+def _recorder(
+    store: CompletionStore,
+    requests: dict[str, Planned],
+    batch: CompletionBatch,
+    total: int,
+    progress: Progress | None,
+) -> Callable[[Attempt], None]:
+    """The dispatcher's ``on_attempt``: store the attempt, keep an answer, report progress."""
+    lock = threading.Lock()
+    finished = 0
+
+    def on_attempt(attempt: Attempt) -> None:
+        nonlocal finished
+        store.record(attempt, requests[attempt.key])
+        if attempt.ok:
+            batch.results[attempt.key] = Completion.of(attempt)
+        if not attempt.will_retry and progress is not None:
+            with lock:
+                finished += 1
+                n = finished
+            progress(n, total)
+
+    return on_attempt
+
+
+def _record_unfit(
+    store: CompletionStore,
+    unfit: list[Planned],
+    batch: CompletionBatch,
+    slot_file: SlotFile,
+    profile: str | None,
+) -> None:
+    """Record each too-long request once (not again while its reason stays the same)."""
+    recorded = store.last_errors([r.key for r in unfit])
+    for r in unfit:
+        attempt = unfit_attempt(r, slot_file, profile)
+        batch.unfit[r.key] = r.unfit_reason or ""
+        batch.unfit_attempts.append(attempt)
+        if recorded.get(r.key) != (PROMPT_TOO_LONG, r.unfit_reason):
+            store.record(attempt, r)
+
+
+__all__ = ["Progress", "answer", "progress_logger"]

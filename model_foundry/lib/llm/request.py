@@ -1,0 +1,161 @@
+"""One request to the slots: what a piece of LLM work asks, and how it is planned and fitted.
+
+A :class:`Request` is what the work wants: a task name, the role that should answer, the
+body (``messages``, a raw ``prompt`` or a ``text`` to translate) and the task's parameters.
+Planning it for the active profile gives a :class:`Planned` request: the model of the slot
+that would serve the role first, the parameters that decide the answer, and the *request
+key*, a hash of all of that. Keys identify requests across runs: a rerun looks them up in
+the completions store and sends only those that never succeeded. The role is part of the key
+so two roles that resolve to the same slot and model (a dataset asked of ``summary`` and
+``kindergarten``) are two requests, not one.
+
+Fitting narrows a planned request to the slots whose context windows hold it, or says why
+none does (``lib/slots/fit.py``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.config import Slot, SlotFile
+from model_foundry.lib.slots.context import ContextBook
+from model_foundry.lib.slots.dispatcher import Task
+from model_foundry.lib.slots.fit import PROMPT_TOO_LONG, fit_request
+
+
+def canonical(value: Any) -> str:
+    """The one JSON spelling of ``value`` that keys and stored requests use."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one piece of work asks a role: one of ``messages``, ``prompt`` or ``text``."""
+
+    task: str
+    role: str
+    messages: list[dict[str, Any]] | None = None
+    # Raw completions prompt, or a one-turn chat prompt when ``messages`` is None.
+    prompt: str | None = None
+    # The text to translate (translator slots).
+    text: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    # The session the request works for: telemetry only, not part of the key.
+    correlation_id: str | None = None
+
+    def body(self) -> dict[str, Any]:
+        """The rendered request, as the store keeps it beside the key."""
+        return {"messages": self.messages, "prompt": self.prompt, "text": self.text}
+
+    def fields(self) -> dict[str, Any]:
+        """Body and parameters as the slot client's keywords (``build_request``, fitting)."""
+        return {**self.body(), "params": dict(self.params)}
+
+
+def output_params(
+    slot: Slot, params: Mapping[str, Any] | None = None, thinking: bool | None = None
+) -> dict[str, Any]:
+    """The parameters that decide what the model answers, in the precedence the client uses:
+    the slot's request defaults, then the role's thinking switch, then the task's params."""
+    defaults = slot.request_defaults.model_dump(exclude_none=True)
+    merged: dict[str, Any] = {k: v for k, v in defaults.items() if v not in ({}, [])}
+    if thinking is not None:
+        merged["thinking"] = thinking
+    merged.update(params or {})
+    return merged
+
+
+def request_key(request: Request, model: str, params: Mapping[str, Any]) -> str:
+    """sha256 over everything that changes the answer, and the role asked; equal keys mean
+    "same request". (Keys made before the role was part of them do not match new ones: such a
+    request is asked once more.)"""
+    body = {"task": request.task, "role": request.role, "model": model, "params": params}
+    return hashlib.sha256(canonical({**body, **request.body()}).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A request keyed for the slot that would serve it first, and where it may go."""
+
+    request: Request
+    key: str
+    model: str
+    output_params: dict[str, Any]
+    # Set by ``fit``: the slots whose context holds it (None: any), or why none does.
+    only_slots: tuple[str, ...] | None = None
+    unfit_reason: str | None = None
+
+    @property
+    def task(self) -> str:
+        return self.request.task
+
+    @property
+    def role(self) -> str:
+        return self.request.role
+
+    def to_task(self) -> Task:
+        return Task(key=self.key, task=self.task, role=self.role, only_slots=self.only_slots,
+                    **self.request.fields())  # fmt: skip
+
+    def request_json(self) -> str:
+        return canonical(self.request.body())
+
+
+def plan(request: Request, slot_file: SlotFile, profile: str | None = None) -> Planned:
+    """Key ``request`` for the slot that would serve its role first in the active profile.
+
+    A fallback slot may end up answering (while the first one cools down); the row records
+    the slot and model that did, the key stays the planned one so a rerun finds it.
+    """
+    slot = slot_file.slots_for_role(request.role, profile)[0]
+    effective = output_params(slot, request.params, slot_file.thinking_for_role(request.role))
+    return Planned(request, request_key(request, slot.model, effective), slot.model, effective)
+
+
+def fit(
+    requests: Sequence[Planned], book: ContextBook, slot_file: SlotFile, profile: str | None = None
+) -> list[Planned]:
+    """``requests`` narrowed to the slots whose context windows hold them (see ``fit.py``)."""
+    fitted = []
+    for r in requests:
+        found = fit_request(book, slot_file, r.role, profile=profile, **r.request.fields())
+        fitted.append(
+            dataclasses.replace(r, only_slots=found.only_slots, unfit_reason=found.reason)
+        )
+    return fitted
+
+
+def unfit_attempt(request: Planned, slot_file: SlotFile, profile: str | None) -> Attempt:
+    """The recorded failure of a request no slot's context can hold: never sent, not retried."""
+    slot = slot_file.slots_for_role(request.role, profile)[0]
+    return Attempt(
+        key=request.key,
+        task=request.task,
+        role=request.role,
+        slot=slot.name,
+        model=request.model,
+        runtime=slot.runtime,
+        status="error",
+        error_class=PROMPT_TOO_LONG,
+        error=request.unfit_reason,
+        retryable=False,
+        latency_s=0.0,
+    )
+
+
+__all__ = [
+    "Planned",
+    "Request",
+    "canonical",
+    "fit",
+    "output_params",
+    "plan",
+    "request_key",
+    "unfit_attempt",
+]

@@ -1,0 +1,171 @@
+"""The completions store: every attempt at every request, one ``llm_completions`` row each.
+
+A rerun looks request keys up first: keys that already succeeded are answered from here,
+everything else (never tried, or only failed) goes to the slots. Each attempt is written in
+its own short transaction from the dispatcher's ``on_attempt`` callback, so a run killed
+midway loses only the requests that were in flight, and no DuckDB connection is held while a
+slot streams an answer.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from model_foundry.lib import storage
+from model_foundry.lib.llm.request import Planned, canonical
+from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.tables.base import fetch
+from model_foundry.lib.tables.completions import LLM_COMPLETIONS, CompletionRow
+from model_foundry.lib.telemetry import Telemetry
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The successful answer to a request, from this run or an earlier one."""
+
+    request_key: str
+    content: str
+    reasoning: str | None
+    slot: str
+    model: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_s: float | None
+    gen_tps: float | None
+    finish_reason: str | None
+    reused: bool = False
+
+    @classmethod
+    def of(cls, attempt: Attempt) -> Completion:
+        """This run's successful attempt as an answer."""
+        return cls(
+            request_key=attempt.key,
+            content=attempt.content or "",
+            reasoning=attempt.reasoning,
+            slot=attempt.slot,
+            model=attempt.model,
+            prompt_tokens=attempt.prompt_tokens,
+            completion_tokens=attempt.completion_tokens,
+            latency_s=attempt.latency_s,
+            gen_tps=attempt.gen_tps,
+            finish_reason=attempt.finish_reason,
+        )
+
+
+def completion_event(attempt: Attempt, request: Planned) -> dict[str, Any]:
+    """The ``model_foundry.completion`` telemetry fields of one attempt: figures, no text."""
+    return {
+        "correlation_id": request.request.correlation_id,
+        "task": attempt.task,
+        "role": attempt.role,
+        "slot": attempt.slot,
+        "model": attempt.model,
+        "runtime": attempt.runtime,
+        "status": attempt.status,
+        "attempt": attempt.attempt,
+        "will_retry": attempt.will_retry,
+        "error_class": attempt.error_class,
+        "http_status": attempt.http_status,
+        "finish_reason": attempt.finish_reason,
+        "prompt_tokens": attempt.prompt_tokens,
+        "generation_tokens": attempt.completion_tokens,
+        "ttft_s": attempt.ttft_s,
+        "latency_s": attempt.latency_s,
+        "prompt_tps": attempt.prompt_tps,
+        "gen_tps": attempt.gen_tps,
+        "request_key": request.key,
+    }
+
+
+FINISHED_SQL = """
+SELECT request_key, coalesce(content, '') AS content, reasoning, slot, model, prompt_tokens,
+       completion_tokens, latency_s, gen_tps, finish_reason
+FROM llm_completions
+WHERE status = 'ok' AND request_key IN (SELECT unnest(?::VARCHAR[]))
+    -- Blank answers stored as ok before they became EmptyAnswer errors are not answers: such
+    -- a request is asked again.
+    AND regexp_matches(coalesce(content, ''), '[^[:space:]]')
+QUALIFY row_number() OVER (PARTITION BY request_key ORDER BY recorded_at DESC) = 1
+"""
+
+LAST_ERRORS_SQL = """
+SELECT request_key, error_class, error FROM llm_completions
+WHERE request_key IN (SELECT unnest(?::VARCHAR[]))
+QUALIFY row_number() OVER (PARTITION BY request_key ORDER BY recorded_at DESC) = 1
+"""
+
+
+class CompletionStore:
+    """Reads and writes ``llm_completions`` in ``db_path``, one short transaction at a time."""
+
+    def __init__(
+        self,
+        db_path: str | Path,
+        *,
+        run_id: str | None = None,
+        telemetry: Telemetry | None = None,
+    ) -> None:
+        self.db_path = Path(db_path)
+        self.run_id = run_id
+        self.telemetry = telemetry or Telemetry.disabled()
+
+    def finished(self, keys: Iterable[str]) -> dict[str, Completion]:
+        """The latest successful attempt of each key that has one."""
+        keys = list(dict.fromkeys(keys))
+        if not keys:
+            return {}
+        with storage.connect(self.db_path) as con:
+            found = fetch(con, lambda **r: Completion(**r, reused=True), FINISHED_SQL, [keys])
+        return {c.request_key: c for c in found}
+
+    def last_errors(self, keys: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
+        """(error class, error) of each key's latest attempt, where it failed."""
+        if not keys:
+            return {}
+        with storage.connect(self.db_path) as con:
+            rows = con.execute(LAST_ERRORS_SQL, [list(keys)]).fetchall()
+        return {k: (cls, err) for k, cls, err in rows if cls is not None}
+
+    def record(self, attempt: Attempt, request: Planned) -> None:
+        """Write one attempt in its own transaction (called by the dispatcher, off its loop)."""
+        row = CompletionRow(
+            attempt_id=str(uuid.uuid4()),
+            request_key=request.key,
+            task=attempt.task,
+            role=attempt.role,
+            slot=attempt.slot,
+            model=attempt.model,
+            runtime=attempt.runtime,
+            status=attempt.status,
+            attempt=attempt.attempt,
+            will_retry=attempt.will_retry,
+            error_class=attempt.error_class,
+            error=attempt.error,
+            http_status=attempt.http_status,
+            prompt_tokens=attempt.prompt_tokens,
+            completion_tokens=attempt.completion_tokens,
+            latency_s=attempt.latency_s,
+            ttft_s=attempt.ttft_s,
+            prompt_tps=attempt.prompt_tps,
+            gen_tps=attempt.gen_tps,
+            finish_reason=attempt.finish_reason,
+            content=attempt.content,
+            reasoning=attempt.reasoning,
+            planned_model=request.model,
+            params=canonical(request.output_params),
+            request=request.request_json(),
+            run_id=self.run_id,
+            started_at=attempt.started_at,
+        )
+        storage.run_in_transaction(
+            self.db_path,
+            lambda con: con.execute(LLM_COMPLETIONS.insert_sql(), LLM_COMPLETIONS.values(row)),
+        )
+        self.telemetry.emit("model_foundry.completion", completion_event(attempt, request))
+
+
+__all__ = ["Completion", "CompletionStore", "completion_event"]
