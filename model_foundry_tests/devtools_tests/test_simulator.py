@@ -15,9 +15,17 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from model_foundry.cli import build_parser, cmd_simulate_slots
 from model_foundry.devtools import simulator as slot_simulator
-from model_foundry.devtools.simulator import CONTEXT_MARKER, Faults, LatencyModel, SlotSimulator
+from model_foundry.devtools.simulator import (
+    CONTEXT_MARKER,
+    Faults,
+    LatencyModel,
+    SlotSimulator,
+    default_window,
+)
+from model_foundry.devtools.simulator import tokenizer as sim_tokenizer
 from model_foundry.lib.slots.config import load_slot_file
-from model_foundry_tests.slot_fixtures import run, shipped_slot_file
+from model_foundry.lib.slots.context import ContextBook
+from model_foundry_tests.slot_fixtures import run, shipped_data, shipped_slot_file, slot_file_from
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -313,3 +321,85 @@ def test_cli_serves_until_terminated(tmp_path: Path) -> None:
         stdout, _ = proc.communicate(timeout=20)
     assert proc.returncode == 0
     assert "dev/test tool" in stdout and "naughty" in stdout and "kindergarten" not in stdout
+
+
+def test_context_endpoints_and_tokenize_answer_like_each_runtime() -> None:
+    """llama.cpp /props, /apply-template, /tokenize; vLLM /v1/models max_model_len, /tokenize."""
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "日本 DuckDB"},
+    ]
+
+    async def go() -> dict:
+        data = shipped_data()
+        data["slots"]["translator"]["context_tokens"] = 2000
+        async with (
+            SlotSimulator(slot_file_from(data), serve_all=True, free_ports=True, speed=100) as sim,
+            aiohttp.ClientSession() as http,
+        ):
+            kg, naughty = _root(sim, "kindergarten"), _root(sim, "naughty")
+            out: dict = {"sim": sim}
+            async with http.get(f"{kg}/props") as r:
+                out["props"] = await r.json()
+            async with http.post(f"{kg}/apply-template", json={"messages": messages}) as r:
+                out["template"] = (await r.json())["prompt"]
+            body = {"content": out["template"], "add_special": True}
+            async with http.post(f"{kg}/tokenize", json=body) as r:
+                out["kg_tokens"] = (await r.json())["tokens"]
+            async with http.post(
+                f"{kg}/v1/chat/completions", json=_chat("x", messages=messages)
+            ) as r:
+                out["kg_usage"] = (await r.json())["usage"]
+            async with http.post(f"{kg}/tokenize", json={"content": "Duck DB"}) as r:
+                out["plain"] = (await r.json())["tokens"]
+            async with http.get(f"{naughty}/v1/models") as r:
+                out["models"] = await r.json()
+            async with http.post(
+                f"{naughty}/tokenize", json={"model": "m", "messages": messages}
+            ) as r:
+                out["vllm"] = await r.json()
+            async with http.post(
+                f"{naughty}/v1/chat/completions", json=_chat("x", messages=messages)
+            ) as r:
+                out["naughty_usage"] = (await r.json())["usage"]
+            async with http.get(f"{naughty}/props") as r:
+                out["naughty_props"] = r.status
+            async with http.get(f"{_root(sim, 'translator')}/props") as r:
+                out["translator"] = await r.json()
+
+            def book() -> tuple:
+                with ContextBook(sim.slot_file.slots.values()) as b:
+                    counted = b.count(sim.slot_file.slots["kindergarten"], messages=messages)
+                    return b.contexts(), counted, b.estimated
+
+            out["book"] = await asyncio.to_thread(book)
+            return out
+
+    out = run(go())
+    slots = out["sim"].slot_file.slots
+    kg_window = default_window(slots["kindergarten"])
+    assert out["props"]["default_generation_settings"]["n_ctx"] == kg_window
+    assert out["template"].startswith("<bos>") and "日本 DuckDB" in out["template"]
+    # The stated tokenizer: "Duck" "DB" -> 2; the template's count is the usage's.
+    assert len(out["plain"]) == 2
+    assert len(out["kg_tokens"]) == out["kg_usage"]["prompt_tokens"]
+    assert out["models"]["data"][0]["max_model_len"] == default_window(slots["naughty"])
+    assert out["vllm"]["count"] == out["naughty_usage"]["prompt_tokens"]
+    assert out["vllm"]["max_model_len"] == default_window(slots["naughty"])
+    assert out["naughty_props"] == 404  # vLLM has no /props
+    assert out["translator"]["default_generation_settings"]["n_ctx"] == 2000
+    contexts, counted, estimated = out["book"]
+    assert (contexts["kindergarten"].tokens, contexts["kindergarten"].source) == (
+        kg_window,
+        "llama.cpp /props",
+    )
+    assert contexts["naughty"].source == "vLLM /v1/models"
+    assert counted.exact and counted.tokens == out["kg_usage"]["prompt_tokens"]
+    assert estimated == 0
+
+
+def test_the_stated_tokenizer_never_exceeds_utf8_bytes() -> None:
+    for text in ["", "a", "DuckDB writer", "日本語。", "x" * 9, "a-b_c  d\n", "🙂 ok"]:
+        assert sim_tokenizer.count(text) <= len(text.encode("utf-8"))
+    assert sim_tokenizer.count("DuckDB writer") == 4
+    assert sim_tokenizer.count("日本語。") == 4

@@ -1,8 +1,10 @@
 """Slot simulator: a DEV AND TEST TOOL standing in for GPU model servers. Not a model.
 
 ``model-foundry simulate-slots`` serves every slot of a slot file as an OpenAI-compatible
-server over real HTTP (see ``answers.py`` for what it answers, ``slot.py`` for one slot's
-routes and queue, ``server.py`` for the process that serves them all).
+server over real HTTP (see ``answers.py`` for what it answers, ``tokenizer.py`` for how it
+counts, ``slot.py`` for one slot's routes, ``queue.py`` for its parallel accounting,
+``generation.py`` and ``respond.py`` for answering, ``server.py`` for the process that serves
+them all).
 """
 
 from model_foundry.devtools.simulator.answers import (
@@ -14,6 +16,7 @@ from model_foundry.devtools.simulator.answers import (
     answer_chat,
     answer_completion,
     count_tokens,
+    default_window,
     echo_text,
     error_body,
     translate_text,
@@ -33,6 +36,7 @@ __all__ = [
     "answer_chat",
     "answer_completion",
     "count_tokens",
+    "default_window",
     "echo_text",
     "error_body",
     "run",

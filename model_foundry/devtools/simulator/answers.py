@@ -8,17 +8,30 @@ benchmark run without a GPU:
 
 - ``/v1/chat/completions`` (streaming or not; usage in the last chunk when ``include_usage``),
   ``/v1/completions``, ``/v1/models``;
-- ``/health`` (503 while "loading" for ``start_delay_s``), ``/metrics`` with vLLM names
-  (``vllm:num_requests_running``) or llama.cpp names (``llamacpp:requests_processing``) by
-  runtime, llama.cpp ``timings`` and ``/slots`` for ``llamacpp`` slots;
+- ``/health`` (503 while "loading" for ``start_delay_s``), ``/metrics`` under the names the
+  slot's runtime exports (``vllm:num_requests_running``, ``llamacpp:requests_processing``);
+- the runtime's context endpoint (llama.cpp ``/props``, vLLM ``/v1/models`` with
+  ``max_model_len``) stating the slot's simulated window, ``/tokenize`` (and llama.cpp's
+  ``/apply-template``) with the stated tokenizer of ``tokenizer.py``; llama.cpp ``timings``
+  and ``/slots``;
 - errors in the runtime's body style: vLLM ``{"object": "error", "message", "type", "code"}``,
   llama.cpp ``{"error": {"code", "message", "type"}}``.
 
+Every difference between runtimes is asked from the slot's ``Runtime`` object
+(``lib/slots/runtimes/``), the same one the pipeline uses.
+
+Each simulated slot has a context window: its ``context_tokens``, or else room for its
+``max_tokens`` answer plus ``SIM_PROMPT_ROOM`` prompt tokens, small enough that the demo's
+longer sessions are summarised in parts. A prompt is not refused for its length (only the
+``context_marker`` fault refuses one); the pipeline's sizing is what keeps prompts inside.
+
 Like the real servers, requests beyond ``parallel`` wait in a queue. Latency is
 ``prompt_tokens / prompt_tps + completion_tokens / gen_tps`` divided by ``speed``. Output is
-derived from the prompt (``echo: <last user message, words reversed>``; the translator answers
-``[<target lang>] <text>``) so tests can check it. Reasoning is emitted when thinking is on:
-vLLM's ``reasoning`` field, llama.cpp's ``reasoning_content``, or Gemma 4 channel markers.
+derived from the prompt (``echo: <last user message, words reversed>``, at most
+``SIM_ANSWER_TOKENS`` tokens of it, so a summary is shorter than a long text it summarises;
+the translator answers ``[<target lang>] <text>``) so tests can check it. Reasoning is
+emitted when thinking is on: vLLM's ``reasoning`` field, llama.cpp's ``reasoning_content``, or
+Gemma 4 channel markers.
 
 Faults are injectable through the constructor, CLI flags and ``POST /_sim/faults``; the most
 requests a slot ever had in flight (queued or running) is at ``GET /_sim/stats``.
@@ -32,10 +45,22 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from model_foundry.devtools.simulator import tokenizer
 from model_foundry.lib.slots.config import Slot
+from model_foundry.lib.slots.context import DEFAULT_ANSWER_RESERVE
+from model_foundry.lib.slots.runtimes import runtime_for
 
 ReasoningStyle = Literal["reasoning", "reasoning_content", "gemma-channel", "none"]
-ErrorStyle = Literal["vllm", "llamacpp"]
+# A registered runtime's name: whose error bodies and wordings a slot answers with.
+ErrorStyle = str
+
+_text_of = tokenizer.text_of
+
+# Prompt tokens a simulated slot takes besides its answer's max_tokens, when the slot file
+# sets no context_tokens.
+SIM_PROMPT_ROOM = 640
+# The longest echo, in the tokenizer's tokens.
+SIM_ANSWER_TOKENS = 96
 
 CONTEXT_MARKER = "<<CONTEXT_TOO_LONG>>"
 PLAMO_INPUT_RE = re.compile(
@@ -66,6 +91,17 @@ DEFAULT_LATENCY = {
     "vllm": LatencyModel(prompt_tps=4000.0, gen_tps=60.0),
     "llamacpp": LatencyModel(prompt_tps=1500.0, gen_tps=45.0),
 }
+
+
+def default_latency(slot: Slot) -> LatencyModel:
+    return DEFAULT_LATENCY.get(slot.runtime, LatencyModel())
+
+
+def default_window(slot: Slot) -> int:
+    """The simulated context window one request of ``slot`` may use."""
+    if slot.context_tokens is not None:
+        return slot.context_tokens
+    return (slot.request_defaults.max_tokens or DEFAULT_ANSWER_RESERVE) + SIM_PROMPT_ROOM
 
 
 @dataclass
@@ -108,7 +144,15 @@ def count_tokens(text: str) -> int:
 
 
 def echo_text(text: str) -> str:
-    return "echo: " + " ".join(reversed(text.split()))
+    """``echo:`` and the text's words reversed, cut after ``SIM_ANSWER_TOKENS`` tokens."""
+    kept: list[str] = []
+    budget = SIM_ANSWER_TOKENS
+    for word in reversed(text.split()):
+        budget -= tokenizer.count(word)
+        if budget < 0 and kept:
+            break
+        kept.append(word)
+    return "echo: " + " ".join(kept)
 
 
 def translate_text(text: str, target_lang: str) -> str:
@@ -135,7 +179,7 @@ def answer_chat(body: dict[str, Any], style: ReasoningStyle) -> SimAnswer:
     messages = body.get("messages") or []
     user = [m for m in messages if m.get("role") == "user"]
     last = _text_of(user[-1].get("content")) if user else ""
-    prompt_tokens = sum(count_tokens(_text_of(m.get("content"))) + 4 for m in messages)
+    prompt_tokens = tokenizer.count_chat(messages)
     reasoning = _reasoning_for(last) if thinking_requested(body) and style != "none" else None
     words, cut = _limit(echo_text(last).split(), body.get("max_tokens"))
     content = " ".join(words)
@@ -164,42 +208,17 @@ def answer_completion(body: dict[str, Any]) -> SimAnswer:
     words, cut = _limit(raw.split(" "), body.get("max_tokens"))
     finish = "length" if cut else "stop"
     text = " ".join(words)
-    return SimAnswer(text, None, count_tokens(prompt), max(1, count_tokens(text)), finish)
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # OpenAI content parts
-        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return "" if content is None else str(content)
+    return SimAnswer(text, None, tokenizer.count(prompt), max(1, count_tokens(text)), finish)
 
 
 def default_reasoning_style(slot: Slot) -> ReasoningStyle:
-    if slot.runtime == "vllm":
-        return "reasoning"
-    # llama.cpp builds without a Gemma 4 reasoning parser leave the markers in the content.
-    return "gemma-channel" if "gemma" in slot.model.lower() else "reasoning_content"
+    style = slot.server.reasoning_style(slot.model)
+    known: tuple[ReasoningStyle, ...] = ("reasoning", "reasoning_content", "gemma-channel")
+    return next((k for k in known if k == style), "none")
 
 
 def error_body(style: ErrorStyle, status: int, message: str, kind: str) -> dict[str, Any]:
-    if style == "vllm":
-        return {"object": "error", "message": message, "type": kind, "param": None, "code": status}
-    return {"error": {"code": status, "message": message, "type": kind}}
-
-
-def context_too_long_message(style: ErrorStyle, prompt_tokens: int) -> tuple[str, str]:
-    if style == "vllm":
-        return (
-            "This model's maximum context length is 8192 tokens. However, you requested "
-            f"{prompt_tokens + 100000} tokens in the messages. "
-            "Please reduce the length of the messages.",
-            "BadRequestError",
-        )
-    return (
-        "the request exceeds the available context size, try increasing it",
-        "exceed_context_size_error",
-    )
+    return runtime_for(style).error_body(status, message, kind)
 
 
 def split_text(text: str, n: int) -> list[str]:

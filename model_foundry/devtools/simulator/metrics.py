@@ -13,17 +13,21 @@
   ``llamacpp:predicted_tokens_seconds``, ``llamacpp:requests_processing``,
   ``llamacpp:requests_deferred``. No labels, like the real server.
 
-Only the names, types and labels are the servers'; the values are the simulator's own.
+The names and labels come from the slot's runtime (``MetricNames`` in
+``lib/slots/runtimes/``); a series the runtime does not name is not exported. Only the names,
+types and labels are the servers'; the values are the simulator's own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from model_foundry.lib.slots.config import Slot
+from model_foundry.lib.slots.runtimes import MetricNames
 
 # vLLM's bucket bounds for these two histograms (loggers.py, same version as above).
 VLLM_TTFT_BUCKETS = (
@@ -54,120 +58,110 @@ class Finished:
     gen_s: float
 
 
+def _label_values(slot: Slot, names: tuple[str, ...]) -> list[str]:
+    known = {"model_name": slot.model, "engine": "0"}
+    return [known.get(n, "") for n in names]
+
+
 class SlotMetrics:
     """A registry per simulated slot; :meth:`render` is the ``/metrics`` body."""
 
     def __init__(self, slot: Slot, running: Callable[[], int], waiting: Callable[[], int]) -> None:
-        self.runtime = slot.runtime
+        self.names = names = slot.server.metrics
         self.registry = CollectorRegistry()
-        if slot.runtime == "vllm":
-            self._vllm(slot, running, waiting)
-        else:
-            self._llamacpp(running, waiting)
-
-    def _vllm(self, slot: Slot, running: Callable[[], int], waiting: Callable[[], int]) -> None:
-        names = ["model_name", "engine"]
-        values = [slot.model, "0"]
-        reg = self.registry
-        Gauge(
-            "vllm:num_requests_running", "Number of requests in model execution batches.",
-            names, registry=reg,
-        ).labels(*values).set_function(running)  # fmt: skip
-        Gauge(
-            "vllm:num_requests_waiting", "Number of requests waiting to be processed.",
-            names, registry=reg,
-        ).labels(*values).set_function(waiting)  # fmt: skip
-        self.prompt = Counter(
-            "vllm:prompt_tokens", "Number of prefill tokens processed.", names, registry=reg
-        ).labels(*values)
-        self.generation = Counter(
-            "vllm:generation_tokens", "Number of generation tokens processed.", names, registry=reg
-        ).labels(*values)
-        self._success = Counter(
-            "vllm:request_success",
-            "Count of successfully processed requests.",
-            [*names, "finished_reason"],
-            registry=reg,
+        self._labels = list(names.labels)
+        self._values = _label_values(slot, names.labels)
+        self._gauge(names.running, "Number of requests being processed.").set_function(running)
+        self._gauge(names.waiting, "Number of requests waiting to be processed.").set_function(
+            waiting
         )
-        self._values = values
-        # vLLM creates a series per finish reason at start, so they exist before any request.
-        for reason in FINISH_REASONS:
-            self._success.labels(*values, reason)
-        self.ttft = Histogram(
-            "vllm:time_to_first_token_seconds",
-            "Histogram of time to first token in seconds.",
-            names,
-            buckets=VLLM_TTFT_BUCKETS,
-            registry=reg,
-        ).labels(*values)
-        self.e2e = Histogram(
-            "vllm:e2e_request_latency_seconds",
-            "Histogram of e2e request latency in seconds.",
-            names,
-            buckets=VLLM_E2E_BUCKETS,
-            registry=reg,
-        ).labels(*values)
-
-    def _llamacpp(self, running: Callable[[], int], waiting: Callable[[], int]) -> None:
-        reg = self.registry
-        self.prompt = Counter(
-            "llamacpp:prompt_tokens", "Number of prompt tokens processed.", registry=reg
+        self.prompt = self._counter(names.prompt_tokens, "Number of prompt tokens processed.")
+        self.generation = self._counter(
+            names.generation_tokens, "Number of generation tokens processed."
         )
-        self.prompt_seconds = Counter(
-            "llamacpp:prompt_seconds", "Prompt process time in seconds.", registry=reg
+        self._success = None
+        if names.request_success:
+            self._success = Counter(
+                names.request_success,
+                "Count of successfully processed requests.",
+                [*self._labels, "finished_reason"],
+                registry=self.registry,
+            )
+            # vLLM creates a series per finish reason at start, so they exist before any request.
+            for reason in FINISH_REASONS:
+                self._success.labels(*self._values, reason)
+        self.ttft = self._histogram(
+            names.ttft_seconds, "Histogram of time to first token in seconds.", VLLM_TTFT_BUCKETS
         )
-        self.generation = Counter(
-            "llamacpp:tokens_predicted", "Number of generation tokens processed.", registry=reg
+        self.e2e = self._histogram(
+            names.e2e_seconds, "Histogram of e2e request latency in seconds.", VLLM_E2E_BUCKETS
         )
-        self.gen_seconds = Counter(
-            "llamacpp:tokens_predicted_seconds", "Predict process time in seconds.", registry=reg
+        self.prompt_seconds = self._counter(names.prompt_seconds, "Prompt process time in seconds.")
+        self.gen_seconds = self._counter(
+            names.generation_seconds, "Predict process time in seconds."
         )
-        self.decodes = Counter(
-            "llamacpp:n_decode", "Total Number of llama_decode() calls.", registry=reg
+        self.decodes = self._counter(names.decodes, "Total Number of llama_decode() calls.")
+        self.prompt_tps = self._gauge(names.prompt_tps, "Average prompt throughput in tokens/s.")
+        self.gen_tps = self._gauge(
+            names.generation_tps, "Average generation throughput in tokens/s."
         )
-        self.prompt_tps = Gauge(
-            "llamacpp:prompt_tokens_seconds", "Average prompt throughput in tokens/s.", registry=reg
-        )
-        self.gen_tps = Gauge(
-            "llamacpp:predicted_tokens_seconds",
-            "Average generation throughput in tokens/s.",
-            registry=reg,
-        )
-        Gauge(
-            "llamacpp:requests_processing", "Number of requests processing.", registry=reg
-        ).set_function(running)
-        Gauge(
-            "llamacpp:requests_deferred", "Number of requests deferred.", registry=reg
-        ).set_function(waiting)
         self._prompt_tokens = 0
         self._prompt_s = 0.0
         self._gen_tokens = 0
         self._gen_s = 0.0
 
+    def _series(self, metric: Any) -> Any:
+        return metric.labels(*self._values) if self._labels else metric
+
+    def _counter(self, name: str | None, doc: str) -> Any:
+        if name is None:
+            return None
+        return self._series(Counter(name, doc, self._labels, registry=self.registry))
+
+    def _gauge(self, name: str | None, doc: str) -> Any:
+        if name is None:
+            return None
+        return self._series(Gauge(name, doc, self._labels, registry=self.registry))
+
+    def _histogram(self, name: str | None, doc: str, buckets: tuple[float, ...]) -> Any:
+        if name is None:
+            return None
+        metric = Histogram(name, doc, self._labels, buckets=buckets, registry=self.registry)
+        return self._series(metric)
+
     def finished(self, f: Finished) -> None:
         self.prompt.inc(f.prompt_tokens)
         self.generation.inc(f.completion_tokens)
-        if self.runtime == "vllm":
+        if self._success is not None:
             self._success.labels(*self._values, f.finish_reason or "stop").inc()
-            self.ttft.observe(f.ttft_s)
-            self.e2e.observe(f.e2e_s)
-            return
-        self.prompt_seconds.inc(f.prompt_s)
-        self.gen_seconds.inc(f.gen_s)
-        # One llama_decode() per generated token, as for a single sequence.
-        self.decodes.inc(max(f.completion_tokens, 1))
+        for histogram, value in ((self.ttft, f.ttft_s), (self.e2e, f.e2e_s)):
+            if histogram is not None:
+                histogram.observe(value)
+        for counter, amount in ((self.prompt_seconds, f.prompt_s), (self.gen_seconds, f.gen_s)):
+            if counter is not None:
+                counter.inc(amount)
+        if self.decodes is not None:
+            # One llama_decode() per generated token, as for a single sequence.
+            self.decodes.inc(max(f.completion_tokens, 1))
         # The server's gauges are averages over its lifetime: tokens over processing time.
         self._prompt_tokens += f.prompt_tokens
         self._prompt_s += f.prompt_s
         self._gen_tokens += f.completion_tokens
         self._gen_s += f.gen_s
-        if self._prompt_s > 0:
+        if self.prompt_tps is not None and self._prompt_s > 0:
             self.prompt_tps.set(self._prompt_tokens / self._prompt_s)
-        if self._gen_s > 0:
+        if self.gen_tps is not None and self._gen_s > 0:
             self.gen_tps.set(self._gen_tokens / self._gen_s)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
 
 
-__all__ = ["FINISH_REASONS", "VLLM_E2E_BUCKETS", "VLLM_TTFT_BUCKETS", "Finished", "SlotMetrics"]
+__all__ = [
+    "FINISH_REASONS",
+    "VLLM_E2E_BUCKETS",
+    "VLLM_TTFT_BUCKETS",
+    "Finished",
+    "MetricNames",
+    "SlotMetrics",
+]

@@ -16,14 +16,14 @@ from typing import Any
 from aiohttp import web
 
 from model_foundry.devtools.simulator.answers import (
-    DEFAULT_LATENCY,
     ErrorStyle,
     Faults,
     LatencyModel,
     ReasoningStyle,
+    default_latency,
     default_reasoning_style,
 )
-from model_foundry.devtools.simulator.slot import SimSlot, SlotStats
+from model_foundry.devtools.simulator.slot import SimSlot
 from model_foundry.lib.slots.config import SlotFile, load_slot_file, write_slot_file
 
 
@@ -73,7 +73,7 @@ class SlotSimulator:
             flt = faults.get(name) if isinstance(faults, dict) else faults
             self.sims[name] = SimSlot(
                 slot=slot,
-                latency=lat or DEFAULT_LATENCY[slot.runtime],
+                latency=lat or default_latency(slot),
                 faults=dataclasses.replace(flt) if flt else Faults(),
                 reasoning_style=(reasoning_styles or {}).get(name) or default_reasoning_style(slot),
                 error_style=(error_styles or {}).get(name) or slot.runtime,
@@ -142,7 +142,7 @@ class SlotSimulator:
 
     def reset_stats(self) -> None:
         for s in self.sims.values():
-            s.stats = SlotStats(in_flight=s.stats.in_flight, processing=s.stats.processing)
+            s.queue.reset()
 
     def set_faults(self, slot: str, **changes: Any) -> None:
         self.sims[slot].faults.update(changes)

@@ -4,9 +4,10 @@ Every call streams (unless the slot says ``stream: false``) with
 ``stream_options={"include_usage": True}`` so the time to first token is measured and the token
 counts arrive in the last chunk. Model quirks handled here:
 
-- reasoning arrives as vLLM's ``reasoning``, the older ``reasoning_content`` (llama.cpp,
-  older vLLM), or inline in Gemma 4's ``<|channel>thought ... <channel|>`` markers;
-- llama.cpp adds a ``timings`` object with exact prompt / generation speeds;
+- reasoning arrives in the fields the slot's runtime names (vLLM's ``reasoning``, the older
+  ``reasoning_content`` of llama.cpp and older vLLM), or inline in Gemma 4's
+  ``<|channel>thought ... <channel|>`` markers (any server without a Gemma reasoning parser);
+- a ``timings`` object (llama.cpp) gives exact prompt / generation speeds;
 - thinking is switched per role through ``chat_template_kwargs``;
 - templates that reject the system role get it folded into the first user turn;
 - plamo-2-translate is driven through ``/v1/completions`` with its raw prompt format.
@@ -373,6 +374,7 @@ class _Collected:
     timings: Mapping[str, Any] | None = None
     first_token_at: float | None = None
     plamo: bool = False
+    reasoning_fields: tuple[str, ...] = ("reasoning", "reasoning_content")
 
     def take_usage(self, usage: Any) -> None:
         if usage is not None:
@@ -386,9 +388,10 @@ class _Collected:
         pieces: list[tuple[list[str], Any]] = []
         if src is not None:
             pieces.append((self.content, getattr(src, "content", None)))
-            pieces.append(
-                (self.reasoning, _extra(src, "reasoning") or _extra(src, "reasoning_content"))
+            reasoning = next(
+                (v for name in self.reasoning_fields if (v := _extra(src, name))), None
             )
+            pieces.append((self.reasoning, reasoning))
         else:  # completions: the text sits on the choice itself
             pieces.append((self.content, getattr(choice, "text", None)))
         for sink, value in pieces:
@@ -456,7 +459,10 @@ class SlotClient:
             attempt=attempt,
         )
         t0 = time.perf_counter()
-        got = _Collected(plamo=slot.prompt_format == "plamo-translate")
+        got = _Collected(
+            plamo=slot.prompt_format == "plamo-translate",
+            reasoning_fields=slot.server.reasoning_fields,
+        )
         req: dict[str, Any] = {}
         try:
             req = build_request(

@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from model_foundry.lib import settings
+from model_foundry.lib.slots.runtimes import RUNTIMES, Runtime, known_runtimes, runtime_for
 
 SHIPPED_SLOT_FILE = settings.SHIPPED_SLOT_FILE
 SLOT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -70,7 +71,9 @@ class Slot(_Strict):
 
     name: str
     roles: list[str] = Field(default_factory=list)
-    runtime: Literal["vllm", "llamacpp"]
+    # A name registered in ``runtimes.RUNTIMES``; it decides context discovery, token
+    # counting, error wordings, metric names and response quirks.
+    runtime: str
     base_url: str
     model: str = Field(min_length=1)
     parallel: int = Field(ge=1, le=256)
@@ -101,6 +104,13 @@ class Slot(_Strict):
             raise ValueError("must be lowercase letters, digits, '-' or '_'")
         return v
 
+    @field_validator("runtime")
+    @classmethod
+    def _runtime_is_registered(cls, v: str) -> str:
+        if v not in RUNTIMES:
+            raise ValueError(f"unknown runtime {v!r} (known: {known_runtimes()})")
+        return v
+
     @field_validator("base_url")
     @classmethod
     def _url(cls, v: str) -> str:
@@ -116,6 +126,11 @@ class Slot(_Strict):
         if self.prompt_format == "plamo-translate" and self.api != "completions":
             raise ValueError("prompt_format: plamo-translate needs api: completions")
         return self
+
+    @property
+    def server(self) -> Runtime:
+        """The runtime object for ``runtime``: what this slot's server does differently."""
+        return runtime_for(self.runtime)
 
     @property
     def all_roles(self) -> list[str]:

@@ -10,15 +10,14 @@ Where the window comes from, first that answers:
 
 1. ``context_tokens`` in the slot file (an operator's override, e.g. for a server behind a
    proxy that hides the endpoints below);
-2. llama.cpp: ``GET /props`` -> ``default_generation_settings.n_ctx`` (per request, after
-   the split across parallel slots);
-3. vLLM: ``GET /v1/models`` -> ``max_model_len`` of the slot's model.
+2. the slot's runtime (``runtimes/``): llama.cpp ``GET /props`` ->
+   ``default_generation_settings.n_ctx`` (per request, after the split across parallel
+   slots); vLLM ``GET /v1/models`` -> ``max_model_len`` of the slot's model.
 
-Prompt tokens are counted by the server's own tokenizer:
-
-- llama.cpp: ``POST /apply-template`` renders chat messages with the model's template, then
-  ``POST /tokenize`` counts them (``add_special``: the BOS token counts too);
-- vLLM: ``POST /tokenize`` with ``messages`` or ``prompt`` returns ``count``.
+Prompt tokens are counted by the server's own tokenizer, the way its runtime says:
+llama.cpp renders chat messages with ``POST /apply-template`` and counts them with
+``POST /tokenize`` (BOS included); vLLM's ``POST /tokenize`` takes ``messages`` or
+``prompt`` and returns ``count``.
 
 When a server cannot count (down, an old build, a proxy), the count is an estimate that is
 never below the truth for the tokenizers these servers use (byte-fallback BPE and
@@ -37,14 +36,11 @@ import json
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
-
-try:  # openai >= 3 ships on httpx2; older releases on httpx.
-    import httpx2 as _httpx
-except ImportError:  # pragma: no cover - depends on the installed SDK
-    import httpx as _httpx  # type: ignore[no-redef]
+from typing import Any
 
 from model_foundry.lib.slots.config import Slot
+from model_foundry.lib.slots.runtimes import LLAMACPP, VLLM, server_root
+from model_foundry.lib.slots.runtimes import httpx as _httpx
 
 ESTIMATE_PER_MESSAGE = 8
 # Tokens kept for the answer when a request names no max_tokens (chat slots may leave it
@@ -52,7 +48,8 @@ ESTIMATE_PER_MESSAGE = 8
 DEFAULT_ANSWER_RESERVE = 512
 PROBE_TIMEOUT_S = 5.0
 
-ContextSource = Literal["slot file", "llama.cpp /props", "vLLM /v1/models", "unknown"]
+# "slot file", "unknown", or the runtime's ``context_source`` ("llama.cpp /props", ...).
+ContextSource = str
 
 
 @dataclass(frozen=True)
@@ -78,12 +75,6 @@ class TokenCount:
     exact: bool
 
 
-def server_root(base_url: str) -> str:
-    """``http://host:port`` for ``http://host:port/v1``: /props and /tokenize sit at the root."""
-    root = base_url.rstrip("/")
-    return root[: -len("/v1")] if root.endswith("/v1") else root
-
-
 def estimate_tokens(
     *, messages: list[dict[str, Any]] | None = None, prompt: str | None = None
 ) -> int:
@@ -100,23 +91,12 @@ def estimate_tokens(
 
 
 def n_ctx_from_props(body: Mapping[str, Any]) -> int | None:
-    settings = body.get("default_generation_settings")
-    if isinstance(settings, Mapping):
-        n_ctx = settings.get("n_ctx")
-        if isinstance(n_ctx, int) and n_ctx > 0:
-            return n_ctx
-    return None
+    return LLAMACPP.context_from(body, "")
 
 
 def max_model_len_from_models(body: Mapping[str, Any], model: str) -> int | None:
     """``max_model_len`` of ``model`` in a vLLM ``/v1/models`` list (the only one if single)."""
-    cards = [c for c in body.get("data") or [] if isinstance(c, Mapping)]
-    chosen = [c for c in cards if c.get("id") == model] or (cards if len(cards) == 1 else [])
-    for card in chosen:
-        value = card.get("max_model_len")
-        if isinstance(value, int) and value > 0:
-            return value
-    return None
+    return VLLM.context_from(body, model)
 
 
 class ContextBook:
@@ -168,19 +148,12 @@ class ContextBook:
     def _probe(self, slot: Slot) -> SlotContext:
         if slot.context_tokens is not None:
             return SlotContext(slot.name, slot.context_tokens, "slot file")
-        root = server_root(slot.base_url)
-        note = None
+        runtime = slot.server
+        url = runtime.context_url(slot.base_url)
         try:
-            if slot.runtime == "llamacpp":
-                url = f"{root}/props"
-                n_ctx = n_ctx_from_props(self._get_json(url))
-                if n_ctx:
-                    return SlotContext(slot.name, n_ctx, "llama.cpp /props")
-            else:
-                url = f"{slot.base_url}/models"
-                n = max_model_len_from_models(self._get_json(url), slot.model)
-                if n:
-                    return SlotContext(slot.name, n, "vLLM /v1/models")
+            window = runtime.context_from(self._get_json(url), slot.model)
+            if window:
+                return SlotContext(slot.name, window, runtime.context_source)
             note = f"{url} did not say"
         except (_httpx.HTTPError, ValueError) as exc:
             note = f"{url}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
@@ -208,7 +181,9 @@ class ContextBook:
             return TokenCount(cached, True)
         if not refused:
             try:
-                n = self._server_count(slot, root, messages=messages, prompt=prompt)
+                n = slot.server.count_tokens(
+                    self._http, root, slot.model, messages=messages, prompt=prompt
+                )
             except (_httpx.HTTPError, ValueError, KeyError, TypeError):
                 with self._lock:
                     self._cannot_count.add(root)
@@ -223,37 +198,6 @@ class ContextBook:
     def count_text(self, slot: Slot, text: str) -> TokenCount:
         """Tokens of a bare piece of text (no template, no BOS): for sizing chunks."""
         return self.count(slot, prompt=text) if text else TokenCount(0, True)
-
-    def _server_count(
-        self,
-        slot: Slot,
-        root: str,
-        *,
-        messages: list[dict[str, Any]] | None,
-        prompt: str | None,
-    ) -> int:
-        if slot.runtime == "llamacpp":
-            text = prompt or ""
-            special = False
-            if messages is not None:
-                resp = self._http.post(f"{root}/apply-template", json={"messages": messages})
-                resp.raise_for_status()
-                text = resp.json()["prompt"]
-                special = True
-            resp = self._http.post(
-                f"{root}/tokenize", json={"content": text, "add_special": special}
-            )
-            resp.raise_for_status()
-            return len(resp.json()["tokens"])
-        payload: dict[str, Any] = {"model": slot.model}
-        if messages is not None:
-            payload["messages"] = messages
-        else:
-            payload["prompt"] = prompt or ""
-            payload["add_special_tokens"] = False
-        resp = self._http.post(f"{root}/tokenize", json=payload)
-        resp.raise_for_status()
-        return int(resp.json()["count"])
 
 
 def answer_reserve(request: Mapping[str, Any]) -> int:

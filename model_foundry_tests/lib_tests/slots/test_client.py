@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from model_foundry.devtools.simulator import CONTEXT_MARKER, DEFAULT_LATENCY, SlotSimulator
+from model_foundry.devtools.simulator import (
+    CONTEXT_MARKER,
+    DEFAULT_LATENCY,
+    SlotSimulator,
+    default_window,
+)
+from model_foundry.devtools.simulator import tokenizer as sim_tokenizer
 from model_foundry.lib.slots.client import (
     Attempt,
     SlotClient,
@@ -16,6 +22,7 @@ from model_foundry.lib.slots.client import (
     plamo_translate_prompt,
     split_gemma_thinking,
 )
+from model_foundry.lib.slots.server_errors import context_limit_from_error
 from model_foundry_tests.slot_fixtures import run, shipped_data, shipped_slot_file, slot_file_from
 
 # ---------------------------------------------------------------------------------------------
@@ -148,7 +155,8 @@ def test_vllm_reasoning_field_and_usage_from_the_stream() -> None:
     assert a.status == "ok", a.error
     assert a.content == "echo: three two one"
     assert a.reasoning and a.reasoning.startswith("thinking about 3 words")
-    assert a.prompt_tokens == 7 and a.completion_tokens > 4
+    # The simulator's stated tokenizer, the same one its /tokenize answers with.
+    assert a.prompt_tokens == sim_tokenizer.count_chat(MSG) and a.completion_tokens > 4
     assert a.ttft_s is not None and 0 < a.ttft_s <= a.latency_s
     assert a.gen_tps and a.gen_tps > 0 and a.prompt_tps and a.prompt_tps > 0
     assert a.finish_reason == "stop"
@@ -199,8 +207,8 @@ def test_non_streaming_slot() -> None:
 @pytest.mark.parametrize(
     ("slot", "reason"),
     [
-        ("naughty", "maximum context length is 8192 tokens"),  # vLLM body style
-        ("kindergarten", "the request exceeds the available context size"),  # llama.cpp style
+        ("naughty", "maximum context length is"),  # vLLM body style
+        ("kindergarten", "exceeds the available context size"),  # llama.cpp style
     ],
 )
 def test_context_too_long_is_a_non_retryable_error_with_its_reason(slot: str, reason: str) -> None:
@@ -208,6 +216,9 @@ def test_context_too_long_is_a_non_retryable_error_with_its_reason(slot: str, re
     assert a.status == "error"
     assert a.http_status == 400 and a.error_class == "BadRequestError"
     assert reason in (a.error or "")
+    # The error states the slot's simulated window, in its runtime's wording.
+    window = default_window(shipped_slot_file().slots[slot])
+    assert context_limit_from_error(a.error or "") == window
     assert a.retryable is False
 
 

@@ -91,7 +91,7 @@ def test_a_role_without_any_live_slot_is_a_clear_error() -> None:
         (lambda d: d["slots"]["naughty"].update(paralel=3), "slots.naughty.paralel: unknown field"),
         (
             lambda d: d["slots"]["naughty"].update(runtime="ollama"),
-            "slots.naughty.runtime: Input should be",
+            "slots.naughty.runtime: unknown runtime 'ollama' (known: llamacpp, vllm)",
         ),
         (
             lambda d: d["slots"]["naughty"].update(base_url="127.0.0.1:8102"),

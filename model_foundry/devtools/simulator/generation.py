@@ -1,0 +1,124 @@
+"""Answering one generation request of a simulated slot: faults, queueing, the reply."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from model_foundry.devtools.simulator.answers import SimAnswer, answer_chat, answer_completion
+from model_foundry.devtools.simulator.metrics import Finished
+from model_foundry.devtools.simulator.respond import Reply
+
+if TYPE_CHECKING:
+    from model_foundry.devtools.simulator.slot import SimSlot
+
+Fault = tuple[int, str, str]
+
+
+async def json_object(request: web.Request) -> dict[str, Any] | None:
+    """The request's JSON object, or None when the body is not one."""
+    try:
+        body = await request.json()
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return body if isinstance(body, dict) else None
+
+
+class Generation:
+    """``/v1/chat/completions`` and ``/v1/completions`` of one simulated slot."""
+
+    def __init__(self, sim: SimSlot) -> None:
+        self.sim = sim
+
+    def _pick_fault(self, text: str, prompt_tokens: int) -> Fault | str | None:
+        f = self.sim.faults
+        if self.sim.loading:
+            return 503, "Loading model", "unavailable_error"
+        if f.context_marker and f.context_marker in text:
+            assert self.sim.window is not None
+            # As if the prompt were far beyond the window, whatever its real length.
+            return (400, *self.sim.errors.context_error(self.sim.window, prompt_tokens + 100000))
+        if f.burst_503 > 0:
+            f.burst_503 -= 1
+            return 503, "Service Unavailable: server overloaded", "unavailable_error"
+        if f.burst_429 > 0:
+            f.burst_429 -= 1
+            return 429, "Too many requests", "rate_limit_error"
+        if f.error_rate and self.sim.rng.random() < f.error_rate:
+            return f.error_status, "simulated server error", "server_error"
+        if f.drop_rate and self.sim.rng.random() < f.drop_rate:
+            return "drop"
+        return None
+
+    async def handle(self, request: web.Request, *, chat: bool) -> web.StreamResponse:
+        arrived = asyncio.get_running_loop().time()
+        visit = self.sim.queue.arrive()
+        try:
+            body = await json_object(request)
+            if body is None:
+                visit.leave()
+                return self.sim.error_response(
+                    400, "request body is not JSON", "invalid_request_error"
+                )
+            answer = (
+                answer_chat(body, self.sim.reasoning_style) if chat else answer_completion(body)
+            )
+            request_text = json.dumps(body.get("messages") if chat else body.get("prompt"))
+            fault = self._pick_fault(request_text, answer.prompt_tokens)
+            if fault == "drop" and not body.get("stream"):
+                self.sim.stats.dropped += 1
+                visit.leave()
+                return self._drop(request)
+            if isinstance(fault, tuple):
+                visit.leave()
+                return self.sim.error_response(*fault)
+            async with self.sim.queue.processing():
+                reply = self._reply(answer, chat, visit.leave, arrived)
+                return await reply.write(
+                    request,
+                    stream=bool(body.get("stream")),
+                    include_usage=bool((body.get("stream_options") or {}).get("include_usage")),
+                    drop=fault == "drop",
+                )
+        finally:
+            visit.leave()
+
+    def _reply(self, answer: SimAnswer, chat: bool, leave: Any, arrived: float) -> Reply:
+        speed = self.sim.speed / max(self.sim.faults.slowdown, 1e-6)
+        return Reply(
+            runtime=self.sim.runtime,
+            model=self.sim.slot.model,
+            answer=answer,
+            chat=chat,
+            request_number=self.sim.stats.requests,
+            prompt_s=self.sim.latency.prompt_s(answer.prompt_tokens, speed),
+            gen_s=self.sim.latency.gen_s(answer.completion_tokens, speed),
+            reasoning_field="reasoning"
+            if self.sim.reasoning_style == "reasoning"
+            else "reasoning_content",
+            max_chunks=self.sim.max_chunks,
+            on_finished=lambda done: self._finished(answer, done),
+            leave=leave,
+            on_dropped=self._dropped,
+            arrived=arrived,
+        )
+
+    def _drop(self, request: web.Request) -> web.Response:
+        if request.transport is not None:
+            request.transport.abort()
+        return web.Response(status=500)
+
+    def _dropped(self) -> None:
+        self.sim.stats.dropped += 1
+
+    def _finished(self, answer: SimAnswer, done: Finished) -> None:
+        self.sim.stats.completed += 1
+        self.sim.stats.prompt_tokens += answer.prompt_tokens
+        self.sim.stats.completion_tokens += answer.completion_tokens
+        self.sim.prometheus.finished(done)
+
+
+__all__ = ["Fault", "Generation", "json_object"]

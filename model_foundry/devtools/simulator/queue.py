@@ -1,0 +1,79 @@
+"""A simulated slot's parallel accounting: requests in flight, the queue, its slot ids."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+
+@dataclass
+class SlotStats:
+    in_flight: int = 0
+    max_in_flight: int = 0
+    processing: int = 0
+    max_processing: int = 0
+    requests: int = 0
+    completed: int = 0
+    errors: int = 0
+    dropped: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class Visit:
+    """One request from arrival until :meth:`leave` (called once, however often asked)."""
+
+    def __init__(self, queue: SlotQueue) -> None:
+        self._queue = queue
+        self._counted = True
+
+    def leave(self) -> None:
+        # Called right before the last bytes go out, so a client that reacts to the end of a
+        # response (and sends its next request) never sees itself counted twice.
+        if self._counted:
+            self._queue.stats.in_flight -= 1
+            self._counted = False
+
+
+class SlotQueue:
+    """Like the real servers: at most ``parallel`` requests run, the rest wait their turn."""
+
+    def __init__(self, parallel: int) -> None:
+        self.parallel = parallel
+        self.stats = SlotStats()
+        self._running = asyncio.Semaphore(parallel)
+        self.free_ids = list(range(parallel))
+
+    def arrive(self) -> Visit:
+        s = self.stats
+        s.requests += 1
+        s.in_flight += 1
+        s.max_in_flight = max(s.max_in_flight, s.in_flight)
+        return Visit(self)
+
+    @contextlib.asynccontextmanager
+    async def processing(self) -> AsyncIterator[int]:
+        """Wait for a free place; yields the slot id the request runs in."""
+        async with self._running:
+            slot_id = self.free_ids.pop(0)
+            s = self.stats
+            s.processing += 1
+            s.max_processing = max(s.max_processing, s.processing)
+            try:
+                yield slot_id
+            finally:
+                self.stats.processing -= 1
+                self.free_ids.append(slot_id)
+
+    def busy_ids(self) -> set[int]:
+        return set(range(self.parallel)) - set(self.free_ids)
+
+    def reset(self) -> SlotStats:
+        """Fresh counters that keep what is in flight right now."""
+        self.stats = SlotStats(in_flight=self.stats.in_flight, processing=self.stats.processing)
+        return self.stats
+
+
+__all__ = ["SlotQueue", "SlotStats", "Visit"]

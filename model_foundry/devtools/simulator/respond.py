@@ -1,0 +1,176 @@
+"""Writing one simulated answer: a JSON body or an SSE stream, paced by the latency model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from model_foundry.devtools.simulator.answers import SimAnswer, split_text
+from model_foundry.devtools.simulator.metrics import Finished
+from model_foundry.lib.slots.runtimes import Runtime
+
+
+@dataclass
+class Reply:
+    """What one request gets back and when: built by the slot, written by :meth:`write`."""
+
+    runtime: Runtime
+    model: str
+    answer: SimAnswer
+    chat: bool
+    request_number: int
+    prompt_s: float
+    gen_s: float
+    reasoning_field: str
+    max_chunks: int
+    # Called with the finished request's numbers once the answer is complete.
+    on_finished: Callable[[Finished], None]
+    # Called right before the last bytes go out (see ``queue.Visit``).
+    leave: Callable[[], None]
+    # Called when the ``drop`` fault cuts the stream.
+    on_dropped: Callable[[], None]
+    arrived: float
+    _created: int = field(default=0, init=False)
+    _begin: float = field(default=0.0, init=False)
+
+    @property
+    def usage(self) -> dict[str, int]:
+        a = self.answer
+        return {
+            "prompt_tokens": a.prompt_tokens,
+            "completion_tokens": a.completion_tokens,
+            "total_tokens": a.prompt_tokens + a.completion_tokens,
+        }
+
+    def timings(self) -> dict[str, Any] | None:
+        if not self.runtime.sends_timings:
+            return None
+        a, prompt_s, gen_s = self.answer, self.prompt_s, self.gen_s
+        return {
+            "prompt_n": a.prompt_tokens,
+            "prompt_ms": prompt_s * 1000,
+            "prompt_per_second": a.prompt_tokens / prompt_s if prompt_s else None,
+            "predicted_n": a.completion_tokens,
+            "predicted_ms": gen_s * 1000,
+            "predicted_per_second": a.completion_tokens / gen_s if gen_s else None,
+        }
+
+    def _envelope(self, obj: str, choices: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "id": f"{'chatcmpl' if self.chat else 'cmpl'}-{self.request_number}",
+            "object": obj,
+            "created": self._created,
+            "model": self.model,
+            "choices": choices,
+        }
+
+    def _finished(self, begin: float, now: float) -> None:
+        a = self.answer
+        self.on_finished(
+            Finished(
+                prompt_tokens=a.prompt_tokens,
+                completion_tokens=a.completion_tokens,
+                finish_reason=a.finish_reason,
+                # Like vLLM's: from arrival, queueing included, to the first token.
+                ttft_s=begin - self.arrived + self.prompt_s,
+                e2e_s=now - self.arrived,
+                prompt_s=self.prompt_s,
+                gen_s=self.gen_s,
+            )
+        )
+
+    async def write(
+        self, request: web.Request, *, stream: bool, include_usage: bool, drop: bool
+    ) -> web.StreamResponse:
+        self._created = int(time.time())
+        loop = asyncio.get_running_loop()
+        self._begin = loop.time()
+        if not stream:
+            return await self._whole()
+        return await self._stream(request, include_usage=include_usage, drop=drop)
+
+    async def _sleep_until(self, offset_s: float) -> None:
+        # Absolute deadlines: timer overshoot on one chunk must not add up over a stream.
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(max(0.0, self._begin + offset_s - loop.time()))
+
+    async def _whole(self) -> web.Response:
+        a = self.answer
+        await self._sleep_until(self.prompt_s + self.gen_s)
+        if self.chat:
+            message: dict[str, Any] = {"role": "assistant", "content": a.content}
+            if a.reasoning:
+                message[self.reasoning_field] = a.reasoning
+            choice: dict[str, Any] = {"index": 0, "message": message}
+        else:
+            choice = {"index": 0, "text": a.content, "logprobs": None}
+        choice["finish_reason"] = a.finish_reason
+        payload = self._envelope("chat.completion" if self.chat else "text_completion", [choice])
+        payload["usage"] = self.usage
+        timings = self.timings()
+        if timings:
+            payload["timings"] = timings
+        self._finished(self._begin, asyncio.get_running_loop().time())
+        self.leave()
+        return web.json_response(payload)
+
+    def _piece(self, text: str, *, reasoning: bool = False, finish: str | None = None) -> dict:
+        if self.chat:
+            delta: dict[str, Any] = {self.reasoning_field: text} if reasoning else {"content": text}
+            return {"index": 0, "delta": delta, "finish_reason": finish}
+        return {"index": 0, "text": text, "logprobs": None, "finish_reason": finish}
+
+    async def _stream(
+        self, request: web.Request, *, include_usage: bool, drop: bool
+    ) -> web.StreamResponse:
+        resp = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await resp.prepare(request)
+        obj = "chat.completion.chunk" if self.chat else "text_completion"
+
+        async def send(choice: dict[str, Any] | None, extra: dict[str, Any] | None = None) -> None:
+            chunk = self._envelope(obj, [choice] if choice else [])
+            chunk.update(extra or {})
+            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+
+        a = self.answer
+        await self._sleep_until(self.prompt_s)
+        pieces: list[tuple[str, bool]] = [(a.reasoning, True)] if a.reasoning else []
+        pieces += [(p, False) for p in split_text(a.content, self.max_chunks)]
+        if self.chat:
+            await send(
+                {"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}
+            )
+        per_piece = self.gen_s / max(len(pieces), 1)
+        for i, (text, is_reasoning) in enumerate(pieces):
+            await send(self._piece(text, reasoning=is_reasoning))
+            if drop and i == 0:
+                # Cut the connection mid-stream, the way a crashed server does.
+                self.on_dropped()
+                self.leave()
+                if request.transport is not None:
+                    request.transport.abort()
+                return resp
+            await self._sleep_until(self.prompt_s + per_piece * (i + 1))
+        await send(self._piece("", finish=a.finish_reason))
+        self._finished(self._begin, asyncio.get_running_loop().time())
+        self.leave()
+        timings = self.timings()
+        if include_usage or timings:
+            extra: dict[str, Any] = {"usage": self.usage} if include_usage else {}
+            if timings:
+                extra["timings"] = timings
+            await send(None, extra)
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+
+__all__ = ["Reply"]

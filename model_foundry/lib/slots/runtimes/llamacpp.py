@@ -1,0 +1,132 @@
+"""llama.cpp's ``llama-server`` (ggml-org/llama.cpp, ``tools/server/README.md``).
+
+- window: ``GET /props`` -> ``default_generation_settings.n_ctx``, one request's share after
+  ``-c`` is split across ``--parallel`` slots;
+- counting: ``POST /apply-template`` renders chat messages with the model's template, then
+  ``POST /tokenize`` (``add_special``: the BOS token counts too) returns ``tokens``;
+- errors: ``{"error": {"code", "message", "type"}}``; a prompt too long reads "request (2719
+  tokens) exceeds the available context size (1024 tokens), try increasing it", or for an
+  input alone larger than the context "input (2719 tokens) is larger than the max context size
+  (1024 tokens). skipping" (``tools/server/server-context.cpp`` as vendored in
+  llama-cpp-python 0.3.36);
+- answers: ``reasoning_content``; a ``timings`` object with exact prompt / generation speeds;
+  builds without a Gemma 4 reasoning parser leave ``<|channel>thought`` markers in the text;
+- structured output: OpenAI's ``response_format`` with ``type: json_schema`` (the server turns
+  the schema into a grammar).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from model_foundry.lib.slots.runtimes.shapes import (
+    Endpoints,
+    HttpClient,
+    MetricNames,
+    server_root,
+)
+
+_CONTEXT_LIMITS = (
+    # The context size comes after the request's own token count.
+    re.compile(r"exceeds the available context size \((\d+) tokens\)", re.IGNORECASE),
+    re.compile(r"larger than the max context size \((\d+) tokens\)", re.IGNORECASE),
+)
+
+
+class LlamaCpp:
+    name = "llamacpp"
+    label = "llama.cpp"
+    context_source = "llama.cpp /props"
+    endpoints = Endpoints(context="/props", apply_template="/apply-template", slots="/slots")
+    metrics = MetricNames(
+        running="llamacpp:requests_processing",
+        waiting="llamacpp:requests_deferred",
+        prompt_tokens="llamacpp:prompt_tokens",
+        generation_tokens="llamacpp:tokens_predicted",
+        prompt_seconds="llamacpp:prompt_seconds",
+        generation_seconds="llamacpp:tokens_predicted_seconds",
+        decodes="llamacpp:n_decode",
+        prompt_tps="llamacpp:prompt_tokens_seconds",
+        generation_tps="llamacpp:predicted_tokens_seconds",
+    )
+    # Read in this order; "reasoning" too, for builds that follow vLLM's newer name.
+    reasoning_fields = ("reasoning_content", "reasoning")
+    sends_timings = True
+    health_body: Mapping[str, Any] | None = MappingProxyType({"status": "ok"})
+
+    def context_url(self, base_url: str) -> str:
+        return f"{server_root(base_url)}{self.endpoints.context}"
+
+    def context_from(self, body: Any, model: str) -> int | None:
+        settings = body.get("default_generation_settings") if isinstance(body, Mapping) else None
+        if isinstance(settings, Mapping):
+            n_ctx = settings.get("n_ctx")
+            if isinstance(n_ctx, int) and n_ctx > 0:
+                return n_ctx
+        return None
+
+    def context_body(self, window: int, model: str) -> dict[str, Any]:
+        return {"default_generation_settings": {"n_ctx": window}, "model_path": model}
+
+    def count_tokens(
+        self,
+        http: HttpClient,
+        root: str,
+        model: str,
+        *,
+        messages: list[dict[str, Any]] | None,
+        prompt: str | None,
+    ) -> int:
+        text = prompt or ""
+        special = False
+        if messages is not None:
+            resp = http.post(f"{root}{self.endpoints.apply_template}", json={"messages": messages})
+            resp.raise_for_status()
+            text = resp.json()["prompt"]
+            special = True
+        resp = http.post(
+            f"{root}{self.endpoints.tokenize}", json={"content": text, "add_special": special}
+        )
+        resp.raise_for_status()
+        return len(resp.json()["tokens"])
+
+    def tokenize_body(self, tokens: list[int], window: int) -> dict[str, Any]:
+        return {"tokens": tokens}
+
+    def context_limit_from_error(self, message: str) -> int | None:
+        for pattern in _CONTEXT_LIMITS:
+            found = pattern.search(message)
+            if found:
+                return int(found.group(1))
+        return None
+
+    def context_error(self, window: int, requested: int) -> tuple[str, str]:
+        return (
+            f"request ({requested} tokens) exceeds the available context size ({window} "
+            "tokens), try increasing it",
+            "exceed_context_size_error",
+        )
+
+    def error_body(self, status: int, message: str, kind: str) -> dict[str, Any]:
+        return {"error": {"code": status, "message": message, "type": kind}}
+
+    def reasoning_style(self, model: str) -> str:
+        return "gemma-channel" if "gemma" in model.lower() else "reasoning_content"
+
+    def structured_output(
+        self, schema: Mapping[str, Any], *, name: str = "answer"
+    ) -> dict[str, Any]:
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": dict(schema), "strict": True},
+            }
+        }
+
+
+LLAMACPP = LlamaCpp()
+
+__all__ = ["LLAMACPP", "LlamaCpp"]
