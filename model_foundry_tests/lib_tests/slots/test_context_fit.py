@@ -1,8 +1,9 @@
 """Context windows, fit routing and chunking without a real model server.
 
-The windows here come from ``context_tokens`` in the slot file and the counts from the stated
-conservative estimate (the simulator has no ``/tokenize``), so every number is exact and the
-tests are deterministic. ``system_tests/test_real_llama.py`` runs the same code against a real
+The windows here come from ``context_tokens`` in the slot file (or the simulator's stated
+default window) and the counts from the conservative estimate or the simulator's stated
+tokenizer (``devtools/simulator/tokenizer.py``), so every number is known and the tests are
+deterministic. ``system_tests/test_real_llama.py`` runs the same code against a real
 llama-server's ``/props`` and ``/tokenize``.
 """
 
