@@ -142,6 +142,24 @@ def dead_letter_max_share() -> float:
     return float(_get("MODEL_FOUNDRY_DEAD_LETTER_MAX_SHARE", "0.05"))
 
 
+DEFAULT_ROUTING_WINDOW_SESSIONS = 20
+
+
+def routing_window_sessions() -> int:
+    """How many of the newest sessions the routing check looks at for an idle live slot."""
+    raw = _get("MODEL_FOUNDRY_ROUTING_WINDOW_SESSIONS", str(DEFAULT_ROUTING_WINDOW_SESSIONS))
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(
+            f"MODEL_FOUNDRY_ROUTING_WINDOW_SESSIONS={raw!r}: must be a whole number of "
+            "sessions, 1 or more"
+        )
+    return value
+
+
 DEFAULT_DATASET_CRON = "0 3 * * *"
 
 

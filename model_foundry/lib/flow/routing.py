@@ -48,7 +48,7 @@ class SlotShare:
     # This slot's turns on this day over all of the session's turns: a session's rows sum to 1.
     share: float
     session_turns: int
-    # The slot names the turns used when none of them is in the slot file (unknown bucket).
+    # Slot names these turns gave that the slot file lacks (mostly the unknown bucket's).
     named_as: tuple[str, ...] = ()
 
 
@@ -103,11 +103,9 @@ def session_shares(turns: Iterable[ChatTurn], slot_file: SlotFile) -> list[SlotS
     for (session, day, slot), members in sorted(groups.items()):
         roles, model = _describe(slot, slot_file)
         if slot == UNKNOWN_SLOT:
-            named = tuple(sorted({t.slot for t in members if t.slot}))
             models = Counter(t.model for t in members if t.model)
             model = models.most_common(1)[0][0] if models else None
-        else:
-            named = ()
+        named = tuple(unknown_slot_names(members, slot_file))
         rows.append(
             SlotShare(
                 correlation_id=session,
@@ -190,24 +188,42 @@ def idle_sentence(verdict: RoutingVerdict) -> str:
     return f"{sentence}; {did}" if did else sentence
 
 
+def verdict_from_counts(
+    turns_by_slot: dict[str, int],
+    sessions: int,
+    unknown_names: Iterable[str],
+    slot_file: SlotFile,
+    profile: str | None = None,
+) -> RoutingVerdict:
+    """The verdict over turns already counted per slot (``unknown`` included)."""
+    name = slot_file.resolve_profile(profile)
+    watched = [s.name for s in watched_slots(slot_file, name)]
+    by_slot = {n: turns_by_slot.get(n, 0) for n in watched}
+    for other, count in turns_by_slot.items():
+        by_slot.setdefault(other, count)
+    total = sum(by_slot.values())
+    return RoutingVerdict(
+        profile=name,
+        sessions=sessions,
+        turns=total,
+        turns_by_slot=by_slot,
+        # Without any turn there is nothing to say about routing.
+        idle=tuple(n for n in watched if by_slot[n] == 0) if total else (),
+        unknown_names=tuple(sorted(set(unknown_names))),
+    )
+
+
 def routing_verdict(
     turns: Sequence[ChatTurn], slot_file: SlotFile, profile: str | None = None
 ) -> RoutingVerdict:
     """The verdict over ``turns`` (the last sessions' turns, chosen by the caller)."""
-    name = slot_file.resolve_profile(profile)
-    counts: Counter[str] = Counter(slot_for(t, slot_file) for t in turns)
-    watched = [s.name for s in watched_slots(slot_file, name)]
-    by_slot = {n: counts.get(n, 0) for n in watched}
-    for other, count in counts.items():
-        by_slot.setdefault(other, count)
-    return RoutingVerdict(
-        profile=name,
-        sessions=len({t.correlation_id for t in turns}),
-        turns=len(turns),
-        turns_by_slot=by_slot,
-        # Without any turn there is nothing to say about routing.
-        idle=tuple(n for n in watched if by_slot[n] == 0) if turns else (),
-        unknown_names=tuple(unknown_slot_names(turns, slot_file)),
+    counts = Counter(slot_for(t, slot_file) for t in turns)
+    return verdict_from_counts(
+        dict(counts),
+        len({t.correlation_id for t in turns}),
+        unknown_slot_names(turns, slot_file),
+        slot_file,
+        profile,
     )
 
 
@@ -221,5 +237,6 @@ __all__ = [
     "session_shares",
     "slot_for",
     "unknown_slot_names",
+    "verdict_from_counts",
     "watched_slots",
 ]

@@ -92,7 +92,9 @@ ON CONFLICT DO NOTHING
 INSERT_FLOW_NODES = f"""
 INSERT INTO flow_nodes BY NAME
 SELECT i.event_id, i.correlation_id, i.occurred_at,
-       i.payload->>'$.node_id' AS node_id, i.payload->>'$.label' AS label
+       i.payload->>'$.node_id' AS node_id, i.payload->>'$.label' AS label,
+       i.payload->>'$.slot' AS slot, i.payload->>'$.role' AS role,
+       i.payload->>'$.model' AS model
 FROM pipeline_event_inbox i
 WHERE i.subject = '{FLOW_LINEAGE}' AND i.payload->>'$.kind' = 'node'
   AND NOT EXISTS (SELECT 1 FROM flow_nodes n WHERE n.event_id = i.event_id)

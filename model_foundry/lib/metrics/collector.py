@@ -136,6 +136,48 @@ def duckdb_families(figures: DuckDBFigures, now: float) -> Iterator[Metric]:
         "Rows in session_summary_translations.",
         value=figures.translations,
     )
+    yield from session_families(figures)
+
+
+def session_families(figures: DuckDBFigures) -> Iterator[Metric]:
+    """The sessions' own work by slot (session_routing) and their flow (session_flow)."""
+    for name, doc, per_slot in (
+        (
+            "model_foundry_session_turns",
+            "The sessions' own chat turns (llm.chat.persist events), by slot.",
+            figures.session_turns,
+        ),
+        (
+            "model_foundry_session_prompt_tokens",
+            "Prompt tokens of the sessions' own chat turns, by slot.",
+            figures.session_prompt_tokens,
+        ),
+        (
+            "model_foundry_session_completion_tokens",
+            "Completion tokens of the sessions' own chat turns, by slot.",
+            figures.session_completion_tokens,
+        ),
+    ):
+        family = CounterMetricFamily(name, doc, labels=["slot"])
+        for slot, n in sorted(per_slot.items()):
+            family.add_metric([slot], n)
+        yield family
+    events = CounterMetricFamily(
+        "model_foundry_flow_events",
+        "Lineage events stored in flow_nodes and flow_edges, by kind.",
+        labels=["kind"],
+    )
+    for kind, n in sorted(figures.flow_events.items()):
+        events.add_metric([kind], n)
+    yield events
+    yield GaugeMetricFamily(
+        "model_foundry_flow_sessions", "Sessions in session_flow.", value=figures.flow_sessions
+    )
+    yield GaugeMetricFamily(
+        "model_foundry_uncoordinated_sessions",
+        "Sessions whose parallel branches never joined again (session_flow.uncoordinated).",
+        value=figures.uncoordinated_sessions,
+    )
 
 
 def nats_families(consumers: dict[str, ConsumerFigures]) -> Iterator[Metric]:
@@ -231,5 +273,6 @@ __all__ = [
     "SlotLoad",
     "duckdb_families",
     "nats_families",
+    "session_families",
     "slot_families",
 ]

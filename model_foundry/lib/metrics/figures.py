@@ -46,6 +46,14 @@ class DuckDBFigures:
     dataset_samples: dict[tuple[str, str], int] = field(default_factory=dict)
     summaries: int = 0
     translations: int = 0
+    # The sessions' own chat turns and their tokens, by the slot session_routing mapped them to.
+    session_turns: dict[str, int] = field(default_factory=dict)
+    session_prompt_tokens: dict[str, int] = field(default_factory=dict)
+    session_completion_tokens: dict[str, int] = field(default_factory=dict)
+    # Lineage events by kind (node, edge), and the sessions session_flow has measured.
+    flow_events: dict[str, int] = field(default_factory=dict)
+    flow_sessions: int = 0
+    uncoordinated_sessions: int = 0
 
 
 def reason_class_sql(column: str = "reason") -> str:
@@ -122,6 +130,26 @@ def _read_completions(con: duckdb.DuckDBPyConnection, figures: DuckDBFigures) ->
     figures.latency = _histograms(con, "latency_s", LATENCY_BUCKETS)
 
 
+def _read_sessions(con: duckdb.DuckDBPyConnection, tables: set[str], f: DuckDBFigures) -> None:
+    if "session_routing" in tables:
+        for slot, turns, prompt, completion in _rows(
+            con,
+            "SELECT slot, sum(turns), sum(prompt_tokens), sum(completion_tokens) "
+            "FROM session_routing GROUP BY slot",
+        ):
+            f.session_turns[slot] = int(turns)
+            f.session_prompt_tokens[slot] = int(prompt)
+            f.session_completion_tokens[slot] = int(completion)
+    for kind, table in (("node", "flow_nodes"), ("edge", "flow_edges")):
+        if table in tables:
+            f.flow_events[kind] = int(_rows(con, f"SELECT count(*) FROM {table}")[0][0])
+    if "session_flow" in tables:
+        total, uncoordinated = _rows(
+            con, "SELECT count(*), count(*) FILTER (WHERE uncoordinated) FROM session_flow"
+        )[0]
+        f.flow_sessions, f.uncoordinated_sessions = int(total), int(uncoordinated)
+
+
 def read_figures(con: duckdb.DuckDBPyConnection) -> DuckDBFigures:
     """Everything the exporter serves from DuckDB, read through ``con`` (read-only is enough)."""
     figures = DuckDBFigures(taken_at=time.time())
@@ -143,6 +171,7 @@ def read_figures(con: duckdb.DuckDBPyConnection) -> DuckDBFigures:
         figures.translations = int(
             _rows(con, "SELECT count(*) FROM session_summary_translations")[0][0]
         )
+    _read_sessions(con, tables, figures)
     return figures
 
 

@@ -19,6 +19,12 @@ from model_foundry.lib.tables.base import Table, View
 from model_foundry.lib.tables.completions import LLM_COMPLETIONS
 from model_foundry.lib.tables.datasets import DATASET_EXPORTS, DATASET_SAMPLES
 from model_foundry.lib.tables.inbox import PIPELINE_EVENT_DEAD_LETTER, PIPELINE_EVENT_INBOX
+from model_foundry.lib.tables.sessions import (
+    SESSION_FLOW,
+    SESSION_ROUTING,
+    SLOT_SHARE_DAILY,
+    SLOT_SHARE_WEEKLY,
+)
 from model_foundry.lib.tables.summaries import (
     SESSION_SUMMARIES,
     SESSION_SUMMARY_PARTS,
@@ -52,6 +58,8 @@ TABLES: tuple[Table, ...] = (
     SLOT_THROUGHPUT,
     DATASET_SAMPLES,
     DATASET_EXPORTS,
+    SESSION_FLOW,
+    SESSION_ROUTING,
 )
 
 # A view may read an earlier one (session_overview reads session_summaries_latest).
@@ -62,6 +70,8 @@ VIEWS: tuple[View, ...] = (
     views.SLOT_THROUGHPUT_LATEST,
     views.SLOT_THROUGHPUT_HOURLY,
     views.DATASET_STATS,
+    SLOT_SHARE_DAILY,
+    SLOT_SHARE_WEEKLY,
 )
 
 

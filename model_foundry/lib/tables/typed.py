@@ -64,6 +64,10 @@ class FlowNodeRow:
     occurred_at: datetime
     node_id: str
     label: str | None
+    # Who ran the step, when the node event says so: the flow picture's colours.
+    slot: str | None = None
+    role: str | None = None
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -157,9 +161,17 @@ FLOW_NODES: Table[FlowNodeRow] = Table(
         correlation_id VARCHAR NOT NULL,
         occurred_at TIMESTAMPTZ NOT NULL,
         node_id VARCHAR NOT NULL,
-        label VARCHAR
+        label VARCHAR,
+        slot VARCHAR,
+        role VARCHAR,
+        model VARCHAR
     )
     """,
+    # Files written before node events kept their slot, role and model get the columns.
+    indexes=tuple(
+        f"ALTER TABLE flow_nodes ADD COLUMN IF NOT EXISTS {column} VARCHAR"
+        for column in ("slot", "role", "model")
+    ),
 )
 
 FLOW_EDGES: Table[FlowEdgeRow] = Table(
