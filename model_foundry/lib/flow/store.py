@@ -130,15 +130,11 @@ def flow_row(graph: FlowGraph) -> SessionFlowRow:
         leaves=f.leaves,
         depth=f.depth,
         max_fan_out=f.max_fan_out,
-        parallel_forks=f.parallel_forks,
         parallel_branches=f.parallel_branches,
         uncoordinated_branches=f.uncoordinated_branches,
         uncoordinated=f.uncoordinated,
-        unknown_nodes=f.unknown_nodes,
         dangling_edges=f.dangling_edges,
         cycles=f.cycles,
-        cycle_nodes=f.cycle_nodes,
-        has_cycle=f.has_cycle,
         slots=tuple(sorted({n.slot for n in graph.nodes.values() if n.slot})),
     )
 

@@ -22,7 +22,6 @@ from model_foundry.lib.tables.inbox import PIPELINE_EVENT_DEAD_LETTER, PIPELINE_
 from model_foundry.lib.tables.sessions import (
     SESSION_FLOW,
     SESSION_ROUTING,
-    SLOT_SHARE_DAILY,
     SLOT_SHARE_WEEKLY,
 )
 from model_foundry.lib.tables.summaries import (
@@ -70,7 +69,6 @@ VIEWS: tuple[View, ...] = (
     views.SLOT_THROUGHPUT_LATEST,
     views.SLOT_THROUGHPUT_HOURLY,
     views.DATASET_STATS,
-    SLOT_SHARE_DAILY,
     SLOT_SHARE_WEEKLY,
 )
 

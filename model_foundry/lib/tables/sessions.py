@@ -28,16 +28,13 @@ class SessionFlowRow:
     leaves: int
     depth: int
     max_fan_out: int
-    parallel_forks: int
     parallel_branches: int
     uncoordinated_branches: int
     # Parallel branches that never joined again, with no edge between them.
     uncoordinated: bool
-    unknown_nodes: int
+    # Edges naming a node that had no node event, and cycles: flagged, never dropped.
     dangling_edges: int
     cycles: int
-    cycle_nodes: int
-    has_cycle: bool
     # The slots the session's node events named.
     slots: tuple[str, ...]
     refreshed_at: datetime | None = field(default=None, metadata=FILLED_BY_DB)
@@ -59,15 +56,11 @@ SESSION_FLOW: Table[SessionFlowRow] = Table(
         leaves BIGINT NOT NULL,
         depth BIGINT NOT NULL,
         max_fan_out BIGINT NOT NULL,
-        parallel_forks BIGINT NOT NULL,
         parallel_branches BIGINT NOT NULL,
         uncoordinated_branches BIGINT NOT NULL,
         uncoordinated BOOLEAN NOT NULL,
-        unknown_nodes BIGINT NOT NULL,
         dangling_edges BIGINT NOT NULL,
         cycles BIGINT NOT NULL,
-        cycle_nodes BIGINT NOT NULL,
-        has_cycle BOOLEAN NOT NULL,
         slots VARCHAR[],
         refreshed_at TIMESTAMPTZ DEFAULT now()
     )
@@ -93,7 +86,6 @@ class SessionRoutingRow:
     session_last_at: datetime
     # Slot names these turns gave that the slot file lacks (mostly the unknown bucket's).
     named_as: tuple[str, ...]
-    refreshed_at: datetime | None = field(default=None, metadata=FILLED_BY_DB)
 
 
 SESSION_ROUTING: Table[SessionRoutingRow] = Table(
@@ -113,24 +105,8 @@ SESSION_ROUTING: Table[SessionRoutingRow] = Table(
         session_turns BIGINT NOT NULL,
         session_last_at TIMESTAMPTZ NOT NULL,
         named_as VARCHAR[],
-        refreshed_at TIMESTAMPTZ DEFAULT now(),
         PRIMARY KEY (correlation_id, day, slot)
     )
-    """,
-)
-
-# Per day and slot over every session: turns, tokens and the slot's share of the day's turns.
-SLOT_SHARE_DAILY = View(
-    "slot_share_daily",
-    """
-    SELECT day, slot,
-           count(DISTINCT correlation_id) AS sessions,
-           sum(turns) AS turns,
-           sum(prompt_tokens) AS prompt_tokens,
-           sum(completion_tokens) AS completion_tokens,
-           round(sum(turns) / sum(sum(turns)) OVER (PARTITION BY day), 4) AS share
-    FROM session_routing
-    GROUP BY day, slot
     """,
 )
 
@@ -143,9 +119,7 @@ SLOT_SHARE_WEEKLY = View(
            sum(turns) AS turns,
            sum(prompt_tokens) AS prompt_tokens,
            sum(completion_tokens) AS completion_tokens,
-           round(sum(turns) / sum(sum(turns)) OVER (), 4) AS share,
-           min(day) AS first_day,
-           max(day) AS last_day
+           round(sum(turns) / sum(sum(turns)) OVER (), 4) AS share
     FROM session_routing
     WHERE day > current_date - INTERVAL 7 DAY
     GROUP BY slot
@@ -155,7 +129,6 @@ SLOT_SHARE_WEEKLY = View(
 __all__ = [
     "SESSION_FLOW",
     "SESSION_ROUTING",
-    "SLOT_SHARE_DAILY",
     "SLOT_SHARE_WEEKLY",
     "SessionFlowRow",
     "SessionRoutingRow",
