@@ -110,7 +110,7 @@ def snapshot_of(defs: dg.Definitions) -> dict[str, Any]:
 def test_definitions_match_the_snapshot() -> None:
     from model_foundry.definitions import defs
 
-    current = snapshot_of(defs)
+    current = snapshot_of(defs())
     text = json.dumps(current, indent=2, sort_keys=True) + "\n"
     if os.environ.get("MODEL_FOUNDRY_UPDATE_SNAPSHOT") == "1":
         SNAPSHOT.write_text(text)
@@ -124,9 +124,10 @@ def test_definitions_match_the_snapshot() -> None:
 def test_every_job_resolves() -> None:
     from model_foundry.definitions import defs
 
-    for job in defs.get_repository_def().get_all_jobs():
+    loaded = defs()
+    for job in loaded.get_repository_def().get_all_jobs():
         assert job.execute_in_process is not None
-        defs.resolve_job_def(job.name)
+        loaded.resolve_job_def(job.name)
 
 
 def test_the_code_location_loads_as_dagster_loads_it() -> None:

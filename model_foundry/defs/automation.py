@@ -1,7 +1,8 @@
 """Declarative automation: downstream assets follow the inbox without anyone clicking.
 
 Every downstream asset carries :func:`on_new_upstream_data`; one automation condition sensor
-(running by default) evaluates them every ``MODEL_FOUNDRY_SENSOR_INTERVAL_S``. When the inbox
+(running by default, added with the other global choices in ``model_foundry/definitions.py``)
+evaluates them every ``MODEL_FOUNDRY_SENSOR_INTERVAL_S``. When the inbox
 commits events, the next tick requests the typed tables, the summaries, the translations and
 the throughput snapshot, in one run; an inbox drain that keeps running while events keep
 coming reports what it committed every ``checkpoint_s`` (see the inbox asset), so the
@@ -13,15 +14,14 @@ from __future__ import annotations
 
 import dagster as dg
 
+from model_foundry.defs import keys
 from model_foundry.lib import settings
 
 # Upstream assets that are materialized by their own sensors or schedules, never by this
 # condition: the subject-partitioned inbox (its drains run for as long as events keep coming)
 # and the nightly dataset collection (hours). A run of them in progress is no reason for a
 # downstream asset to wait; their committed data is, and they report it as it lands.
-INBOX_ASSET = dg.AssetKey("pipeline_event_inbox_record")
-DATASET_ASSET = dg.AssetKey("dataset_samples")
-NOT_AUTOMATED = dg.AssetSelection.assets(INBOX_ASSET, DATASET_ASSET)
+NOT_AUTOMATED = dg.AssetSelection.assets(keys.INBOX, keys.DATASET_SAMPLES)
 
 
 def on_new_upstream_data() -> dg.AutomationCondition:
@@ -62,14 +62,17 @@ def on_new_upstream_data() -> dg.AutomationCondition:
     ).with_label("on_new_upstream_data")
 
 
-automation_sensor = dg.AutomationConditionSensorDefinition(
-    "model_foundry_automation_sensor",
-    target=dg.AssetSelection.all(),
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    minimum_interval_seconds=settings.sensor_interval_s(),
-    description="Materializes downstream assets when the inbox (or their upstream) has new data.",
-)
+def automation_sensor() -> dg.AutomationConditionSensorDefinition:
+    """The one sensor that evaluates every asset's automation condition."""
+    return dg.AutomationConditionSensorDefinition(
+        "model_foundry_automation_sensor",
+        target=dg.AssetSelection.all(),
+        default_status=dg.DefaultSensorStatus.RUNNING,
+        minimum_interval_seconds=settings.sensor_interval_s(),
+        description=(
+            "Materializes downstream assets when the inbox (or their upstream) has new data."
+        ),
+    )
 
-automation_sensors = [automation_sensor]
 
-__all__ = ["NOT_AUTOMATED", "automation_sensor", "automation_sensors", "on_new_upstream_data"]
+__all__ = ["NOT_AUTOMATED", "automation_sensor", "on_new_upstream_data"]

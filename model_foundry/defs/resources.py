@@ -181,12 +181,19 @@ def resources_from_env() -> dict[str, object]:
     }
 
 
+@dg.definitions
+def resources() -> dg.Definitions:
+    """The code location's resources, registered once for every asset, check and sensor."""
+    return dg.Definitions(resources=resources_from_env())
+
+
 __all__ = [
     "FoundryDuckDB",
     "NatsResource",
     "SlotsResource",
     "duckdb_resource_from_env",
     "nats_resource_from_env",
+    "resources",
     "resources_from_env",
     "slots_resource_from_env",
 ]

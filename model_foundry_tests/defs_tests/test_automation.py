@@ -13,16 +13,19 @@ from collections.abc import Iterator
 import dagster as dg
 import pytest
 
-from model_foundry.definitions import defs
+from model_foundry import definitions
+from model_foundry.defs import keys
 from model_foundry.defs.datasets.assets import dataset_collection_job
 from model_foundry.defs.inbox.jobs import inbox_job
 from model_foundry.defs.inbox_tables.assets import INBOX_TABLE_KEYS
 
-INBOX_ASSET = dg.AssetKey("pipeline_event_inbox_record")
-DATASET_ASSET = dg.AssetKey("dataset_samples")
-SUMMARIES = dg.AssetKey("session_summaries")
-TRANSLATIONS = dg.AssetKey("session_summary_translations")
+INBOX_ASSET = keys.INBOX
+DATASET_ASSET = keys.DATASET_SAMPLES
+SUMMARIES = keys.SESSION_SUMMARIES
+TRANSLATIONS = keys.SESSION_SUMMARY_TRANSLATIONS
 THROUGHPUT = dg.AssetKey("slot_throughput")
+# The code location as Dagster loads it, global choices (the automation sensor) included.
+DEFS = definitions.defs()
 DOWNSTREAM = [*INBOX_TABLE_KEYS, SUMMARIES, TRANSLATIONS, THROUGHPUT]
 
 
@@ -35,7 +38,7 @@ class Ticks:
 
     def __call__(self) -> set[dg.AssetKey]:
         result = dg.evaluate_automation_conditions(
-            defs=defs, instance=self.instance, cursor=self.cursor
+            defs=DEFS, instance=self.instance, cursor=self.cursor
         )
         self.cursor = result.cursor
         return {key for key in DOWNSTREAM if result.get_requested_partitions(key)}
@@ -69,7 +72,7 @@ def test_drains_in_progress_do_not_hold_back_the_downstream_assets(
 ) -> None:
     tick = Ticks(instance)
     assert tick() == set()
-    job = defs.resolve_job_def(inbox_job.name)
+    job = DEFS.resolve_job_def(inbox_job.name)
     # Three subjects are still draining (events keep coming); one has committed events.
     for subject in ("llm.tool_call", "llm.flow.lineage", "obsidian.semantic_search"):
         started_run(instance, job, {INBOX_ASSET}, **{"dagster/partition": subject})
@@ -86,7 +89,7 @@ def test_an_update_during_a_downstream_run_is_requested_once_that_run_ends(
     inbox_commit(instance)
     requested = tick()
     assert requested == set(DOWNSTREAM)
-    downstream_job = defs.resolve_implicit_global_asset_job_def()
+    downstream_job = DEFS.resolve_implicit_global_asset_job_def()
     run = started_run(instance, downstream_job, requested)
     # Events committed right after the request, and more while the run is going: the run may
     # already have read the inbox, so both must lead to another request, but not while the
@@ -109,7 +112,7 @@ def test_summaries_wait_for_a_typed_tables_run_in_progress(
 ) -> None:
     tick = Ticks(instance)
     tick()
-    downstream_job = defs.resolve_implicit_global_asset_job_def()
+    downstream_job = DEFS.resolve_implicit_global_asset_job_def()
     # The typed tables are being refreshed by a run of their own; the summaries read them, so
     # they wait for it rather than summarise half of what it will add.
     run = started_run(instance, downstream_job, set(INBOX_TABLE_KEYS))
@@ -125,7 +128,7 @@ def test_a_running_dataset_collection_does_not_hold_back_the_throughput_snapshot
 ) -> None:
     tick = Ticks(instance)
     tick()
-    job = defs.resolve_job_def(dataset_collection_job.name)
+    job = DEFS.resolve_job_def(dataset_collection_job.name)
     started_run(instance, job, {DATASET_ASSET})  # the nightly job, hours long
     instance.report_runless_asset_event(dg.AssetMaterialization(SUMMARIES))
     assert THROUGHPUT in tick()

@@ -7,6 +7,7 @@ from typing import Any
 import dagster as dg
 from pydantic import Field
 
+from model_foundry.defs import keys
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
@@ -52,9 +53,10 @@ class DatasetCollectionConfig(dg.Config):
 
 
 @dg.asset(
+    key=keys.DATASET_SAMPLES,
     group_name="datasets",
     kinds={"duckdb", "llm", "parquet"},
-    deps=[dg.AssetKey("chat_messages")],
+    deps=[keys.CHAT_MESSAGES],
     description=(
         "Samples for a fine-tuning dataset: every prompt source x every chat role of the "
         "active profile x N samples, then exported to data/datasets/<name>/<version>/."

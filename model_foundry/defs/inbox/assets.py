@@ -15,6 +15,7 @@ from typing import Any
 import dagster as dg
 from pydantic import Field
 
+from model_foundry.defs import keys
 from model_foundry.defs.inbox.partitions import subject_partitions
 from model_foundry.defs.resources import FoundryDuckDB, NatsResource
 from model_foundry.lib import settings
@@ -138,6 +139,7 @@ class Checkpoints:
 
 
 @dg.asset(
+    key=keys.INBOX,
     partitions_def=subject_partitions,
     group_name="inbox",
     kinds={"nats", "duckdb"},

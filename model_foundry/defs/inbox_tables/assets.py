@@ -5,6 +5,7 @@ Chat messages and sessions, tool calls, flow lineage and semantic searches.
 
 import dagster as dg
 
+from model_foundry.defs import keys
 from model_foundry.defs.automation import on_new_upstream_data
 from model_foundry.defs.resources import FoundryDuckDB
 from model_foundry.lib.inbox.tables import (
@@ -21,7 +22,6 @@ _DESCRIPTIONS = {
     "semantic_searches": "One row per obsidian.semantic_search event: query and top result.",
 }
 
-INBOX_ASSET = dg.AssetKey("pipeline_event_inbox_record")
 INBOX_TABLE_KEYS = [dg.AssetKey(name) for name in _DESCRIPTIONS]
 
 
@@ -29,7 +29,7 @@ INBOX_TABLE_KEYS = [dg.AssetKey(name) for name in _DESCRIPTIONS]
     specs=[
         dg.AssetSpec(
             key,
-            deps=[INBOX_ASSET],
+            deps=[keys.INBOX],
             group_name="inbox_tables",
             kinds={"duckdb"},
             description=_DESCRIPTIONS[key.path[-1]],

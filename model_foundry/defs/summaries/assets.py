@@ -8,6 +8,7 @@ from collections import Counter
 import dagster as dg
 from pydantic import Field
 
+from model_foundry.defs import keys
 from model_foundry.defs.automation import on_new_upstream_data
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
@@ -32,7 +33,8 @@ class SummaryConfig(dg.Config):
 
 
 @dg.asset(
-    deps=[dg.AssetKey("chat_messages")],
+    key=keys.SESSION_SUMMARIES,
+    deps=[keys.CHAT_MESSAGES],
     group_name="summaries",
     kinds={"duckdb", "llm"},
     automation_condition=on_new_upstream_data(),
@@ -108,6 +110,7 @@ class TranslationConfig(dg.Config):
 
 
 @dg.asset(
+    key=keys.SESSION_SUMMARY_TRANSLATIONS,
     deps=[session_summaries],
     group_name="summaries",
     kinds={"duckdb", "llm"},

@@ -3,6 +3,7 @@
 import dagster as dg
 from pydantic import Field
 
+from model_foundry.defs import keys
 from model_foundry.defs.automation import on_new_upstream_data
 from model_foundry.defs.resources import FoundryDuckDB
 from model_foundry.lib.tables.throughput import ThroughputRow
@@ -20,11 +21,7 @@ class ThroughputConfig(dg.Config):
 
 
 @dg.asset(
-    deps=[
-        dg.AssetKey("session_summaries"),
-        dg.AssetKey("session_summary_translations"),
-        dg.AssetKey("dataset_samples"),
-    ],
+    deps=[keys.SESSION_SUMMARIES, keys.SESSION_SUMMARY_TRANSLATIONS, keys.DATASET_SAMPLES],
     group_name="slots",
     kinds={"duckdb"},
     automation_condition=on_new_upstream_data(),

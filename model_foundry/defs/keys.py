@@ -1,0 +1,23 @@
+"""The asset keys one domain refers to in another's, spelled once.
+
+A dependency named by a string would silently point at nothing after a rename; these names
+fail at import instead, and the definitions snapshot test pins their values.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+INBOX = dg.AssetKey("pipeline_event_inbox_record")
+CHAT_MESSAGES = dg.AssetKey("chat_messages")
+SESSION_SUMMARIES = dg.AssetKey("session_summaries")
+SESSION_SUMMARY_TRANSLATIONS = dg.AssetKey("session_summary_translations")
+DATASET_SAMPLES = dg.AssetKey("dataset_samples")
+
+__all__ = [
+    "CHAT_MESSAGES",
+    "DATASET_SAMPLES",
+    "INBOX",
+    "SESSION_SUMMARIES",
+    "SESSION_SUMMARY_TRANSLATIONS",
+]
