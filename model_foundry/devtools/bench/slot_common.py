@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.devtools.simulator.answers import (
-    DEFAULT_LATENCY,
     answer_chat,
     answer_completion,
+    default_latency,
     default_reasoning_style,
 )
 from model_foundry.lib import settings
@@ -65,9 +65,7 @@ def simulated_latency_s(slot: Slot, task: Task, speed: float, thinking: bool | N
         answer = answer_chat(body, default_reasoning_style(slot))
     else:
         answer = answer_completion(body)
-    return DEFAULT_LATENCY[slot.runtime].seconds(
-        answer.prompt_tokens, answer.completion_tokens, speed
-    )
+    return default_latency(slot).seconds(answer.prompt_tokens, answer.completion_tokens, speed)
 
 
 def plan(
