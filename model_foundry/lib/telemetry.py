@@ -46,6 +46,9 @@ DEFAULT_CLOSE_TIMEOUT_S = 2.0
 # are dropped rather than queued behind a receiver that is down.
 DEFAULT_PAUSE_AFTER_FAILURE_S = 5.0
 
+# The event each rebuilt session_flow row sends, with the session's correlation_id.
+SESSION_FLOW_EVENT = "model_foundry.session_flow"
+
 
 def redact_url(url: str) -> str:
     """``url`` with any ``user:password@`` replaced by ``***@``, fit for logs and metadata."""
@@ -305,6 +308,7 @@ def for_run(run_id: str | None, asset: str | None) -> Telemetry:
 
 
 __all__ = [
+    "SESSION_FLOW_EVENT",
     "Telemetry",
     "TelemetryCounts",
     "for_run",

@@ -139,6 +139,23 @@ def flow_row(graph: FlowGraph) -> SessionFlowRow:
     )
 
 
+def flow_event(row: SessionFlowRow) -> dict[str, object]:
+    """The fields of a ``model_foundry.session_flow`` telemetry event for one session."""
+    return {
+        "correlation_id": row.correlation_id,
+        "node_events": row.node_events,
+        "edge_events": row.edge_events,
+        "nodes": row.nodes,
+        "edges": row.edges,
+        "depth": row.depth,
+        "max_fan_out": row.max_fan_out,
+        "parallel_branches": row.parallel_branches,
+        "uncoordinated": row.uncoordinated,
+        "dangling_edges": row.dangling_edges,
+        "cycles": row.cycles,
+    }
+
+
 @dataclass
 class FlowRefresh:
     """What one ``session_flow`` refresh rebuilt."""
@@ -203,6 +220,14 @@ def routing_rows(turns: list[ChatTurn], slot_file: SlotFile) -> list[SessionRout
     ]
 
 
+def turns_by_slot(rows: list[SessionRoutingRow]) -> dict[str, int]:
+    """Turns per slot over ``rows``, busiest first."""
+    counts: dict[str, int] = defaultdict(int)
+    for row in rows:
+        counts[row.slot] += row.turns
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 @dataclass
 class RoutingRefresh:
     """What one ``session_routing`` refresh rebuilt."""
@@ -254,6 +279,7 @@ def recent_verdict(
 __all__ = [
     "FlowRefresh",
     "RoutingRefresh",
+    "flow_event",
     "flow_row",
     "load_session_graph",
     "recent_verdict",
@@ -261,4 +287,5 @@ __all__ = [
     "refresh_session_routing",
     "routing_rows",
     "session_graphs",
+    "turns_by_slot",
 ]
