@@ -10,6 +10,7 @@ import dagster as dg
 
 INBOX = dg.AssetKey("pipeline_event_inbox_record")
 CHAT_MESSAGES = dg.AssetKey("chat_messages")
+FLOW_LINEAGE = dg.AssetKey("flow_lineage")
 SESSION_SUMMARIES = dg.AssetKey("session_summaries")
 SESSION_SUMMARY_TRANSLATIONS = dg.AssetKey("session_summary_translations")
 DATASET_SAMPLES = dg.AssetKey("dataset_samples")
@@ -17,6 +18,7 @@ DATASET_SAMPLES = dg.AssetKey("dataset_samples")
 __all__ = [
     "CHAT_MESSAGES",
     "DATASET_SAMPLES",
+    "FLOW_LINEAGE",
     "INBOX",
     "SESSION_SUMMARIES",
     "SESSION_SUMMARY_TRANSLATIONS",

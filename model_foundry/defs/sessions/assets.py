@@ -7,6 +7,7 @@ shows the graphs of its largest changed sessions as pictures in its metadata.
 import dagster as dg
 from pydantic import Field
 
+from model_foundry.defs import keys
 from model_foundry.defs.automation import on_new_upstream_data
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import telemetry as telemetry_lib
@@ -45,7 +46,7 @@ def _pictures(refresh: FlowRefresh, config: SessionFlowConfig) -> dict[str, dg.M
 
 
 @dg.asset(
-    deps=[dg.AssetKey("flow_lineage")],
+    deps=[keys.FLOW_LINEAGE],
     group_name="sessions",
     kinds={"duckdb"},
     automation_condition=on_new_upstream_data(),
@@ -87,7 +88,7 @@ def session_flow(
 
 
 @dg.asset(
-    deps=[dg.AssetKey("chat_messages")],
+    deps=[keys.CHAT_MESSAGES],
     group_name="sessions",
     kinds={"duckdb"},
     automation_condition=on_new_upstream_data(),
