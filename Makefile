@@ -35,6 +35,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check model_foundry model_foundry_tests
 	$(VENV)/bin/ruff format --check model_foundry model_foundry_tests
 	$(VENV)/bin/dg check defs
+	$(VENV)/bin/lint-imports
 
 bench: $(STAMP)
 	$(VENV)/bin/model-foundry bench ingest --events 100000 --json

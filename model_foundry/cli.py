@@ -14,23 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.lib import settings
-
-
-class UserError(RuntimeError):
-    """An expected condition the user can fix; printed without a traceback."""
+from model_foundry.lib.errors import UserError
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
-    from model_foundry.devtools.local_nats import NatsServerError
     from model_foundry.lib.datasets import UnsafeNameError
     from model_foundry.lib.nats.connection import NatsUnavailableError
     from model_foundry.lib.query import QueryError
     from model_foundry.lib.storage import DuckDBBusyError
 
     errors: list[type[BaseException]] = [
+        # Dev tools' errors derive from it too (a local nats-server that will not start), so
+        # catching them needs no dev tool imported.
         UserError,
         NatsUnavailableError,
-        NatsServerError,
         DuckDBBusyError,
         FileNotFoundError,
         QueryError,
@@ -234,9 +231,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_simulate_slots(args: argparse.Namespace) -> int:
-    from model_foundry.devtools.simulator.server import run
+    from model_foundry.devtools.simulator.command import main
 
-    return run(args)
+    return main(args.forwarded)
 
 
 def cmd_bench_slots(args: argparse.Namespace) -> int:
@@ -283,72 +280,14 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
 
 
 def _add_simulate_slots(subparsers: Any) -> argparse.ArgumentParser:
+    # The simulator parses its own arguments (devtools/simulator/command.py): registering the
+    # verb here must not import a dev tool. Without -h here, --help reaches its parser too.
     p = subparsers.add_parser(
         "simulate-slots",
         help="dev/test tool: serve the slot file's slots as fake OpenAI-compatible servers",
-        description=(
-            "DEV AND TEST TOOL, not a model: serve each slot of a slot file as an "
-            "OpenAI-compatible server on its base_url's port, with realistic queueing, "
-            "latency and injectable faults. Stop with Ctrl-C."
-        ),
+        add_help=False,
     )
-    p.add_argument(
-        "--slots",
-        type=Path,
-        default=None,
-        help="slot file (default: MODEL_FOUNDRY_SLOTS or the shipped one)",
-    )
-    p.add_argument(
-        "--profile",
-        default=None,
-        help="serve the live slots of this profile (default: MODEL_FOUNDRY_PROFILE)",
-    )
-    p.add_argument(
-        "--all",
-        dest="serve_all",
-        action="store_true",
-        help="serve every slot, not only the live ones",
-    )
-    p.add_argument("--only", nargs="+", default=None, metavar="SLOT", help="serve only these slots")
-    p.add_argument("--host", default=None, help="listen on this host instead of the base_url's")
-    p.add_argument(
-        "--free-ports", action="store_true", help="bind free ports instead of the base_url ports"
-    )
-    p.add_argument(
-        "--write-slot-file",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help="write a copy of the slot file pointing at the ports really bound",
-    )
-    p.add_argument(
-        "--speed", type=float, default=1.0, help="latency divisor: 10 answers 10x faster"
-    )
-    p.add_argument(
-        "--start-delay", type=float, default=0.0, help="seconds /health says 503 loading"
-    )
-    p.add_argument(
-        "--error-rate",
-        type=float,
-        default=0.0,
-        help="share of requests answered with --error-status",
-    )
-    p.add_argument("--error-status", type=int, default=500)
-    p.add_argument(
-        "--burst-503", type=int, default=0, help="answer the next N requests per slot with 503"
-    )
-    p.add_argument(
-        "--burst-429", type=int, default=0, help="answer the next N requests per slot with 429"
-    )
-    p.add_argument("--slowdown", type=float, default=1.0, help="multiply latency by this")
-    p.add_argument(
-        "--drop-rate", type=float, default=0.0, help="share of requests whose connection is cut"
-    )
-    p.add_argument(
-        "--max-chunks", type=int, default=8, help="stream at most this many content chunks"
-    )
-    p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=cmd_simulate_slots)
+    p.set_defaults(func=cmd_simulate_slots, forwards_arguments=True)
     return p
 
 
@@ -525,7 +464,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if rest and not getattr(args, "forwards_arguments", False):
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.forwarded = rest
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from model_foundry.devtools.ports import free_port, port_open
+from model_foundry.lib.errors import UserError
 
 # Big enough that an oversized event reaches the inbox and is dead-lettered with a reason,
 # instead of being refused at publish time where nobody records it.
 DEFAULT_MAX_PAYLOAD = 8 * 1024 * 1024
 
 
-class NatsServerError(RuntimeError):
+class NatsServerError(UserError):
     """The local nats-server could not be found or did not start."""
 
 

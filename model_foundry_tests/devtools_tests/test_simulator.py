@@ -23,6 +23,7 @@ from model_foundry.devtools.simulator import (
     default_window,
 )
 from model_foundry.devtools.simulator import tokenizer as sim_tokenizer
+from model_foundry.devtools.simulator.command import build_parser as simulator_parser
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry_tests.slot_fixtures import run, shipped_data, shipped_slot_file, slot_file_from
@@ -275,10 +276,13 @@ def plamo_prompt(src: str = "English", text: str = "hi", dst: str = "Japanese") 
 
 
 def test_cli_serves_until_terminated(tmp_path: Path) -> None:
-    args = build_parser().parse_args(
+    # The product CLI only names the verb; the simulator parses its own arguments.
+    verb, rest = build_parser().parse_known_args(
         ["simulate-slots", "--all", "--speed", "3", "--error-rate", "0.1"]
     )
-    assert args.func is cmd_simulate_slots and args.serve_all and args.error_rate == 0.1
+    assert verb.func is cmd_simulate_slots
+    args = simulator_parser().parse_args(rest)
+    assert args.serve_all and args.error_rate == 0.1
 
     out = tmp_path / "live.yaml"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

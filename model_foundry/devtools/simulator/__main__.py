@@ -2,6 +2,6 @@
 
 import sys
 
-from model_foundry.cli import main
+from model_foundry.devtools.simulator.command import main
 
-raise SystemExit(main(["simulate-slots", *sys.argv[1:]]))
+raise SystemExit(main(sys.argv[1:]))
