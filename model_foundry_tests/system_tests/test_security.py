@@ -362,6 +362,11 @@ REVIEWED = {
     "takes no parameters",
     ("lib/storage.py", "int(self.threads)"): "a positive int checked in __init__ and cast by "
     "int(); SET takes no parameters",
+    ("lib/tables/base.py", "self.name"): "a table name defined in code, checked to be a plain "
+    "identifier in Table.__post_init__; DuckDB takes no parameters for identifiers",
+    ("lib/tables/base.py", "staged"): "'_staged_' + the table name (an identifier, see above)",
+    ("lib/tables/base.py", "_VERBS[on_conflict]"): "one of three fixed INSERT verbs",
+    ("lib/tables/base.py", "_TAILS[on_conflict]"): "one of two fixed ON CONFLICT tails",
 }
 
 

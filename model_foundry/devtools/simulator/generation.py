@@ -4,16 +4,51 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+import random
+from typing import Any, Protocol
 
 from aiohttp import web
 
-from model_foundry.devtools.simulator.answers import SimAnswer, answer_chat, answer_completion
-from model_foundry.devtools.simulator.metrics import Finished
+from model_foundry.devtools.simulator.answers import (
+    Faults,
+    LatencyModel,
+    ReasoningStyle,
+    SimAnswer,
+    answer_chat,
+    answer_completion,
+)
+from model_foundry.devtools.simulator.metrics import Finished, SlotMetrics
+from model_foundry.devtools.simulator.queue import SlotQueue, SlotStats
 from model_foundry.devtools.simulator.respond import Reply
+from model_foundry.lib.slots.config import Slot
+from model_foundry.lib.slots.runtimes import Runtime
 
-if TYPE_CHECKING:
-    from model_foundry.devtools.simulator.slot import SimSlot
+
+class SimulatedSlot(Protocol):
+    """What answering needs of its slot (``slot.SimSlot``): a protocol, so the slot that
+    routes requests here and this module do not import each other."""
+
+    slot: Slot
+    runtime: Runtime
+    errors: Runtime
+    faults: Faults
+    latency: LatencyModel
+    reasoning_style: ReasoningStyle
+    speed: float
+    max_chunks: int
+    window: int | None
+    rng: random.Random
+    queue: SlotQueue
+    prometheus: SlotMetrics
+
+    @property
+    def stats(self) -> SlotStats: ...
+
+    @property
+    def loading(self) -> bool: ...
+
+    def error_response(self, status: int, message: str, kind: str) -> web.Response: ...
+
 
 Fault = tuple[int, str, str]
 
@@ -30,7 +65,7 @@ async def json_object(request: web.Request) -> dict[str, Any] | None:
 class Generation:
     """``/v1/chat/completions`` and ``/v1/completions`` of one simulated slot."""
 
-    def __init__(self, sim: SimSlot) -> None:
+    def __init__(self, sim: SimulatedSlot) -> None:
         self.sim = sim
 
     def _pick_fault(self, text: str, prompt_tokens: int) -> Fault | str | None:

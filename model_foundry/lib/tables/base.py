@@ -88,6 +88,13 @@ class Table(Generic[Row]):
     ddl: str
     indexes: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        # Names are formatted into the SQL this class builds (DuckDB takes no parameters for
+        # identifiers): only plain identifiers defined in code may be one.
+        for name in (self.name, *self.columns):
+            if not name.isidentifier():
+                raise ValueError(f"table {self.name!r}: {name!r} is not a plain identifier")
+
     @property
     def statements(self) -> tuple[str, ...]:
         """What creates the table on a file that lacks it; safe to run again."""

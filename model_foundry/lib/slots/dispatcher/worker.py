@@ -4,24 +4,43 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Mapping
+from typing import Protocol
 
 from model_foundry.lib.slots.client import Attempt, SlotClient
 from model_foundry.lib.slots.config import Slot
+from model_foundry.lib.slots.dispatcher.ledger import Ledger
 from model_foundry.lib.slots.dispatcher.place import HeldPlace
-from model_foundry.lib.slots.dispatcher.routing import Pending
+from model_foundry.lib.slots.dispatcher.progress import Progress
+from model_foundry.lib.slots.dispatcher.routing import Pending, Router, WorkQueue
+from model_foundry.lib.slots.dispatcher.tasks import DispatchOptions
 from model_foundry.lib.slots.leases import LeaseError
 from model_foundry.lib.slots.limiter import Limiter
 
-if TYPE_CHECKING:
-    from model_foundry.lib.slots.dispatcher.batch import Batch
+
+class WorkSource(Protocol):
+    """What a worker needs of its batch (``batch.Batch``): its queue, routing, ledger and
+    progress. A protocol, so the batch that creates workers and the workers it creates do not
+    import each other."""
+
+    options: DispatchOptions
+    progress: Progress
+    queue: WorkQueue
+    router: Router
+    ledger: Ledger
+    thinking: Mapping[str, bool | None]
+
+    def finished(self) -> bool: ...
+
+    def no_work_for(self, slot: str) -> bool: ...
+
+    async def wait_for_change(self, slot: str, changed: asyncio.Event | None = None) -> None: ...
 
 
 class SlotWorker:
     """One of the ``parallel`` workers of ``slot``; it pulls until the batch is finished."""
 
-    def __init__(self, batch: Batch, slot: Slot, client: SlotClient, limiter: Limiter) -> None:
+    def __init__(self, batch: WorkSource, slot: Slot, client: SlotClient, limiter: Limiter) -> None:
         self.batch = batch
         self.slot = slot
         self.client = client
