@@ -12,6 +12,7 @@ from pathlib import Path
 
 from model_foundry.lib import storage
 from model_foundry.lib.summaries.prompts import ChatLine
+from model_foundry.lib.tables.base import fetch
 
 
 @dataclass
@@ -39,6 +40,16 @@ ORDER BY s.correlation_id
 LIMIT ?
 """
 
+
+@dataclass(frozen=True)
+class _Message:
+    correlation_id: str
+    event_id: str
+    occurred_at: datetime
+    role: str | None
+    content: str
+
+
 SESSION_MESSAGES_SQL = """
 SELECT correlation_id, event_id, occurred_at, role, coalesce(content, '') AS content
 FROM chat_messages
@@ -50,15 +61,20 @@ ORDER BY correlation_id, occurred_at, event_id, message_index
 def sessions_to_summarise(db_path: str | Path, limit: int) -> list[SessionToSummarise]:
     with storage.connect(db_path) as con:
         ids = [r[0] for r in con.execute(PENDING_SESSIONS_SQL, [limit]).fetchall()]
-        rows = con.execute(SESSION_MESSAGES_SQL, [ids]).fetchall() if ids else []
+        messages = fetch(con, _Message, SESSION_MESSAGES_SQL, [ids]) if ids else []
     sessions: dict[str, SessionToSummarise] = {}
-    for corr, event_id, at, role, content in rows:
-        s = sessions.setdefault(corr, SessionToSummarise(corr, 0, [], at, at, []))
-        if event_id not in s.event_ids:
-            s.event_ids.append(event_id)
+    for m in messages:
+        s = sessions.get(m.correlation_id)
+        if s is None:
+            s = sessions[m.correlation_id] = SessionToSummarise(
+                correlation_id=m.correlation_id, chat_events=0, event_ids=[],
+                first_event_at=m.occurred_at, last_event_at=m.occurred_at, lines=[],
+            )  # fmt: skip
+        if m.event_id not in s.event_ids:
+            s.event_ids.append(m.event_id)
         s.chat_events = len(s.event_ids)
-        s.last_event_at = at
-        s.lines.append(ChatLine(role or "unknown", content))
+        s.last_event_at = m.occurred_at
+        s.lines.append(ChatLine(m.role or "unknown", m.content))
     return list(sessions.values())
 
 
@@ -83,9 +99,7 @@ LIMIT ?
 
 def summaries_to_translate(db_path: str | Path, limit: int) -> list[SummaryToTranslate]:
     with storage.connect(db_path) as con:
-        cursor = con.execute(PENDING_TRANSLATIONS_SQL, [limit])
-        names = [d[0] for d in cursor.description]
-        return [SummaryToTranslate(**dict(zip(names, r, strict=True))) for r in cursor.fetchall()]
+        return fetch(con, SummaryToTranslate, PENDING_TRANSLATIONS_SQL, [limit])
 
 
 __all__ = [
