@@ -414,7 +414,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_up)
 
     p = sub.add_parser("demo", help="one-shot: sample events through the whole pipeline")
-    p.add_argument("--events", type=int, default=200)
+    # 400: enough lineage per session for each sample session's workers to show their branches.
+    p.add_argument("--events", type=int, default=400)
     p.set_defaults(func=cmd_demo)
 
     bench = sub.add_parser("bench", help="benchmarks, reported against a baseline in the same run")

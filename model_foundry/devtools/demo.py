@@ -9,7 +9,7 @@ from typing import Any
 
 import dagster as dg
 
-from model_foundry.lib import settings
+from model_foundry.lib import settings, storage
 from model_foundry.lib.datasets import collection_line
 from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.inbox.publish import publish_events, sample_events
@@ -50,6 +50,42 @@ def _print_causes(metadata: dict[str, Any]) -> None:
         print(line)
 
 
+def _print_sessions(result: dg.ExecuteInProcessResult, db: Path) -> None:
+    """What the sessions did: their flow, one picture of it, which slot got their turns."""
+    from model_foundry.lib.flow.render import write_picture
+    from model_foundry.lib.flow.store import load_session_graph
+
+    flow = _metadata(result, "session_flow")
+    if flow is not None:
+        print(
+            f"  session_flow: {flow['dagster/row_count']} sessions, "
+            f"{flow['uncoordinated_sessions']} with uncoordinated parallel work"
+        )
+        found = _rows(
+            db,
+            "SELECT correlation_id FROM session_flow "
+            "ORDER BY uncoordinated DESC, node_events + edge_events DESC, correlation_id LIMIT 1",
+        )
+        graph = load_session_graph(db, found[0][0]) if found else None
+        if graph is not None:
+            path = write_picture(graph, db.parent / f"flow-{graph.correlation_id}.svg")
+            print(f"  flow of {graph.correlation_id} drawn to {path}")
+    routing = _metadata(result, "session_routing")
+    if routing is not None:
+        turns = routing["turns_by_slot"]
+        total = sum(turns.values()) or 1
+        shares = ", ".join(f"{slot} {100 * n / total:.0f}%" for slot, n in turns.items())
+        print(f"  session_routing: the sessions' {total} turns went to {shares or '-'}")
+    for check in result.get_asset_check_evaluations():
+        verdict = "passed" if check.passed else f"WARNING: {check.description}"
+        print(f"  check {check.check_name}: {verdict}")
+
+
+def _rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    with storage.connect(db, read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
 def _prompt_dir() -> Path:
     """The data dir's prompt files, or the shipped example when it has none (a fresh run)."""
     own = settings.data_dir() / "prompts"
@@ -58,10 +94,12 @@ def _prompt_dir() -> Path:
     return settings.DEFAULT_DATA_DIR / "prompts"
 
 
-def run_demo(events: int = 200) -> int:
+def run_demo(events: int = 400) -> int:
     from model_foundry.defs.datasets.assets import dataset_samples
     from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
     from model_foundry.defs.inbox_tables.assets import inbox_tables
+    from model_foundry.defs.sessions.assets import session_flow, session_routing
+    from model_foundry.defs.sessions.checks import live_slots_get_turns
     from model_foundry.defs.summaries.assets import (
         session_summaries,
         session_summary_translations,
@@ -81,9 +119,19 @@ def run_demo(events: int = 200) -> int:
                 f"  {subject:<26} received {record['received']:>4}  inserted "
                 f"{record['inserted']:>4}  dead-lettered {record['dead_lettered']}"
             )
-        print("downstream (what the automation sensor runs): tables, summaries, translations")
+        print(
+            "downstream (what the automation sensor runs): tables, summaries, translations, "
+            "sessions' flow and routing"
+        )
         result = materialize(
-            [inbox_tables, session_summaries, session_summary_translations],
+            [
+                inbox_tables,
+                session_summaries,
+                session_summary_translations,
+                session_flow,
+                session_routing,
+                live_slots_get_turns,
+            ],
             instance=instance,
             **QUIET,
         )
@@ -105,6 +153,7 @@ def run_demo(events: int = 200) -> int:
                 f"written ({by_direction or 'none pending'})"
             )
             _print_causes(translations)
+        _print_sessions(result, settings.duckdb_path())
         print("dataset collection (what the nightly schedule runs):")
         result = materialize(
             [dataset_samples],
@@ -145,6 +194,14 @@ def run_demo(events: int = 200) -> int:
     print(
         run_query("SELECT dataset, version, role, samples, empty, truncated FROM dataset_stats", db)
     )
+    print(
+        run_query(
+            "SELECT correlation_id, node_events, edge_events, depth, max_fan_out, "
+            "parallel_branches, uncoordinated FROM session_flow ORDER BY correlation_id",
+            db,
+        )
+    )
+    print(run_query("SELECT * FROM slot_share_weekly ORDER BY share DESC", db))
     if dataset is not None and dataset.get("export_path"):
         print(f"\ndataset exported to {dataset['export_path']}")
     print(

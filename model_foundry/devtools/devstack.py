@@ -312,7 +312,7 @@ def up(port: int = 3000) -> int:
                     p.kill()
 
 
-def demo(events: int = 200) -> int:
+def demo(events: int = 400) -> int:
     """Publish sample events, materialize the real assets, print a report from DuckDB.
 
     The demo never touches the user's data: its DuckDB file, datasets and NATS store live in

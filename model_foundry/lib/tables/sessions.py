@@ -116,9 +116,9 @@ SLOT_SHARE_WEEKLY = View(
     """
     SELECT slot,
            count(DISTINCT correlation_id) AS sessions,
-           sum(turns) AS turns,
-           sum(prompt_tokens) AS prompt_tokens,
-           sum(completion_tokens) AS completion_tokens,
+           sum(turns)::BIGINT AS turns,
+           sum(prompt_tokens)::BIGINT AS prompt_tokens,
+           sum(completion_tokens)::BIGINT AS completion_tokens,
            round(sum(turns) / sum(sum(turns)) OVER (), 4) AS share
     FROM session_routing
     WHERE day > current_date - INTERVAL 7 DAY
