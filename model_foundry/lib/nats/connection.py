@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import ssl
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext
@@ -26,6 +26,7 @@ from nats.js.errors import NotFoundError
 
 from model_foundry.lib import settings
 from model_foundry.lib.events import ALL_SUBJECTS, SUBJECTS
+from model_foundry.lib.nats.connect import open_connection, tls_context, without_userinfo
 from model_foundry.lib.nats.consumers import (
     ConsumerPending,
     ConsumerSettings,
@@ -38,15 +39,6 @@ from model_foundry.lib.nats.errors import NatsLayoutError, NatsUnavailableError
 
 log = logging.getLogger(__name__)
 
-
-def _not_tls_eof_noise(record: logging.LogRecord) -> bool:
-    # asyncio warns on every TLS connection that nats-py's stream protocol ends (its
-    # eof_received returns True, which SSL ignores); harmless, but it buried the one-sentence
-    # errors the CLI prints for a refused or untrusted NATS server.
-    return "eof_received() has no effect when using ssl" not in record.getMessage()
-
-
-logging.getLogger("asyncio").addFilter(_not_tls_eof_noise)
 
 DEFAULT_STREAM = "PIPELINE_EVENTS"
 
@@ -81,104 +73,26 @@ class NatsClient:
     @property
     def redacted_servers(self) -> str:
         """The server URLs for messages: any ``user:password@`` replaced by ``***@``."""
-        return ", ".join(_without_userinfo(url) for url in self.server_list)
+        return ", ".join(without_userinfo(url) for url in self.server_list)
 
     @property
     def server_list(self) -> list[str]:
         return [s.strip() for s in self.servers.split(",") if s.strip()]
 
-    def _tls_context(self) -> ssl.SSLContext | None:
-        if self.tls_ca:
-            return ssl.create_default_context(cafile=self.tls_ca)
-        if any(s.startswith("tls://") for s in self.server_list):
-            return ssl.create_default_context()
-        return None
-
     async def connect(self) -> NATS:
         """Connect, or raise :class:`NatsUnavailableError` naming the URLs and the cause."""
-        failures: list[BaseException] = []
-        # A failed certificate check leaves nats-py's connect hanging forever
-        # (nats-io/nats.py#718); it cannot succeed on retry either, so it ends the attempt.
-        untrusted = asyncio.Event()
-
-        async def on_error(exc: Exception) -> None:
-            # nats-py reports each failed attempt here; keep them for one clear message.
-            failures.append(exc)
-            if isinstance(exc, ssl.SSLCertVerificationError):
-                untrusted.set()
-
-        attempts = 3
-        kwargs: dict = {
-            "servers": self.server_list,
-            "connect_timeout": self.connect_timeout_s,
-            "max_reconnect_attempts": attempts,
-            "reconnect_time_wait": 0.5,
-            "error_cb": on_error,
-            "name": "model-foundry",
-        }
+        options: dict[str, Any] = {}
         if self.user is not None:
-            kwargs["user"] = self.user
-            kwargs["password"] = self.password or ""
+            options["user"] = self.user
+            options["password"] = self.password or ""
         if self.token:
-            kwargs["token"] = self.token
+            options["token"] = self.token
         if self.creds_file:
-            kwargs["user_credentials"] = self.creds_file
-        tls = self._tls_context()
+            options["user_credentials"] = self.creds_file
+        tls = tls_context(self.server_list, self.tls_ca)
         if tls is not None:
-            kwargs["tls"] = tls
-        nc = NATS()
-        connecting = asyncio.ensure_future(nc.connect(**kwargs))
-        giving_up = asyncio.ensure_future(untrusted.wait())
-        # Every attempt is bounded by connect_timeout; this bounds the whole, hangs included.
-        deadline = self.connect_timeout_s * (attempts + 1) + 0.5 * attempts + 2.0
-        try:
-            await asyncio.wait(
-                {connecting, giving_up}, timeout=deadline, return_when=asyncio.FIRST_COMPLETED
-            )
-        finally:
-            giving_up.cancel()
-        if connecting.done() and not connecting.cancelled() and connecting.exception() is None:
-            return nc
-        error: BaseException | None = None
-        if connecting.done() and not connecting.cancelled():
-            error = connecting.exception()
-        else:
-            connecting.cancel()
-            await asyncio.wait({connecting}, timeout=1.0)
-        raise NatsUnavailableError(self._connect_failure(failures, error)) from None
-
-    def _connect_failure(self, failures: list[BaseException], error: BaseException | None) -> str:
-        """One sentence that names the URLs, what went wrong and what to do about it."""
-        urls = ", ".join(_without_userinfo(url) for url in self.server_list)
-
-        def describe(exc: BaseException) -> str:
-            return f"{type(exc).__name__}: {exc}".strip()
-
-        # The last failure is often the reset that follows a refusal, so look for the cause.
-        refused = [
-            f for f in failures if "authori" in str(f).lower() or "authenti" in str(f).lower()
-        ]
-        if refused:
-            return (
-                f"NATS at {urls} refused the credentials ({describe(refused[-1])}); check "
-                "NATS_USER and NATS_PASSWORD, NATS_TOKEN or NATS_CREDS."
-            )
-        untrusted = [f for f in failures if isinstance(f, ssl.SSLCertVerificationError)]
-        if untrusted:
-            return (
-                f"NATS at {urls} presented a TLS certificate that could not be verified "
-                f"({describe(untrusted[-1])}); point NATS_TLS_CA at the CA file that signed it."
-            )
-        if failures:
-            cause = describe(failures[-1])
-        elif error is not None:
-            cause = describe(error)
-        else:
-            cause = "no answer"
-        return (
-            f"cannot reach NATS at {urls} ({cause}); start it with "
-            "`make up` or point NATS_URL at a running server."
-        )
+            options["tls"] = tls
+        return await open_connection(self.server_list, self.connect_timeout_s, options)
 
     @property
     def consumer_settings(self) -> ConsumerSettings:
@@ -270,17 +184,6 @@ class NatsClient:
                 await nc.close()
 
         return asyncio.run(run())
-
-
-def _without_userinfo(url: str) -> str:
-    """``url`` with any ``user:password@`` replaced, so error messages never carry a secret."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        scheme, rest = "", url
-    host = rest.rsplit("@", 1)[-1]
-    if host == rest:
-        return url
-    return f"{scheme}{sep}***@{host}"
 
 
 def nats_client_from_env() -> NatsClient:
