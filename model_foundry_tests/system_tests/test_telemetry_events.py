@@ -130,6 +130,15 @@ def test_pipeline_events_carry_the_sessions_of_the_inbox_rows(
         ("Japanese", "English"),
     }
 
+    # Each session whose flow was rebuilt, with its figures as session_flow stored them.
+    flows = {e["correlation_id"]: e for e in receiver.named("model_foundry.session_flow")}
+    stored_flows = rows(
+        db_path, "SELECT correlation_id, node_events, edge_events FROM session_flow"
+    )
+    assert len(flows) == len(stored_flows) == 4
+    for cid, node_events, edge_events in stored_flows:
+        assert (flows[cid]["node_events"], flows[cid]["edge_events"]) == (node_events, edge_events)
+
     # The dataset export.
     (export,) = receiver.named("model_foundry.dataset_export")
     samples = count(db_path, "SELECT count(*) FROM dataset_samples")
@@ -145,6 +154,7 @@ def test_pipeline_events_carry_the_sessions_of_the_inbox_rows(
             "flow_lineage",
             "semantic_searches",
             "slot_throughput",
+            "session_routing",
         }:
             continue  # no telemetry of their own: their SQL runs inside DuckDB
         for meta in metas:
