@@ -153,6 +153,16 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    from model_foundry.lib.inbox.tables import refresh_inbox_tables
+
+    result = refresh_inbox_tables(settings.duckdb_path(), rebuild=True)
+    print(f"{args.step}: rebuilt from the whole inbox (commits up to {result.upto})")
+    for name, rows in result.totals.items():
+        print(f"  {name}: {rows} rows")
+    return 0
+
+
 def cmd_query(args: argparse.Namespace) -> int:
     from model_foundry.lib.query import run_query
 
@@ -202,6 +212,12 @@ def cmd_flow(args: argparse.Namespace) -> int:
 
 def cmd_bench_ingest(args: argparse.Namespace) -> int:
     from model_foundry.devtools.bench.ingest import main
+
+    return main(args)
+
+
+def cmd_bench_downstream(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.downstream import main
 
     return main(args)
 
@@ -396,6 +412,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-nats", action="store_true", help="do not read consumer counts")
     p.set_defaults(func=cmd_metrics)
 
+    p = sub.add_parser(
+        "rebuild", help="empty a downstream step's tables and read the whole inbox again"
+    )
+    p.add_argument(
+        "--step",
+        choices=["inbox_tables"],
+        default="inbox_tables",
+        help="the step (the typed tables: chat_messages ... semantic_searches)",
+    )
+    p.set_defaults(func=cmd_rebuild)
+
     p = sub.add_parser("query", help="run SQL against the DuckDB file and print a table")
     p.add_argument("sql")
     p.add_argument(
@@ -447,6 +474,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_e2e)
+
+    p = bench_sub.add_parser(
+        "downstream", help="typed-table refresh, summary selection, exporter: big vs empty inbox"
+    )
+    p.add_argument("--prefill", type=int, default=1_000_000, help="inbox rows of a realistic mix")
+    p.add_argument("--new", type=int, default=1000, help="events added before the timed refresh")
+    p.add_argument("--repeat", type=int, default=3, help="timed refreshes per side; best taken")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench_downstream)
 
     p = bench_sub.add_parser(
         "duckdb", help="the one DuckDB file's limits: inbox rows/s beside summaries, writers/min"

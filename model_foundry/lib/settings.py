@@ -129,6 +129,12 @@ def ingest_memory_limit() -> str:
     return _get("MODEL_FOUNDRY_INGEST_MEMORY_LIMIT", "64MB")
 
 
+def downstream_memory_limit() -> str | None:
+    """DuckDB memory_limit of the downstream steps' writer (typed tables, summaries'
+    pending reads); unset: DuckDB's own (80% of the machine's memory)."""
+    return _get("MODEL_FOUNDRY_DOWNSTREAM_MEMORY_LIMIT") or None
+
+
 def sensor_interval_s() -> int:
     return int(_get("MODEL_FOUNDRY_SENSOR_INTERVAL_S", "15"))
 

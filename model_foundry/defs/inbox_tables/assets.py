@@ -1,6 +1,8 @@
-"""The typed inbox tables, refreshed from the inbox by incremental SQL.
+"""The typed inbox tables, refreshed from the inbox by commit position.
 
-Chat messages and sessions, tool calls, flow lineage and semantic searches.
+Chat messages and sessions, tool calls, flow lineage and semantic searches. Each run reads
+only what the inbox committed since the last one; ``rebuild: true`` in the run config (or
+``model-foundry rebuild``) empties the tables and reads the whole inbox again.
 """
 
 import dagster as dg
@@ -13,6 +15,11 @@ from model_foundry.lib.inbox.tables import (
 )
 
 # The asset.
+
+
+class InboxTablesConfig(dg.Config):
+    rebuild: bool = False
+
 
 _DESCRIPTIONS = {
     "chat_messages": "One row per chat message of llm.chat.persist events.",
@@ -39,14 +46,17 @@ INBOX_TABLE_KEYS = [dg.AssetKey(name) for name in _DESCRIPTIONS]
     ],
     name="inbox_tables",
 )
-def inbox_tables(context: dg.AssetExecutionContext, duckdb: FoundryDuckDB):
-    result = refresh_inbox_tables(duckdb.database)
+def inbox_tables(
+    context: dg.AssetExecutionContext, config: InboxTablesConfig, duckdb: FoundryDuckDB
+):
+    result = refresh_inbox_tables(duckdb.database, rebuild=config.rebuild)
     context.log.info(f"inbox tables: added {result.added}")
     for key in INBOX_TABLE_KEYS:
         name = key.path[-1]
         metadata = {
             "added": result.added.get(name, 0),
             "dagster/row_count": result.totals.get(name, 0),
+            "inbox_position": result.upto,
         }
         if name == "chat_sessions":
             metadata["sessions_touched"] = dg.MetadataValue.json(result.sessions_touched[:200])

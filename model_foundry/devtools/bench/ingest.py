@@ -38,6 +38,7 @@ from nats.js.api import AckPolicy, ConsumerConfig
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.inbox.drain import DEFAULT_BATCH_SIZE, drain_subject
+from model_foundry.lib.inbox.positions import next_commit_seq
 from model_foundry.lib.inbox.publish import publish_events, sample_events
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.nats.pull import Puller
@@ -75,10 +76,14 @@ def prefill_inbox(db_path: str | Path, rows: int, *, end: datetime | None = None
     started = time.perf_counter()
     with connect(db_path) as con:
         con.execute("SET enable_progress_bar = false")
+        con.execute("BEGIN TRANSACTION")
+        # One commit, so one commit number, as the writer would give it.
+        seq = next_commit_seq(con)
         con.execute(
             """
             INSERT INTO pipeline_event_inbox (event_id, subject, source_subject, correlation_id,
-                occurred_at, received_at, stream_seq, payload, body_sha256, published_at)
+                occurred_at, received_at, stream_seq, payload, body_sha256, published_at,
+                commit_seq)
             SELECT gen_random_uuid()::VARCHAR, 'llm.chat.persist', 'llm.chat.persist',
                 ? || (i // 500)::VARCHAR, t, t, i + 1,
                 json_object('messages', [
@@ -86,11 +91,12 @@ def prefill_inbox(db_path: str | Path, rows: int, *, end: datetime | None = None
                         'Summarise the tool calls from the last coding session ' || i::VARCHAR),
                     json_object('role', 'assistant', 'content',
                         'Done: the writer now opens, writes one batch, commits and closes.')]),
-                sha256(i::VARCHAR), t
+                sha256(i::VARCHAR), t, ?
             FROM (SELECT i, ?::TIMESTAMPTZ - to_seconds(? - i) AS t FROM range(?) r(i))
             """,
-            [PREFILL_TAG, end, rows, rows],
+            [PREFILL_TAG, seq, end, rows, rows],
         )
+        con.execute("COMMIT")
     return time.perf_counter() - started
 
 

@@ -19,6 +19,10 @@ every re-sent copy is found, however late it comes. Two *different* bodies with 
 
 Only one process can write a DuckDB file at a time and the drain writes from one thread, so
 each batch's check sees every earlier batch.
+
+Each batch that stores events takes the next commit number in its own transaction and stamps
+it on its rows as ``commit_seq``: downstream steps read the inbox by that position
+(``lib/tables/positions.py`` says why numbers follow commit order).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import duckdb
 import pyarrow as pa
 
 from model_foundry.lib.events import DeadLetter, InboxEvent
+from model_foundry.lib.inbox.positions import next_commit_seq
 from model_foundry.lib.tables.base import fetch
 from model_foundry.lib.tables.inbox import PIPELINE_EVENT_DEAD_LETTER, PIPELINE_EVENT_INBOX
 
@@ -79,6 +84,8 @@ _INBOX_SOURCES: dict[str, Callable[[InboxEvent], object]] = {
     "payload": attrgetter("payload_json"),
     "body_sha256": attrgetter("body_sha256"),
     "published_at": attrgetter("published_at"),
+    # Known only inside the transaction: the append replaces it with the commit's number.
+    "commit_seq": lambda _e: 0,
 }
 # The dead-letter columns but ``stream``, which is the batch's.
 _DEAD_SOURCES: dict[str, Callable[[DeadLetter], object]] = {
@@ -223,7 +230,9 @@ SELECT i.event_id, epoch_us(i.occurred_at) FROM {INBOX} i
 WHERE i.occurred_at BETWEEN ? AND ?
   AND i.event_id IN (SELECT event_id FROM _staged_inbox)
 """
-_APPEND_STAGED = f"INSERT INTO {INBOX} BY NAME SELECT * FROM _staged_inbox"
+_APPEND_STAGED = (
+    f"INSERT INTO {INBOX} BY NAME SELECT * REPLACE (?::BIGINT AS commit_seq) FROM _staged_inbox"
+)
 
 
 def _has_near_copy(e: InboxEvent, stored: dict[str, list[int]]) -> bool:
@@ -233,6 +242,19 @@ def _has_near_copy(e: InboxEvent, stored: dict[str, list[int]]) -> bool:
         return False
     at = _micros(e.occurred_at)
     return any(abs(us - at) <= _WINDOW_US for us in times)
+
+
+@dataclass
+class _CommitSeq:
+    """The transaction's commit number, taken from the counter on the first insert only: a
+    batch of nothing but duplicates or dead letters takes none."""
+
+    value: int | None = None
+
+    def take(self, con: duckdb.DuckDBPyConnection) -> int:
+        if self.value is None:
+            self.value = next_commit_seq(con)
+        return self.value
 
 
 @dataclass(frozen=True)
@@ -245,9 +267,11 @@ def _stage(events: Sequence[InboxEvent]) -> list[_StagedCluster]:
     return [_StagedCluster(c, _inbox_table(c.events)) for c in clusters(events)]
 
 
-def _append_new(con: duckdb.DuckDBPyConnection, staged: Sequence[_StagedCluster]) -> set[int]:
-    """Append each cluster's events that no stored row within the window already has;
-    returns the stream_seqs of those it left out (usually none)."""
+def _append_new(
+    con: duckdb.DuckDBPyConnection, staged: Sequence[_StagedCluster], seq: _CommitSeq
+) -> set[int]:
+    """Append each cluster's events that no stored row within the window already has, under
+    the transaction's commit number; returns the stream_seqs of those it left out."""
     skipped: set[int] = set()
     for s in staged:
         events = s.cluster.events
@@ -266,15 +290,17 @@ def _append_new(con: duckdb.DuckDBPyConnection, staged: Sequence[_StagedCluster]
                     con.unregister("_staged_inbox")
                     con.register("_staged_inbox", s.table.filter(pa.array(keep)))
             if new:
-                con.execute(_APPEND_STAGED)
+                con.execute(_APPEND_STAGED, [seq.take(con)])
         finally:
             _unregister_quietly(con, "_staged_inbox")
     return skipped
 
 
-def _insert_new(con: duckdb.DuckDBPyConnection, events: Sequence[InboxEvent]) -> set[int]:
+def _insert_new(
+    con: duckdb.DuckDBPyConnection, events: Sequence[InboxEvent], seq: _CommitSeq
+) -> set[int]:
     """Insert the events no stored row within the window already has; their stream_seqs."""
-    skipped = _append_new(con, _stage(events))
+    skipped = _append_new(con, _stage(events), seq)
     return {e.stream_seq for e in events if e.stream_seq not in skipped}
 
 
@@ -320,7 +346,10 @@ def _conflict(e: InboxEvent, first: _Copy) -> DeadLetter:
 
 
 def _settle_copies(
-    con: duckdb.DuckDBPyConnection, copies: Sequence[InboxEvent], result: BatchResult
+    con: duckdb.DuckDBPyConnection,
+    copies: Sequence[InboxEvent],
+    result: BatchResult,
+    seq: _CommitSeq,
 ) -> list[DeadLetter]:
     """Each copy, in stream order: a duplicate (a stored copy within the window has its
     body), a conflict (only other bodies within the window; it becomes a dead letter naming
@@ -331,7 +360,7 @@ def _settle_copies(
         near = [c for c in stored.get(e.event_id, ()) if c.near(e)]
         if not near:
             # Its batch-mate within the window was itself a copy of an older event.
-            _insert_new(con, [e])
+            _insert_new(con, [e], seq)
             result.inserted_ids.append(e.event_id)
             stored.setdefault(e.event_id, []).append(
                 _Copy(e.event_id, _micros(e.occurred_at), e.body_sha256, e.stream_seq)
@@ -366,13 +395,14 @@ def write_staged(con: duckdb.DuckDBPyConnection, stream: str, batch: StagedBatch
     """Insert one staged batch; the caller owns the transaction (see :func:`write_batch`)."""
     result = BatchResult()
     dead = list(batch.dead)
+    seq = _CommitSeq()
     if batch.first:
-        skipped = _append_new(con, batch.staged)
+        skipped = _append_new(con, batch.staged, seq)
         result.inserted_ids = [e.event_id for e in batch.first if e.stream_seq not in skipped]
         copies = batch.copies + [e for e in batch.first if e.stream_seq in skipped]
         if copies:
             # Rare (redeliveries, re-sends): only now is the inbox read for their bodies.
-            dead += _settle_copies(con, sorted(copies, key=_stream_seq), result)
+            dead += _settle_copies(con, sorted(copies, key=_stream_seq), result, seq)
     if dead:
         _insert_dead_letters(con, stream, dead)
         result.dead_lettered = len(dead)

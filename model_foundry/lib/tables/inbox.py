@@ -2,6 +2,11 @@
 
 Neither has a PRIMARY KEY: a key's index grows with the table and is held in memory (see
 ``lib/inbox/store.py`` for the measurements and how a batch is kept exactly once without one).
+
+``commit_seq`` numbers the writer's commits in commit order (every row of one batch carries
+its commit's number; rows stored before the column existed carry 0). Downstream steps read
+``commit_seq > their position`` (``lib/tables/positions.py``); rows are appended in commit
+order, so DuckDB's min-max index reads only the tail's row groups.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ class InboxRow:
     body_sha256: str
     inserted_at: datetime | None = field(default=None, metadata=FILLED_BY_DB)
     published_at: datetime | None = None
+    # The writer's commit number, set in SQL inside its transaction (lib/inbox/store.py).
+    commit_seq: int = 0
 
 
 @dataclass(frozen=True)
@@ -61,7 +68,8 @@ PIPELINE_EVENT_INBOX: Table[InboxRow] = Table(
         payload JSON NOT NULL,
         body_sha256 VARCHAR NOT NULL,
         inserted_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        published_at TIMESTAMPTZ
+        published_at TIMESTAMPTZ,
+        commit_seq BIGINT NOT NULL
     )
     """,
 )

@@ -19,6 +19,11 @@ from model_foundry.lib.tables.base import Table, View
 from model_foundry.lib.tables.completions import LLM_COMPLETIONS
 from model_foundry.lib.tables.datasets import DATASET_EXPORTS, DATASET_SAMPLES
 from model_foundry.lib.tables.inbox import PIPELINE_EVENT_DEAD_LETTER, PIPELINE_EVENT_INBOX
+from model_foundry.lib.tables.positions import (
+    DOWNSTREAM_POSITIONS,
+    PIPELINE_EVENT_INBOX_COMMITS,
+    SEED_INBOX_COMMITS,
+)
 from model_foundry.lib.tables.sessions import (
     SESSION_FLOW,
     SESSION_ROUTING,
@@ -44,6 +49,8 @@ log = logging.getLogger(__name__)
 TABLES: tuple[Table, ...] = (
     PIPELINE_EVENT_INBOX,
     PIPELINE_EVENT_DEAD_LETTER,
+    PIPELINE_EVENT_INBOX_COMMITS,
+    DOWNSTREAM_POSITIONS,
     CHAT_MESSAGES,
     CHAT_SESSIONS,
     TOOL_CALLS,
@@ -71,6 +78,35 @@ VIEWS: tuple[View, ...] = (
     views.DATASET_STATS,
     SLOT_SHARE_WEEKLY,
 )
+
+
+# Rows every file needs in a table, inserted when missing, after the tables are created.
+SEEDS: tuple[str, ...] = (SEED_INBOX_COMMITS,)
+
+
+@dataclass(frozen=True)
+class AddCommitSeq:
+    """The inbox of a file from before commit positions gets ``commit_seq`` 0 on every row
+    (what the downstream steps read first), then NOT NULL without a default, so a row
+    inserted without its commit's number fails instead of being missed downstream."""
+
+    table: Table = PIPELINE_EVENT_INBOX
+    name: str = "pipeline_event_inbox: commit_seq"
+
+    def needed(self, con: duckdb.DuckDBPyConnection) -> bool:
+        row = con.execute(
+            "SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ?",
+            [self.table.name, "commit_seq"],
+        ).fetchone()
+        return not (row and row[0])
+
+    def statements(self) -> tuple[str, ...]:
+        table = self.table.name
+        return (
+            f"ALTER TABLE {table} ADD COLUMN commit_seq BIGINT DEFAULT 0",
+            f"ALTER TABLE {table} ALTER COLUMN commit_seq DROP DEFAULT",
+            f"ALTER TABLE {table} ALTER COLUMN commit_seq SET NOT NULL",
+        )
 
 
 @dataclass(frozen=True)
@@ -105,9 +141,19 @@ class KeylessMove:
         )
 
 
-MIGRATIONS: tuple[KeylessMove, ...] = (
+# The inbox gets its column before any move, which copies it by name. A typed table moved
+# here keeps its rows; its step, which has no position yet on such a file, reads the whole
+# inbox once and adds only what the table lacks (lib/inbox/tables.py).
+MIGRATIONS: tuple[AddCommitSeq | KeylessMove, ...] = (
+    AddCommitSeq(),
     KeylessMove(PIPELINE_EVENT_INBOX),
     KeylessMove(PIPELINE_EVENT_DEAD_LETTER),
+    KeylessMove(CHAT_MESSAGES),
+    KeylessMove(CHAT_SESSIONS),
+    KeylessMove(TOOL_CALLS),
+    KeylessMove(FLOW_NODES),
+    KeylessMove(FLOW_EDGES),
+    KeylessMove(SEMANTIC_SEARCHES),
 )
 
 TABLE_NAMES: tuple[str, ...] = tuple(t.name for t in TABLES)
@@ -116,7 +162,7 @@ VIEW_NAMES: tuple[str, ...] = tuple(v.name for v in VIEWS)
 
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Run each migration the file still needs, each in its own transaction (a move that
-    fails leaves the old table); returns the tables moved."""
+    fails leaves the old table); returns the migrations run."""
     moved = []
     for migration in MIGRATIONS:
         if not migration.needed(con):
@@ -132,8 +178,8 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
             with suppress(duckdb.Error):
                 con.execute("ROLLBACK")
             raise
-        log.warning("%s: moved to the keyless layout (once per file)", migration.table.name)
-        moved.append(migration.table.name)
+        log.warning("%s: migrated (once per file)", migration.name)
+        moved.append(migration.name)
     return moved
 
 
@@ -143,6 +189,8 @@ def create_all(con: duckdb.DuckDBPyConnection) -> list[str]:
     for table in TABLES:
         for statement in table.statements:
             con.execute(statement)
+    for seed in SEEDS:
+        con.execute(seed)
     moved = migrate(con)
     for view in VIEWS:
         con.execute(view.ddl)
@@ -151,10 +199,12 @@ def create_all(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 __all__ = [
     "MIGRATIONS",
+    "SEEDS",
     "TABLES",
     "TABLE_NAMES",
     "VIEWS",
     "VIEW_NAMES",
+    "AddCommitSeq",
     "KeylessMove",
     "create_all",
     "migrate",

@@ -1,4 +1,10 @@
-"""The typed tables refreshed from the inbox: chat, tool calls, lineage, semantic searches."""
+"""The typed tables refreshed from the inbox: chat, tool calls, lineage, semantic searches.
+
+None has a PRIMARY KEY: like the inbox's (``lib/inbox/store.py``), a key's index would grow
+with the events and be held in memory. Each is fed by commit position, exactly once per inbox
+row, and a row whose event is already stored within the inbox's dedupe window is left out
+(``lib/inbox/tables.py``): an event is stored once, as the key kept it.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +32,7 @@ class ChatMessageRow:
 
 @dataclass(frozen=True)
 class ChatSessionRow:
-    """One chat session, rebuilt whenever it gets new messages."""
+    """One chat session; new messages' figures are merged into it."""
 
     correlation_id: str
     first_at: datetime | None
@@ -107,8 +113,7 @@ CHAT_MESSAGES: Table[ChatMessageRow] = Table(
         model VARCHAR,
         slot VARCHAR,
         prompt_tokens BIGINT,
-        completion_tokens BIGINT,
-        PRIMARY KEY (event_id, message_index)
+        completion_tokens BIGINT
     )
     """,
 )
@@ -118,7 +123,7 @@ CHAT_SESSIONS: Table[ChatSessionRow] = Table(
     ChatSessionRow,
     """
     CREATE TABLE IF NOT EXISTS chat_sessions (
-        correlation_id VARCHAR PRIMARY KEY,
+        correlation_id VARCHAR NOT NULL,
         first_at TIMESTAMPTZ,
         last_at TIMESTAMPTZ,
         chat_events BIGINT,
@@ -139,7 +144,7 @@ TOOL_CALLS: Table[ToolCallRow] = Table(
     ToolCallRow,
     """
     CREATE TABLE IF NOT EXISTS tool_calls (
-        event_id VARCHAR PRIMARY KEY,
+        event_id VARCHAR NOT NULL,
         correlation_id VARCHAR NOT NULL,
         occurred_at TIMESTAMPTZ NOT NULL,
         tool VARCHAR NOT NULL,
@@ -157,7 +162,7 @@ FLOW_NODES: Table[FlowNodeRow] = Table(
     FlowNodeRow,
     """
     CREATE TABLE IF NOT EXISTS flow_nodes (
-        event_id VARCHAR PRIMARY KEY,
+        event_id VARCHAR NOT NULL,
         correlation_id VARCHAR NOT NULL,
         occurred_at TIMESTAMPTZ NOT NULL,
         node_id VARCHAR NOT NULL,
@@ -179,7 +184,7 @@ FLOW_EDGES: Table[FlowEdgeRow] = Table(
     FlowEdgeRow,
     """
     CREATE TABLE IF NOT EXISTS flow_edges (
-        event_id VARCHAR PRIMARY KEY,
+        event_id VARCHAR NOT NULL,
         correlation_id VARCHAR NOT NULL,
         occurred_at TIMESTAMPTZ NOT NULL,
         source VARCHAR NOT NULL,
@@ -193,7 +198,7 @@ SEMANTIC_SEARCHES: Table[SemanticSearchRow] = Table(
     SemanticSearchRow,
     """
     CREATE TABLE IF NOT EXISTS semantic_searches (
-        event_id VARCHAR PRIMARY KEY,
+        event_id VARCHAR NOT NULL,
         correlation_id VARCHAR NOT NULL,
         occurred_at TIMESTAMPTZ NOT NULL,
         query VARCHAR NOT NULL,

@@ -38,8 +38,9 @@ def test_duplicates_missing_sessions_and_many_dead_letters_fail(db_path: Path) -
     with storage.connect(db_path) as con:
         con.execute(
             "INSERT INTO pipeline_event_inbox (event_id, subject, source_subject, "
-            "correlation_id, occurred_at, received_at, stream_seq, payload, body_sha256) "
-            "SELECT id, 'llm.tool_call', 'llm.tool_call', sess, now(), now(), seq, '{}', 'h' "
+            "correlation_id, occurred_at, received_at, stream_seq, payload, body_sha256, "
+            "commit_seq) "
+            "SELECT id, 'llm.tool_call', 'llm.tool_call', sess, now(), now(), seq, '{}', 'h', 1 "
             "FROM (VALUES ('a', 's', 1), ('a', 's', 2), ('b', ' ', 3)) v(id, sess, seq)"
         )
         con.execute(
