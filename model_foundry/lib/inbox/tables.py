@@ -30,7 +30,7 @@ import duckdb
 
 from model_foundry.lib import settings, storage
 from model_foundry.lib.events import CHAT_PERSIST, FLOW_LINEAGE, SEMANTIC_SEARCH, TOOL_CALL
-from model_foundry.lib.inbox import positions
+from model_foundry.lib.inbox import counts, positions
 from model_foundry.lib.inbox.store import DEDUPE_WINDOW, MAX_LOOKUP_RANGES
 
 STEP = "inbox_tables"
@@ -321,11 +321,13 @@ def empty_tables(con: duckdb.DuckDBPyConnection) -> None:
     for table in TYPED_TABLES:
         con.execute(f"DELETE FROM {table}")
     positions.reset(con, STEP)
+    counts.reset_counts(con)
 
 
 def refresh_in(con: duckdb.DuckDBPyConnection, *, rebuild: bool = False) -> RefreshResult:
-    """Add the commits after the step's position to every typed table and advance it; the
-    caller owns the transaction."""
+    """Add the commits after the step's position to every typed table and advance it, and
+    the same for the exporter's counts (``lib/inbox/counts.py``); the caller owns the
+    transaction."""
     if rebuild:
         empty_tables(con)
     span = positions.span(con, STEP)
@@ -342,6 +344,7 @@ def refresh_in(con: duckdb.DuckDBPyConnection, *, rebuild: bool = False) -> Refr
             con, _insert_semantic_searches(seen.sql), params
         )
         positions.advance(con, span)
+    counts.refresh_counts(con)
     result.totals = {name: _rowcount(con, sql) for name, sql in TABLE_COUNTS.items()}
     return result
 

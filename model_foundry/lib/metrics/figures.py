@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 
 from model_foundry.lib.events import DEAD_LETTER_REASON_CLASSES
+from model_foundry.lib.inbox.counts import read_counts
 
 # Upper bounds (seconds) of the TTFT and latency histograms. TTFT of a loaded slot is well
 # under a second and a queued one waits minutes; a request may take up to its request_s.
@@ -95,14 +96,11 @@ def _histograms(
 
 
 def _read_inbox(con: duckdb.DuckDBPyConnection, figures: DuckDBFigures) -> None:
-    for subject, n, newest in _rows(
-        con,
-        "SELECT subject, count(*), epoch(max(occurred_at)) FROM pipeline_event_inbox "
-        "GROUP BY subject",
-    ):
-        figures.inbox_events[subject] = int(n)
-        if newest is not None:
-            figures.newest_event_at[subject] = float(newest)
+    # Kept counts plus the commits after them, never a count over the whole inbox.
+    for count in read_counts(con):
+        figures.inbox_events[count.subject] = count.events
+        if count.newest_at is not None:
+            figures.newest_event_at[count.subject] = count.newest_at
 
 
 def _read_dead_letters(con: duckdb.DuckDBPyConnection, figures: DuckDBFigures) -> None:
@@ -154,7 +152,9 @@ def read_figures(con: duckdb.DuckDBPyConnection) -> DuckDBFigures:
     """Everything the exporter serves from DuckDB, read through ``con`` (read-only is enough)."""
     figures = DuckDBFigures(taken_at=time.time())
     tables = _tables(con)
-    if "pipeline_event_inbox" in tables:
+    # A file no writer has opened since the counts existed has none yet: the first
+    # connection that may write (any drain or run) adds them.
+    if "pipeline_event_inbox_counts" in tables:
         _read_inbox(con, figures)
     if "pipeline_event_dead_letter" in tables:
         _read_dead_letters(con, figures)

@@ -7,6 +7,9 @@ a number while the first one's transaction is open gets DuckDB's write-write con
 retries, so numbers follow commit order and any reader's snapshot sees every commit up to
 the counter it sees: a gap-free prefix.
 
+``pipeline_event_inbox_counts`` holds the events per subject up to the ``inbox_counts``
+step's position, so the exporter counts only the commits after it.
+
 ``downstream_positions`` is one row per downstream step: the last ``commit_seq`` whose rows
 it has taken in. A step writes its rows and its new position in one transaction.
 """
@@ -22,6 +25,15 @@ from model_foundry.lib.tables.base import FILLED_BY_DB, Table
 @dataclass(frozen=True)
 class InboxCommitsRow:
     last_commit_seq: int
+
+
+@dataclass(frozen=True)
+class InboxCountsRow:
+    """Events per subject up to the ``inbox_counts`` step's position, and the newest time."""
+
+    subject: str
+    events: int
+    newest_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -50,6 +62,19 @@ SEED_INBOX_COMMITS = (
     "WHERE NOT EXISTS (SELECT 1 FROM pipeline_event_inbox_commits)"
 )
 
+# One row per subject: what the exporter reads instead of counting the whole inbox.
+PIPELINE_EVENT_INBOX_COUNTS: Table[InboxCountsRow] = Table(
+    "pipeline_event_inbox_counts",
+    InboxCountsRow,
+    """
+    CREATE TABLE IF NOT EXISTS pipeline_event_inbox_counts (
+        subject VARCHAR NOT NULL,
+        events BIGINT NOT NULL,
+        newest_at TIMESTAMPTZ
+    )
+    """,
+)
+
 # One row per step (a handful): the key's index stays this small.
 DOWNSTREAM_POSITIONS: Table[DownstreamPositionRow] = Table(
     "downstream_positions",
@@ -66,7 +91,9 @@ DOWNSTREAM_POSITIONS: Table[DownstreamPositionRow] = Table(
 __all__ = [
     "DOWNSTREAM_POSITIONS",
     "PIPELINE_EVENT_INBOX_COMMITS",
+    "PIPELINE_EVENT_INBOX_COUNTS",
     "SEED_INBOX_COMMITS",
     "DownstreamPositionRow",
     "InboxCommitsRow",
+    "InboxCountsRow",
 ]

@@ -22,6 +22,7 @@ from model_foundry.lib.tables.inbox import PIPELINE_EVENT_DEAD_LETTER, PIPELINE_
 from model_foundry.lib.tables.positions import (
     DOWNSTREAM_POSITIONS,
     PIPELINE_EVENT_INBOX_COMMITS,
+    PIPELINE_EVENT_INBOX_COUNTS,
     SEED_INBOX_COMMITS,
 )
 from model_foundry.lib.tables.sessions import (
@@ -50,6 +51,7 @@ TABLES: tuple[Table, ...] = (
     PIPELINE_EVENT_INBOX,
     PIPELINE_EVENT_DEAD_LETTER,
     PIPELINE_EVENT_INBOX_COMMITS,
+    PIPELINE_EVENT_INBOX_COUNTS,
     DOWNSTREAM_POSITIONS,
     CHAT_MESSAGES,
     CHAT_SESSIONS,

@@ -18,6 +18,7 @@ import pytest
 from model_foundry.devtools.bench.downstream import fill_mix
 from model_foundry.lib import storage
 from model_foundry.lib.inbox import positions
+from model_foundry.lib.inbox.counts import read_counts
 from model_foundry.lib.inbox.tables import TYPED_TABLES, merged_ranges, refresh_inbox_tables
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -238,3 +239,39 @@ def test_a_refresh_beside_two_million_rows_fits_in_256_mb(
         assert con.execute("SELECT count(*) FROM chat_messages").fetchone() == (
             (2_001_000 // 20) * 12 * 3,
         )
+
+
+def test_the_exporters_counts_are_exact_before_and_after_a_refresh(db_path: Path) -> None:
+    def counted() -> dict[str, tuple[int, float | None]]:
+        with duckdb.connect(str(db_path), read_only=True) as con:
+            return {c.subject: (c.events, c.newest_at) for c in read_counts(con)}
+
+    def full() -> dict[str, tuple[int, float | None]]:
+        with duckdb.connect(str(db_path), read_only=True) as con:
+            rows = con.execute(
+                "SELECT subject, count(*), epoch(max(occurred_at)) FROM pipeline_event_inbox "
+                "GROUP BY subject"
+            ).fetchall()
+        return {s: (n, t) for s, n, t in rows}
+
+    with storage.connect(db_path):
+        pass
+    assert counted() == {}
+    fill_mix(db_path, 0, 900)
+    assert counted() == full()  # all of it after the (absent) position
+    refresh_inbox_tables(db_path)
+    fill_mix(db_path, 900, 1000)
+    assert counted() == full()  # kept counts plus the newest commit
+    refresh_inbox_tables(db_path)
+    assert (
+        counted()
+        == full()
+        == {
+            "llm.chat.persist": (600, full()["llm.chat.persist"][1]),
+            "llm.tool_call": (200, full()["llm.tool_call"][1]),
+            "llm.flow.lineage": (150, full()["llm.flow.lineage"][1]),
+            "obsidian.semantic_search": (50, full()["obsidian.semantic_search"][1]),
+        }
+    )
+    refresh_inbox_tables(db_path, rebuild=True)
+    assert counted() == full()
