@@ -26,32 +26,9 @@ from model_foundry.lib.events import (
     SEMANTIC_SEARCH,
     TOOL_CALL,
 )
+from model_foundry.lib.inbox.sample_sessions import TOOLS_SCHEMA, Worker, planted_secrets
 from model_foundry.lib.nats.connection import NatsClient
 
-_EN_PROMPTS = [
-    "Refactor the DuckDB writer so each batch commits in one transaction.",
-    "Why does the sensor request a run when the consumer has nothing pending?",
-    "Write a haiku about GPUs idling at night.",
-    "Summarise the tool calls from the last coding session.",
-    "Explain JetStream ack_wait in two sentences.",
-]
-_JA_PROMPTS = [
-    "このログの要点を三行でまとめてください。",
-    "DuckDB のロック競合を避ける方法を教えてください。",
-    "次の関数に型ヒントを追加してください。",
-    "今日の作業内容を英語に翻訳してください。",
-    "セッションの要約を日本語で書いてください。",
-]
-_EN_ANSWERS = [
-    "Done: the writer now opens, writes one batch, commits and closes.",
-    "It counted acknowledged-pending messages; only undelivered ones should trigger a run.",
-    "Fans hum in the dark / tensors wait for morning light / the queue is empty.",
-]
-_JA_ANSWERS = [
-    "要点: 取り込み、検証、保存の三段階です。",
-    "書き込みを短いトランザクションに分け、失敗時は再試行します。",
-    "型ヒントを追加しました。戻り値は dict です。",
-]
 _TOOLS = ["read_file", "run_tests", "grep", "obsidian.search", "git_diff"]
 # The slots the familiar's own turns name, as in the lab's run that taught its lesson: the
 # orchestrator never routed a turn to kindergarten, so it does not appear here at all.
@@ -126,6 +103,65 @@ def _lineage(session: str, coordinated: bool) -> Iterator[dict[str, Any]]:
             yield {"kind": "edge", "source": end, "target": review}
 
 
+class AgentSession:
+    """A sample session's two workers: the next LLM call's payload or tool run's event."""
+
+    def __init__(self, session: str, style: str, rng: random.Random, planted: bool) -> None:
+        self.style = style
+        secrets = planted_secrets(rng) if planted else None
+        self.workers = [
+            Worker(
+                session, f"w{n}", random.Random(rng.getrandbits(64)), secrets if n == 0 else None
+            )
+            for n in range(2)
+        ]
+        self.calls = 0
+
+    def chat(self, rng: random.Random) -> dict[str, Any]:
+        worker = self.workers[self.calls % len(self.workers)]
+        self.calls += 1
+        slot, model = rng.choice(_SLOTS)
+        reasoning = "reasoning_content" if slot == "grandpa" else rng.choice(["reasoning", None])
+        worker.next_call(reasoning)
+        payload: dict[str, Any] = {
+            "messages": worker.persisted(self.style),
+            "model": model,
+            "slot": slot,
+            "tools": TOOLS_SCHEMA,
+            "usage": {
+                "prompt_tokens": rng.randint(20, 400),
+                "completion_tokens": rng.randint(10, 300),
+            },
+        }
+        if not payload["messages"][-1].get("tool_calls") and rng.random() < 0.1:
+            payload["finish_reason"] = "length"
+        if self.style == "new":
+            payload.update(thread_id=worker.thread_id, worker=worker.name)
+        return payload
+
+    def tool_event(self, rng: random.Random, i: int) -> dict[str, Any]:
+        """The oldest tool run not yet reported; with none, one the orchestrator ran itself
+        (no chat turn holds it: the trajectory gets it as a call of its own)."""
+        for worker in self.workers:
+            if worker.runs:
+                run = worker.runs.popleft()
+                return {
+                    "tool": run.name,
+                    "arguments": run.arguments,
+                    "result": run.result,
+                    "status": run.status,
+                    "duration_ms": rng.randint(3, 4000),
+                }
+        ok = rng.random() > 0.1
+        return {
+            "tool": rng.choice(_TOOLS),
+            "arguments": {"path": f"model_foundry/module_{i % 7}.py"},
+            "result": "ok" if ok else "exit status 1",
+            "status": "ok" if ok else "error",
+            "duration_ms": rng.randint(3, 4000),
+        }
+
+
 def sample_events(count: int, *, sessions: int = 5, seed: int = 7) -> Iterator[OutgoingEvent]:
     """``count`` contract-valid events spread over every subject and ``sessions`` sessions."""
     rng = random.Random(seed)
@@ -135,6 +171,11 @@ def sample_events(count: int, *, sessions: int = 5, seed: int = 7) -> Iterator[O
     subjects = [CHAT_PERSIST, CHAT_PERSIST, TOOL_CALL, FLOW_LINEAGE, SEMANTIC_SEARCH]
     # Every other session's workers never meet again: uncoordinated parallel work.
     lineage = {s: _lineage(s, coordinated=n % 2 == 1) for n, s in enumerate(session_ids)}
+    # Sessions alternate the two persistence styles; every other one holds planted secrets.
+    agents = {
+        s: AgentSession(s, "whole" if n % 2 == 0 else "new", rng, planted=n % 2 == 0)
+        for n, s in enumerate(session_ids)
+    }
     for i in range(count):
         # The session moves on by one with each round of subjects, so every session gets
         # every subject whatever the number of sessions (i % sessions alone gave five
@@ -142,36 +183,14 @@ def sample_events(count: int, *, sessions: int = 5, seed: int = 7) -> Iterator[O
         block, slot_in_block = divmod(i, len(subjects))
         session = session_ids[(block + slot_in_block) % len(session_ids)]
         subject = subjects[slot_in_block]
-        japanese = rng.random() < 0.4
         when = start + timedelta(seconds=i)
         if subject == CHAT_PERSIST:
-            slot, model = rng.choice(_SLOTS)
-            prompt = rng.choice(_JA_PROMPTS if japanese else _EN_PROMPTS)
-            answer = rng.choice(_JA_ANSWERS if japanese else _EN_ANSWERS)
-            payload: dict[str, Any] = {
-                "messages": [
-                    {"role": "user", "content": prompt},
-                    {"role": "assistant", "content": answer},
-                ],
-                "model": model,
-                "slot": slot,
-                "usage": {
-                    "prompt_tokens": rng.randint(20, 400),
-                    "completion_tokens": rng.randint(10, 300),
-                },
-            }
+            payload = agents[session].chat(rng)
             if i % 7 == 0:
                 # Some familiar builds name only the model: routing maps it to a slot.
                 del payload["slot"]
         elif subject == TOOL_CALL:
-            ok = rng.random() > 0.1
-            payload = {
-                "tool": rng.choice(_TOOLS),
-                "arguments": {"path": f"model_foundry/module_{i % 7}.py"},
-                "result": "ok" if ok else "exit status 1",
-                "status": "ok" if ok else "error",
-                "duration_ms": rng.randint(3, 4000),
-            }
+            payload = agents[session].tool_event(rng, i)
         elif subject == FLOW_LINEAGE:
             payload = next(lineage[session])
         else:
