@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import (
     SHIPPED_SLOT_FILE,
     SlotFile,
@@ -78,8 +79,8 @@ def chat_tasks(
             key=f"{prefix}-{role}-{i}",
             task="test",
             role=role,
-            messages=[{"role": "user", "content": f"{words} {i}"}],
-            text=f"{words} {i}",
+            # A text body: one user turn on a chat slot, the text to translate on plamo.
+            body=Body(text=f"{words} {i}"),
         )
         for i in range(count)
     ]

@@ -32,6 +32,7 @@ from model_foundry.lib.inbox.publish import make_event, sample_events
 from model_foundry.lib.llm import Request
 from model_foundry.lib.llm.request import output_params, request_key
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.summaries.prompts import (
     ChatLine,
@@ -112,15 +113,17 @@ def test_transcript_keeps_the_newest_messages_cut_short() -> None:
 
 def test_request_key_changes_with_what_changes_the_answer() -> None:
     messages = [{"role": "user", "content": "hi"}]
-    asked = Request("t", "r", messages=messages)
+    asked = Request("t", "r", Body(messages=messages))
     base = request_key(asked, "m", {"temperature": 0.7})
     assert base == request_key(
-        Request("t", "r", messages=list(messages)), "m", {"temperature": 0.7}
+        Request("t", "r", Body(messages=list(messages))), "m", {"temperature": 0.7}
     )
     assert base != request_key(asked, "m", {"temperature": 0.2})
     assert base != request_key(asked, "other-model", {"temperature": 0.7})
-    assert base != request_key(Request("t2", "r", messages=messages), "m", {"temperature": 0.7})
-    other = Request("t", "r", messages=[{"role": "user"}])
+    assert base != request_key(
+        Request("t2", "r", Body(messages=messages)), "m", {"temperature": 0.7}
+    )
+    other = Request("t", "r", Body(messages=[{"role": "user"}]))
     assert base != request_key(other, "m", {"temperature": 0.7})
     slot = load_slot_file().slots["kindergarten"]
     params = output_params(slot, {"seed": 1}, thinking=False)

@@ -24,6 +24,7 @@ from model_foundry.devtools.simulator import (
 )
 from model_foundry.devtools.simulator import tokenizer as sim_tokenizer
 from model_foundry.devtools.simulator.command import build_parser as simulator_parser
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry_tests.slot_fixtures import run, shipped_data, shipped_slot_file, slot_file_from
@@ -373,7 +374,7 @@ def test_context_endpoints_and_tokenize_answer_like_each_runtime() -> None:
 
             def book() -> tuple:
                 with ContextBook(sim.slot_file.slots.values()) as b:
-                    counted = b.count(sim.slot_file.slots["kindergarten"], messages=messages)
+                    counted = b.count(sim.slot_file.slots["kindergarten"], Body(messages=messages))
                     return b.contexts(), counted, b.estimated
 
             out["book"] = await asyncio.to_thread(book)

@@ -15,6 +15,7 @@ from model_foundry.lib.llm import (
     failure_causes,
 )
 from model_foundry.lib.llm.request import request_key
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.dispatcher import DispatchResult
 from model_foundry_tests.replay_server import load_fixture
@@ -108,7 +109,9 @@ def test_batch_metadata_has_the_causes_and_the_requests_never_sent() -> None:
 
 def test_the_role_is_part_of_the_request_key() -> None:
     messages = [{"role": "user", "content": "hi"}]
-    keys = {request_key(Request("t", role, messages=messages), "m", {}) for role in ("a", "b")}
+    keys = {
+        request_key(Request("t", role, Body(messages=messages)), "m", {}) for role in ("a", "b")
+    }
     assert len(keys) == 2
 
 
@@ -120,5 +123,8 @@ def test_blank_answers_stored_as_ok_before_are_not_reused(tmp_path: Path) -> Non
             key=key, task="t", role="r", slot="s", model="m", runtime="vllm", status="ok",
             content=content,
         )  # fmt: skip
-        store.record(attempt, Planned(Request("t", "r"), key=key, model="m", output_params={}))
+        store.record(
+            attempt,
+            Planned(Request("t", "r", Body(prompt="p")), key=key, model="m", output_params={}),
+        )
     assert set(store.finished(["blank", "none", "good"])) == {"good"}

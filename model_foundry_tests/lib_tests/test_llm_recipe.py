@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from model_foundry.lib import storage
-from model_foundry.lib.llm import Answer, LlmRun, Request, WorkKind
+from model_foundry.lib.llm import Answer, Body, LlmRun, Request, WorkKind
 from model_foundry.lib.slots.config import SlotFile, load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions
@@ -66,7 +66,7 @@ class SessionTitles(WorkKind[Session, TitleRow]):
             {"role": "system", "content": "Give the session a title of at most six words."},
             {"role": "user", "content": item.opening},
         ]
-        return Request("session_title", "kindergarten", messages=messages,
+        return Request("session_title", "kindergarten", Body(messages=messages),
                        correlation_id=item.correlation_id)  # fmt: skip
 
     def row(self, item: Session, answer: Answer, run_id: str | None) -> TitleRow | None:

@@ -26,6 +26,7 @@ from model_foundry.devtools.ports import free_port
 from model_foundry.lib.llm import CompletionStore, Request
 from model_foundry.lib.llm import request as llm_request
 from model_foundry.lib.llm.answer import answer
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import SlotClient
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.slots.context import ContextBook
@@ -69,15 +70,19 @@ def test_chat_and_plamo_completions_stream_usage_and_timings(trio: dict[str, Any
                     key="c",
                     task="t",
                     role="kindergarten",
-                    messages=[
-                        {"role": "system", "content": "Answer briefly."},
-                        {"role": "user", "content": "Summarise the session about DuckDB."},
-                    ],
+                    body=Body(
+                        messages=[
+                            {"role": "system", "content": "Answer briefly."},
+                            {"role": "user", "content": "Summarise the session about DuckDB."},
+                        ]
+                    ),
                 )
             )
         async with SlotClient(sf.slots["translator"]) as plamo:
             out.append(
-                await plamo.run(key="p", task="t", role="translator", text="Hello there, world.")
+                await plamo.run(
+                    key="p", task="t", role="translator", body=Body(text="Hello there, world.")
+                )
             )
         return out
 
@@ -94,12 +99,14 @@ def test_chat_and_plamo_completions_stream_usage_and_timings(trio: dict[str, Any
 
         req = build_request(
             slot,
-            messages=[
-                {"role": "system", "content": "Answer briefly."},
-                {"role": "user", "content": "Summarise the session about DuckDB."},
-            ],
+            Body(
+                messages=[
+                    {"role": "system", "content": "Answer briefly."},
+                    {"role": "user", "content": "Summarise the session about DuckDB."},
+                ]
+            ),
         )
-        counted = book.count(slot, messages=req["messages"])
+        counted = book.count(slot, Body(messages=req["messages"]))
         assert counted.exact and counted.tokens == chat.prompt_tokens
         ctx = book.context("kindergarten")
         assert (ctx.tokens, ctx.source) == (PER_REQUEST, "llama.cpp /props")
@@ -120,13 +127,15 @@ def test_a_prompt_over_the_window_is_routed_or_recorded_never_sent(
 
     with ContextBook(sf.live_slots()) as book:
         fit = fit_request(
-            book, sf, "kindergarten", messages=[{"role": "user", "content": long_text}]
+            book, sf, "kindergarten", Body(messages=[{"role": "user", "content": long_text}])
         )
         # The largest window of the role's slots is naughty's (4096 over 3 parallel).
         widest = book.context("naughty").tokens
         assert widest is not None and widest > PER_REQUEST
         assert not fit.fits and f"is {widest} tokens (naughty)" in (fit.reason or "")
-        asked = Request("t", "kindergarten", messages=[{"role": "user", "content": long_text}])
+        asked = Request(
+            "t", "kindergarten", Body(messages=[{"role": "user", "content": long_text}])
+        )
         req = llm_request.plan(asked, sf)
         fitted = llm_request.fit([req], book, sf)
     before = metrics(trio["servers"]["kindergarten"].url)["llamacpp:prompt_tokens_total"]
@@ -143,7 +152,7 @@ def test_a_prompt_over_the_window_is_routed_or_recorded_never_sent(
 
 async def _one(slot: Any, messages: list[dict[str, str]]) -> Any:
     async with SlotClient(slot) as client:
-        return await client.run(key="k", task="t", role="r", messages=messages)
+        return await client.run(key="k", task="t", role="r", body=Body(messages=messages))
 
 
 def _pipeline_env(tmp_path: Path, slot_path: Path) -> dict[str, str]:
@@ -334,7 +343,7 @@ def test_a_server_restarted_mid_job_loses_nothing(
     data["profiles"]["standard"] = ["kindergarten"]
     sf = load_slot_file(write_yaml(tmp_path / "one.yaml", data))
     tasks = [
-        Task(f"t{i}", "t", "kindergarten", messages=[{"role": "user", "content": f"q{i}"}])
+        Task(f"t{i}", "t", "kindergarten", Body(messages=[{"role": "user", "content": f"q{i}"}]))
         for i in range(40)
     ]
     done: list[str] = []

@@ -22,6 +22,7 @@ from model_foundry.devtools.simulator.answers import (
     default_reasoning_style,
 )
 from model_foundry.lib import settings
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import Attempt, build_request
 from model_foundry.lib.slots.config import Slot, SlotFile, load_slot_file, write_slot_file
 from model_foundry.lib.slots.dispatcher import Task
@@ -34,32 +35,18 @@ BENCH_TEXT = (
 
 def bench_task(slot: Slot, i: int) -> Task:
     words = BENCH_TEXT
-    if slot.api == "completions":
-        return Task(
-            key=f"bench-{slot.name}-{i}",
-            task="bench",
-            role=slot.name,
-            text=f"{i} {words}",
-            prompt=f"{i} {words}",
-        )
-    return Task(
-        key=f"bench-{slot.name}-{i}",
-        task="bench",
-        role=slot.name,
-        messages=[{"role": "user", "content": f"prompt {i}: {words}"}],
-    )
+    if slot.prompt_format == "plamo-translate":
+        body = Body(text=f"{i} {words}")
+    elif slot.api == "completions":
+        body = Body(prompt=f"{i} {words}")
+    else:
+        body = Body(messages=[{"role": "user", "content": f"prompt {i}: {words}"}])
+    return Task(key=f"bench-{slot.name}-{i}", task="bench", role=slot.name, body=body)
 
 
 def simulated_latency_s(slot: Slot, task: Task, speed: float, thinking: bool | None) -> float:
     """The simulator's latency for the request the client will send for ``task``."""
-    body = build_request(
-        slot,
-        messages=task.messages,
-        prompt=task.prompt,
-        text=task.text,
-        params=task.params,
-        thinking=thinking,
-    )
+    body = build_request(slot, task.body, task.params, thinking=thinking)
     body = {**body, **body.pop("extra_body", {})}
     if slot.api == "chat":
         answer = answer_chat(body, default_reasoning_style(slot))

@@ -15,7 +15,7 @@ from typing import Any
 
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.prompts import PromptRecord
-from model_foundry.lib.llm import Answer, Request, WorkKind
+from model_foundry.lib.llm import Answer, Body, Request, WorkKind
 from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.tables.datasets import DATASET_SAMPLES, DatasetSampleRow
 
@@ -84,7 +84,7 @@ class DatasetSamples(WorkKind[Sample, DatasetSampleRow]):
         return Request(
             dataset_task(self.name),
             item.role,
-            messages=item.prompt.messages,
+            Body(messages=item.prompt.messages),
             params={**self.params, "seed": item.index},
         )
 

@@ -1,6 +1,7 @@
 """Asking the slots, written once for every LLM asset.
 
-- ``request``: the one typed :class:`Request`, planned (keyed) and fitted to context windows.
+- ``request``: the one typed :class:`Request` (its :class:`Body` comes from ``lib/slots``),
+  planned (keyed) and fitted to context windows.
 - ``store``: ``llm_completions``, every attempt, and the answers earlier runs already have.
 - ``answer``: a round of planned requests answered from the store or through the dispatcher.
 - ``batch``: what a round did, its failure causes and figures (plain metadata).
@@ -20,11 +21,12 @@ from model_foundry.lib.llm.recipe import (
     answer_event,
     nothing_asked,
 )
-from model_foundry.lib.llm.request import Planned, Request
+from model_foundry.lib.llm.request import Body, Planned, Request
 from model_foundry.lib.llm.store import Completion, CompletionStore
 
 __all__ = [
     "Answer",
+    "Body",
     "Completion",
     "CompletionBatch",
     "CompletionStore",

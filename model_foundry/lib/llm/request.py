@@ -1,7 +1,8 @@
 """One request to the slots: what a piece of LLM work asks, and how it is planned and fitted.
 
 A :class:`Request` is what the work wants: a task name, the role that should answer, the
-body (``messages``, a raw ``prompt`` or a ``text`` to translate) and the task's parameters.
+:class:`Body` (``messages``, a raw ``prompt`` or a ``text`` to translate) and the task's
+parameters.
 Planning it for the active profile gives a :class:`Planned` request: the model of the slot
 that would serve the role first, the parameters that decide the answer, and the *request
 key*, a hash of all of that. Keys identify requests across runs: a rerun looks them up in
@@ -22,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.config import Slot, SlotFile
 from model_foundry.lib.slots.context import ContextBook
@@ -36,26 +38,14 @@ def canonical(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Request:
-    """What one piece of work asks a role: one of ``messages``, ``prompt`` or ``text``."""
+    """What one piece of work asks a role: its ``Body`` (messages, a prompt or a text)."""
 
     task: str
     role: str
-    messages: list[dict[str, Any]] | None = None
-    # Raw completions prompt, or a one-turn chat prompt when ``messages`` is None.
-    prompt: str | None = None
-    # The text to translate (translator slots).
-    text: str | None = None
+    body: Body
     params: Mapping[str, Any] = field(default_factory=dict)
     # The session the request works for: telemetry only, not part of the key.
     correlation_id: str | None = None
-
-    def body(self) -> dict[str, Any]:
-        """The rendered request, as the store keeps it beside the key."""
-        return {"messages": self.messages, "prompt": self.prompt, "text": self.text}
-
-    def fields(self) -> dict[str, Any]:
-        """Body and parameters as the slot client's keywords (``build_request``, fitting)."""
-        return {**self.body(), "params": dict(self.params)}
 
 
 def output_params(
@@ -75,8 +65,9 @@ def request_key(request: Request, model: str, params: Mapping[str, Any]) -> str:
     """sha256 over everything that changes the answer, and the role asked; equal keys mean
     "same request". (Keys made before the role was part of them do not match new ones: such a
     request is asked once more.)"""
-    body = {"task": request.task, "role": request.role, "model": model, "params": params}
-    return hashlib.sha256(canonical({**body, **request.body()}).encode("utf-8")).hexdigest()
+    asked = {"task": request.task, "role": request.role, "model": model, "params": params}
+    spelled = canonical({**asked, **request.body.as_dict()})
+    return hashlib.sha256(spelled.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -100,11 +91,18 @@ class Planned:
         return self.request.role
 
     def to_task(self) -> Task:
-        return Task(key=self.key, task=self.task, role=self.role, only_slots=self.only_slots,
-                    **self.request.fields())  # fmt: skip
+        return Task(
+            key=self.key,
+            task=self.task,
+            role=self.role,
+            body=self.request.body,
+            params=dict(self.request.params),
+            only_slots=self.only_slots,
+        )
 
     def request_json(self) -> str:
-        return canonical(self.request.body())
+        """The body as the store keeps it beside the key."""
+        return canonical(self.request.body.as_dict())
 
 
 def plan(request: Request, slot_file: SlotFile, profile: str | None = None) -> Planned:
@@ -124,7 +122,9 @@ def fit(
     """``requests`` narrowed to the slots whose context windows hold them (see ``fit.py``)."""
     fitted = []
     for r in requests:
-        found = fit_request(book, slot_file, r.role, profile=profile, **r.request.fields())
+        found = fit_request(
+            book, slot_file, r.role, r.request.body, r.request.params, profile=profile
+        )
         fitted.append(
             dataclasses.replace(r, only_slots=found.only_slots, unfit_reason=found.reason)
         )
@@ -150,6 +150,7 @@ def unfit_attempt(request: Planned, slot_file: SlotFile, profile: str | None) ->
 
 
 __all__ = [
+    "Body",
     "Planned",
     "Request",
     "canonical",

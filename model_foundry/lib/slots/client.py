@@ -32,6 +32,7 @@ try:  # openai >= 3 ships on httpx2; older releases on httpx.
 except ImportError:  # pragma: no cover - depends on the installed SDK
     import httpx as _httpx  # type: ignore[no-redef]
 
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import Slot
 
 PLAMO_OP = "<|plamo:op|>"
@@ -276,13 +277,48 @@ def translation_messages(text: str, source_lang: str, target_lang: str) -> list[
     ]
 
 
+def _chat_messages(slot: Slot, body: Body, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``body`` as the chat turns ``slot`` is sent."""
+    messages = body.messages
+    if messages is None:
+        if body.prompt is None and _is_translation(params):
+            # A translation that fell back to a chat slot: the bare text would be answered
+            # as a chat turn and stored as its translation, so say what to do with it.
+            messages = translation_messages(
+                str(body.text),
+                params.get("source_lang", slot.translation.source_lang),
+                params.get("target_lang", slot.translation.target_lang),
+            )
+        else:
+            messages = [{"role": "user", "content": body.raw}]
+    if slot.fold_system_into_user:
+        messages = fold_system_into_user(messages)
+    return messages
+
+
+def _completion_prompt(slot: Slot, body: Body, params: Mapping[str, Any]) -> str:
+    """``body`` as the raw prompt a completions ``slot`` is sent."""
+    if slot.prompt_format == "plamo-translate":
+        source = body.text if body.text is not None else body.prompt
+        if source is None:
+            raise ValueError(f"slot {slot.name} (plamo-translate) needs the text to translate")
+        return plamo_translate_prompt(
+            source,
+            params.get("source_lang", slot.translation.source_lang),
+            params.get("target_lang", slot.translation.target_lang),
+        )
+    if body.prompt is not None:
+        return body.prompt
+    if body.messages is None:
+        raise ValueError(f"slot {slot.name} (completions) needs a prompt")
+    return "\n\n".join(str(m.get("content") or "") for m in body.messages)
+
+
 def build_request(
     slot: Slot,
-    *,
-    messages: list[dict[str, Any]] | None = None,
-    prompt: str | None = None,
-    text: str | None = None,
+    body: Body,
     params: Mapping[str, Any] | None = None,
+    *,
     thinking: bool | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments for ``chat.completions.create`` or ``completions.create``.
@@ -302,22 +338,7 @@ def build_request(
     extra_body.update({k: v for k, v in params.items() if k not in _REQUEST_KEYS | _LOCAL_KEYS})
 
     if slot.api == "chat":
-        if messages is None:
-            if prompt is None and text is None:
-                raise ValueError(f"slot {slot.name} (chat) needs messages or a prompt")
-            if prompt is None and _is_translation(params):
-                # A translation that fell back to a chat slot: the bare text would be answered
-                # as a chat turn and stored as its translation, so say what to do with it.
-                messages = translation_messages(
-                    str(text),
-                    params.get("source_lang", slot.translation.source_lang),
-                    params.get("target_lang", slot.translation.target_lang),
-                )
-            else:
-                messages = [{"role": "user", "content": prompt if prompt is not None else text}]
-        if slot.fold_system_into_user:
-            messages = fold_system_into_user(messages)
-        req["messages"] = messages
+        req["messages"] = _chat_messages(slot, body, params)
         kwargs = dict(d.chat_template_kwargs)
         think = params.get("thinking", thinking)
         if think is not None:
@@ -326,23 +347,10 @@ def build_request(
         if kwargs:
             extra_body["chat_template_kwargs"] = kwargs
     else:
+        req["prompt"] = _completion_prompt(slot, body, params)
         if slot.prompt_format == "plamo-translate":
-            source = text if text is not None else prompt
-            if source is None:
-                raise ValueError(f"slot {slot.name} (plamo-translate) needs the text to translate")
-            req["prompt"] = plamo_translate_prompt(
-                source,
-                params.get("source_lang", slot.translation.source_lang),
-                params.get("target_lang", slot.translation.target_lang),
-            )
             stops = list(req.get("stop") or [])
             req["stop"] = stops + [s for s in PLAMO_STOP if s not in stops]
-        else:
-            if prompt is None:
-                if messages is None:
-                    raise ValueError(f"slot {slot.name} (completions) needs a prompt")
-                prompt = "\n\n".join(str(m.get("content") or "") for m in messages)
-            req["prompt"] = prompt
         if "max_tokens" not in req:
             raise ValueError(f"slot {slot.name}: completions need an explicit max_tokens")
     if slot.stream:
@@ -439,9 +447,7 @@ class SlotClient:
         key: str,
         task: str,
         role: str,
-        messages: list[dict[str, Any]] | None = None,
-        prompt: str | None = None,
-        text: str | None = None,
+        body: Body,
         params: Mapping[str, Any] | None = None,
         thinking: bool | None = None,
         attempt: int = 1,
@@ -465,9 +471,7 @@ class SlotClient:
         )
         req: dict[str, Any] = {}
         try:
-            req = build_request(
-                slot, messages=messages, prompt=prompt, text=text, params=params, thinking=thinking
-            )
+            req = build_request(slot, body, params, thinking=thinking)
             async with asyncio.timeout(self.request_timeout_s):
                 await self._send(req, got, t0)
         except Exception as exc:

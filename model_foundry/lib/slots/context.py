@@ -38,6 +38,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import Slot
 from model_foundry.lib.slots.runtimes import LLAMACPP, VLLM, server_root
 from model_foundry.lib.slots.runtimes import httpx as _httpx
@@ -75,19 +76,17 @@ class TokenCount:
     exact: bool
 
 
-def estimate_tokens(
-    *, messages: list[dict[str, Any]] | None = None, prompt: str | None = None
-) -> int:
+def estimate_tokens(body: Body) -> int:
     """The conservative count described in the module docstring."""
-    if messages is not None:
+    if body.messages is not None:
         return (
             sum(
                 len(str(m.get("content") or "").encode("utf-8")) + ESTIMATE_PER_MESSAGE
-                for m in messages
+                for m in body.messages
             )
             + ESTIMATE_PER_MESSAGE
         )
-    return len((prompt or "").encode("utf-8")) + 1
+    return len((body.raw or "").encode("utf-8")) + 1
 
 
 def n_ctx_from_props(body: Mapping[str, Any]) -> int | None:
@@ -161,17 +160,13 @@ class ContextBook:
 
     # -- counting -----------------------------------------------------------------------------
 
-    def count(
-        self,
-        slot: Slot,
-        *,
-        messages: list[dict[str, Any]] | None = None,
-        prompt: str | None = None,
-    ) -> TokenCount:
+    def count(self, slot: Slot, body: Body) -> TokenCount:
         """Prompt tokens of a rendered request (``build_request``'s messages or prompt)."""
-        kind = "messages" if messages is not None else "prompt"
-        body = json.dumps(messages if messages is not None else prompt, sort_keys=True)
-        digest = hashlib.sha256(body.encode("utf-8")).hexdigest()
+        kind = "messages" if body.messages is not None else "prompt"
+        spelled = json.dumps(
+            body.messages if body.messages is not None else body.raw, sort_keys=True
+        )
+        digest = hashlib.sha256(spelled.encode("utf-8")).hexdigest()
         root = server_root(slot.base_url)
         cache_key = (f"{root}|{slot.model}", kind, digest)
         with self._lock:
@@ -181,9 +176,7 @@ class ContextBook:
             return TokenCount(cached, True)
         if not refused:
             try:
-                n = slot.server.count_tokens(
-                    self._http, root, slot.model, messages=messages, prompt=prompt
-                )
+                n = slot.server.count_tokens(self._http, root, slot.model, body)
             except (_httpx.HTTPError, ValueError, KeyError, TypeError):
                 with self._lock:
                     self._cannot_count.add(root)
@@ -193,11 +186,11 @@ class ContextBook:
                 return TokenCount(n, True)
         with self._lock:
             self.estimated += 1
-        return TokenCount(estimate_tokens(messages=messages, prompt=prompt), False)
+        return TokenCount(estimate_tokens(body), False)
 
     def count_text(self, slot: Slot, text: str) -> TokenCount:
         """Tokens of a bare piece of text (no template, no BOS): for sizing chunks."""
-        return self.count(slot, prompt=text) if text else TokenCount(0, True)
+        return self.count(slot, Body(prompt=text)) if text else TokenCount(0, True)
 
 
 def answer_reserve(request: Mapping[str, Any]) -> int:

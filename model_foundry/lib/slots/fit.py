@@ -11,9 +11,11 @@ instead of being sent (and rejected) run after run.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import build_request
 from model_foundry.lib.slots.config import Slot, SlotFile
 from model_foundry.lib.slots.context import ContextBook, answer_reserve, estimate_tokens
@@ -41,69 +43,46 @@ class Fit:
 def needed_tokens(
     book: ContextBook,
     slot: Slot,
+    body: Body,
+    params: Mapping[str, Any] | None = None,
     *,
-    messages: list[dict[str, Any]] | None = None,
-    prompt: str | None = None,
-    text: str | None = None,
-    params: dict[str, Any] | None = None,
     thinking: bool | None = None,
 ) -> tuple[int, int]:
     """(prompt tokens, answer reserve) of a request as ``slot`` would receive it."""
-    rendered_messages, rendered_prompt, reserve = _rendered(
-        slot, messages=messages, prompt=prompt, text=text, params=params, thinking=thinking
-    )
-    counted = book.count(slot, messages=rendered_messages, prompt=rendered_prompt)
-    return counted.tokens, reserve
+    rendered, reserve = _rendered(slot, body, params, thinking)
+    return book.count(slot, rendered).tokens, reserve
 
 
 def _rendered(
-    slot: Slot,
-    *,
-    messages: list[dict[str, Any]] | None,
-    prompt: str | None,
-    text: str | None,
-    params: dict[str, Any] | None,
-    thinking: bool | None,
-) -> tuple[list[dict[str, Any]] | None, str | None, int]:
-    """(messages, prompt, answer reserve) exactly as the client would send them to ``slot``."""
-    req = build_request(
-        slot, messages=messages, prompt=prompt, text=text, params=params, thinking=thinking
-    )
-    return req.get("messages"), req.get("prompt"), answer_reserve(req)
+    slot: Slot, body: Body, params: Mapping[str, Any] | None, thinking: bool | None
+) -> tuple[Body, int]:
+    """(body, answer reserve) exactly as the client would send them to ``slot``: the chat
+    messages after system folding, or the completions prompt."""
+    req = build_request(slot, body, params, thinking=thinking)
+    sent = Body(messages=req["messages"]) if "messages" in req else Body(prompt=req["prompt"])
+    return sent, answer_reserve(req)
 
 
-def surely_fits(
-    window: int,
-    *,
-    messages: list[dict[str, Any]] | None,
-    prompt: str | None,
-    reserve: int,
-) -> bool:
+def surely_fits(window: int, body: Body, *, reserve: int) -> bool:
     """True when even the upper-bound estimate fits with ``TEMPLATE_ALLOWANCE`` to spare, so
     the server need not be asked to count (most prompts, in a window of several thousand)."""
-    return estimate_tokens(messages=messages, prompt=prompt) + reserve + TEMPLATE_ALLOWANCE <= (
-        window
-    )
+    return estimate_tokens(body) + reserve + TEMPLATE_ALLOWANCE <= window
 
 
 def fits_window(
     book: ContextBook,
     slot: Slot,
     window: int,
+    body: Body,
+    params: Mapping[str, Any] | None = None,
     *,
-    messages: list[dict[str, Any]] | None = None,
-    prompt: str | None = None,
-    text: str | None = None,
-    params: dict[str, Any] | None = None,
     thinking: bool | None = None,
 ) -> tuple[bool, int | None, int]:
     """(fits, prompt tokens or None when not counted, answer reserve) on ``slot``."""
-    rendered_messages, rendered_prompt, reserve = _rendered(
-        slot, messages=messages, prompt=prompt, text=text, params=params, thinking=thinking
-    )
-    if surely_fits(window, messages=rendered_messages, prompt=rendered_prompt, reserve=reserve):
+    rendered, reserve = _rendered(slot, body, params, thinking)
+    if surely_fits(window, rendered, reserve=reserve):
         return True, None, reserve
-    counted = book.count(slot, messages=rendered_messages, prompt=rendered_prompt).tokens
+    counted = book.count(slot, rendered).tokens
     return counted + reserve <= window, counted, reserve
 
 
@@ -111,12 +90,10 @@ def fit_request(
     book: ContextBook,
     slot_file: SlotFile,
     role: str,
+    body: Body,
+    params: Mapping[str, Any] | None = None,
     *,
     profile: str | None = None,
-    messages: list[dict[str, Any]] | None = None,
-    prompt: str | None = None,
-    text: str | None = None,
-    params: dict[str, Any] | None = None,
 ) -> Fit:
     candidates = slot_file.slots_for_role(role, profile)
     thinking = slot_file.thinking_for_role(role)
@@ -130,9 +107,8 @@ def fit_request(
             fitting.append(slot.name)
             continue
         ok, prompt_tokens, reserve = fits_window(
-            book, slot, window, messages=messages, prompt=prompt, text=text, params=params,
-            thinking=thinking,
-        )  # fmt: skip
+            book, slot, window, body, params, thinking=thinking
+        )
         if ok:
             fitting.append(slot.name)
         else:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from model_foundry.lib.llm import CompletionBatch, LlmRun, Planned, Request
+from model_foundry.lib.llm import Body, CompletionBatch, LlmRun, Planned, Request
 from model_foundry.lib.llm.store import Completion
 from model_foundry.lib.slots.fit import fits_window, needed_tokens, role_window
 from model_foundry.lib.summaries.chunks import Chunk, Piece, PieceTooLong, pack
@@ -103,13 +103,13 @@ class _Planner:
         self.slot, self.window = found if found else (None, None)
 
     def request(self, task: str, messages: list[dict[str, str]], corr: str) -> Planned:
-        return self.run.plan(Request(task, self.role, messages=messages, correlation_id=corr))
+        return self.run.plan(Request(task, self.role, Body(messages=messages), correlation_id=corr))
 
     def _fits(self, messages: list[dict[str, str]]) -> bool:
         if self.slot is None or self.window is None:
             return True
         ok, _, _ = fits_window(
-            self.run.book, self.slot, self.window, messages=messages, thinking=self.thinking
+            self.run.book, self.slot, self.window, Body(messages=messages), thinking=self.thinking
         )
         return ok
 
@@ -160,7 +160,7 @@ class _Planner:
         """Tokens left in the window after ``messages`` and the answer's reserve."""
         assert self.slot is not None and self.window is not None
         prompt, reserve = needed_tokens(
-            self.run.book, self.slot, messages=messages, thinking=self.thinking
+            self.run.book, self.slot, Body(messages=messages), thinking=self.thinking
         )
         return self.window - prompt - reserve
 

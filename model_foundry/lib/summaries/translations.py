@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.lib import storage
-from model_foundry.lib.llm import Answer, Request, WorkKind, answer_event
+from model_foundry.lib.llm import Answer, Body, Request, WorkKind, answer_event
 from model_foundry.lib.summaries.pending import SummaryToTranslate
 from model_foundry.lib.summaries.prompts import translation_params
 from model_foundry.lib.tables.summaries import SESSION_SUMMARY_TRANSLATIONS, TranslationRow
@@ -38,7 +38,7 @@ class Translations(WorkKind[SummaryToTranslate, TranslationRow]):
         return Request(
             TRANSLATION_TASK,
             self.role,
-            text=item.summary,
+            Body(text=item.summary),
             params=translation_params(item.language),
             correlation_id=item.correlation_id,
         )

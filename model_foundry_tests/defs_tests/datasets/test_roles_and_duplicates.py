@@ -19,6 +19,7 @@ from model_foundry.lib.datasets.prompts import PromptRecord, dedupe_prompts, dup
 from model_foundry.lib.datasets.samples import DatasetSamples, dataset_task
 from model_foundry.lib.llm import Request
 from model_foundry.lib.llm.request import plan
+from model_foundry.lib.slots.body import Body
 from model_foundry_tests.pipeline_helpers import clean_env, count, slot_simulator_process
 from model_foundry_tests.slot_fixtures import shipped_slot_file
 
@@ -71,8 +72,8 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
 def test_two_roles_on_one_slot_are_two_requests() -> None:
     sf = shipped_slot_file()
     messages = [{"role": "user", "content": "hi"}]
-    summary = plan(Request("dataset:x", "summary", messages=messages), sf)
-    kindergarten = plan(Request("dataset:x", "kindergarten", messages=messages), sf)
+    summary = plan(Request("dataset:x", "summary", Body(messages=messages)), sf)
+    kindergarten = plan(Request("dataset:x", "kindergarten", Body(messages=messages)), sf)
     # Same slot, model and parameters: only the role tells them apart.
     assert summary.model == kindergarten.model
     assert summary.output_params == kindergarten.output_params

@@ -17,6 +17,7 @@ from model_foundry.lib.llm import CompletionStore, Planned, Request
 from model_foundry.lib.metrics.collector import FoundryCollector
 from model_foundry.lib.metrics.figures import TTFT_BUCKETS, read_figures, reason_class_sql
 from model_foundry.lib.metrics.refresher import Refresher
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import Attempt
 
 NOW = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
@@ -103,7 +104,9 @@ def filled_db(db_path: Path) -> Path:
         _attempt("naughty", "error", None, 5.0, 0),
         _attempt("kindergarten", "ok", None, 1.2, 7),
     ):
-        store.record(attempt, Planned(Request("t", "r"), attempt.key, attempt.model, {}))
+        store.record(
+            attempt, Planned(Request("t", "r", Body(prompt="p")), attempt.key, attempt.model, {})
+        )
     with storage.connect(db_path) as con:
         con.execute(
             "INSERT INTO dataset_samples (dataset, version, request_key, prompt_id, source, "

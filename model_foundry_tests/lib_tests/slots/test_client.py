@@ -11,6 +11,7 @@ from model_foundry.devtools.simulator import (
     default_window,
 )
 from model_foundry.devtools.simulator import tokenizer as sim_tokenizer
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import (
     Attempt,
     SlotClient,
@@ -40,7 +41,7 @@ def test_plamo_prompt_format() -> None:
 def test_translator_request_uses_completions_with_stop_and_explicit_max_tokens() -> None:
     slot = shipped_slot_file().slots["translator"]
     req = build_request(
-        slot, text="Hello", params={"target_lang": "English", "source_lang": "Japanese"}
+        slot, Body(text="Hello"), params={"target_lang": "English", "source_lang": "Japanese"}
     )
     assert req["prompt"] == plamo_translate_prompt("Hello", "Japanese", "English")
     assert "<|plamo:op|>" in req["stop"]
@@ -53,17 +54,17 @@ def test_thinking_per_role_goes_to_chat_template_kwargs() -> None:
     sf = shipped_slot_file()
     naughty = sf.slots["naughty"]
     msgs = [{"role": "user", "content": "hi"}]
-    on = build_request(naughty, messages=msgs, thinking=sf.thinking_for_role("reasoning"))
+    on = build_request(naughty, Body(messages=msgs), thinking=sf.thinking_for_role("reasoning"))
     assert on["extra_body"]["chat_template_kwargs"] == {"enable_thinking": True}
-    off = build_request(naughty, messages=msgs, thinking=sf.thinking_for_role("worker"))
+    off = build_request(naughty, Body(messages=msgs), thinking=sf.thinking_for_role("worker"))
     assert off["extra_body"]["chat_template_kwargs"] == {"enable_thinking": False}
     # A task can still override its role.
     forced = build_request(
-        naughty, messages=msgs, thinking=False, params={"thinking": True, "top_k": 20}
+        naughty, Body(messages=msgs), thinking=False, params={"thinking": True, "top_k": 20}
     )
     assert forced["extra_body"]["chat_template_kwargs"] == {"enable_thinking": True}
     assert forced["extra_body"]["top_k"] == 20
-    plain = build_request(naughty, messages=msgs)
+    plain = build_request(naughty, Body(messages=msgs))
     assert "chat_template_kwargs" not in plain.get("extra_body", {})
 
 
@@ -79,7 +80,7 @@ def test_system_message_folds_into_first_user_turn() -> None:
     assert [m["role"] for m in folded] == ["user", "assistant", "user"]
     assert msgs[1]["content"] == "Summarise this."  # input untouched
     kindergarten = shipped_slot_file().slots["kindergarten"]
-    assert build_request(kindergarten, messages=msgs)["messages"] == folded
+    assert build_request(kindergarten, Body(messages=msgs))["messages"] == folded
 
 
 def test_gemma_thinking_markers_are_split_from_the_answer() -> None:
@@ -151,7 +152,7 @@ MSG = [{"role": "user", "content": "one two three"}]
 
 
 def test_vllm_reasoning_field_and_usage_from_the_stream() -> None:
-    a, _ = run(_ask("naughty", messages=MSG, thinking=True))
+    a, _ = run(_ask("naughty", body=Body(messages=MSG), thinking=True))
     assert a.status == "ok", a.error
     assert a.content == "echo: three two one"
     assert a.reasoning and a.reasoning.startswith("thinking about 3 words")
@@ -164,7 +165,7 @@ def test_vllm_reasoning_field_and_usage_from_the_stream() -> None:
 
 
 def test_llamacpp_reasoning_content_and_timings() -> None:
-    a, stats = run(_ask("grandpa", messages=MSG, thinking=True))
+    a, stats = run(_ask("grandpa", body=Body(messages=MSG), thinking=True))
     assert a.status == "ok", a.error
     assert a.content == "echo: three two one"
     assert a.reasoning and a.reasoning.startswith("thinking about 3 words")
@@ -176,7 +177,7 @@ def test_llamacpp_reasoning_content_and_timings() -> None:
 
 
 def test_gemma_markers_from_the_server_are_split_out() -> None:
-    a, _ = run(_ask("kindergarten", messages=MSG, thinking=True))
+    a, _ = run(_ask("kindergarten", body=Body(messages=MSG), thinking=True))
     assert a.status == "ok", a.error
     assert a.content == "echo: three two one"
     assert "<|channel>" not in a.content
@@ -184,12 +185,12 @@ def test_gemma_markers_from_the_server_are_split_out() -> None:
 
 
 def test_no_reasoning_when_thinking_is_off() -> None:
-    a, _ = run(_ask("naughty", messages=MSG, thinking=False))
+    a, _ = run(_ask("naughty", body=Body(messages=MSG), thinking=False))
     assert a.reasoning is None and a.content == "echo: three two one"
 
 
 def test_translator_over_completions() -> None:
-    a, _ = run(_ask("translator", text="Good morning, friend."))
+    a, _ = run(_ask("translator", body=Body(text="Good morning, friend.")))
     assert a.status == "ok", a.error
     assert a.content == "[Japanese] Good morning, friend."
     assert a.finish_reason == "stop"
@@ -198,7 +199,7 @@ def test_translator_over_completions() -> None:
 def test_non_streaming_slot() -> None:
     data = shipped_data()
     data["slots"]["naughty"]["stream"] = False
-    a, _ = run(_ask("naughty", data=data, messages=MSG, thinking=True))
+    a, _ = run(_ask("naughty", data=data, body=Body(messages=MSG), thinking=True))
     assert a.status == "ok", a.error
     assert a.content == "echo: three two one" and a.reasoning
     assert a.ttft_s is None and a.completion_tokens
@@ -212,7 +213,9 @@ def test_non_streaming_slot() -> None:
     ],
 )
 def test_context_too_long_is_a_non_retryable_error_with_its_reason(slot: str, reason: str) -> None:
-    a, _ = run(_ask(slot, messages=[{"role": "user", "content": f"{CONTEXT_MARKER} long"}]))
+    a, _ = run(
+        _ask(slot, body=Body(messages=[{"role": "user", "content": f"{CONTEXT_MARKER} long"}]))
+    )
     assert a.status == "error"
     assert a.http_status == 400 and a.error_class == "BadRequestError"
     assert reason in (a.error or "")
@@ -232,7 +235,7 @@ def test_unreachable_slot_is_a_retryable_error() -> None:
 
     async def go() -> Attempt:
         async with SlotClient(sf.slots["naughty"]) as client:
-            return await client.run(key="k", task="t", role="naughty", messages=MSG)
+            return await client.run(key="k", task="t", role="naughty", body=Body(messages=MSG))
 
     a = run(go())
     assert a.status == "error" and a.retryable

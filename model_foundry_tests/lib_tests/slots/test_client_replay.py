@@ -18,6 +18,7 @@ import pytest
 from model_foundry.lib.llm import CompletionStore, Request
 from model_foundry.lib.llm.answer import answer
 from model_foundry.lib.llm.request import plan
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import (
     Attempt,
     SlotClient,
@@ -64,7 +65,7 @@ async def ask(reply: Reply, *, stream: bool = False, **kwargs: Any) -> tuple[Att
     async with ReplayServer({CHAT: reply}) as server:
         sf = one_slot_file(server.url, stream=stream)
         async with SlotClient(sf.slots["naughty"]) as client:
-            kwargs.setdefault("messages", MSG)
+            kwargs.setdefault("body", Body(messages=MSG))
             attempt = await client.run(key="k", task="test", role="naughty", **kwargs)
         return attempt, server.bodies(CHAT)
 
@@ -151,7 +152,10 @@ def test_blank_error_bodies_do_not_fail_the_dispatch(tmp_path: Path) -> None:
     async def go() -> Any:
         async with ReplayServer({CHAT: Reply(status=500, body={"error": {"message": " "}})}) as s:
             sf = one_slot_file(s.url)
-            tasks = [Task(key=f"k{i}", task="test", role="naughty", messages=MSG) for i in range(3)]
+            tasks = [
+                Task(key=f"k{i}", task="test", role="naughty", body=Body(messages=MSG))
+                for i in range(3)
+            ]
             retry = RetryPolicy(max_attempts=2, backoff_base_s=0.01, backoff_max_s=0.02)
             # Off this loop, which serves the replies meanwhile.
             return await asyncio.to_thread(
@@ -217,7 +221,7 @@ def test_empty_answers_are_retried_and_a_later_run_asks_again(tmp_path: Path) ->
         figures = []
         async with ReplayServer({CHAT: empty}) as server:
             sf = one_slot_file(server.url)
-            request = plan(Request("test", "naughty", messages=MSG), sf)
+            request = plan(Request("test", "naughty", Body(messages=MSG)), sf)
             retry = RetryPolicy(max_attempts=2, backoff_base_s=0.01, backoff_max_s=0.02)
             options = fast_options(tmp_path, retry=retry)
             store = CompletionStore(db)
@@ -243,8 +247,8 @@ INSTRUCTION = (
 
 
 def test_a_chat_slot_given_text_to_translate_gets_the_instruction_over_http() -> None:
-    a, sent = run(ask(Reply(body=chat_body("おはよう", None, "stop")), messages=None,
-                      text="Good morning.", params=TRANSLATE))  # fmt: skip
+    reply = Reply(body=chat_body("おはよう", None, "stop"))
+    a, sent = run(ask(reply, body=Body(text="Good morning."), params=TRANSLATE))
     assert a.ok and a.content == "おはよう"
     assert sent[0]["messages"] == [
         {"role": "system", "content": INSTRUCTION},
@@ -257,10 +261,10 @@ def test_a_chat_slot_given_text_to_translate_gets_the_instruction_over_http() ->
 def test_the_instruction_folds_into_the_user_turn_where_system_is_rejected() -> None:
     data = shipped_data()
     kindergarten = slot_file_from(data).slots["kindergarten"]
-    req = build_request(kindergarten, text="Good morning.", params=TRANSLATE)
+    req = build_request(kindergarten, Body(text="Good morning."), TRANSLATE)
     assert req["messages"] == [{"role": "user", "content": f"{INSTRUCTION}\n\nGood morning."}]
     # Plain text without languages stays a plain chat turn.
-    plain = build_request(slot_file_from(data).slots["naughty"], text="hello")
+    plain = build_request(slot_file_from(data).slots["naughty"], Body(text="hello"))
     assert plain["messages"] == [{"role": "user", "content": "hello"}]
 
 
@@ -271,7 +275,7 @@ def test_a_translation_falling_back_to_a_chat_slot_is_keyed_apart_and_instructed
     from the plamo one (another model), and the chat slot receives the instruction."""
     shipped = slot_file_from(shipped_data())
     plamo_key = plan(
-        Request("summary_translation", "translation", text="Good morning.", params=TRANSLATE),
+        Request("summary_translation", "translation", Body(text="Good morning."), TRANSLATE),
         shipped,
     ).key
 
@@ -284,8 +288,8 @@ def test_a_translation_falling_back_to_a_chat_slot_is_keyed_apart_and_instructed
             data["roles"]["translation"] = {"fallbacks": ["naughty"]}
             sf = slot_file_from(data)
             request = plan(
-                Request("summary_translation", "translation", text="Good morning.",
-                        params=TRANSLATE),
+                Request("summary_translation", "translation", Body(text="Good morning."),
+                        TRANSLATE),
                 sf, "chat_only",
             )  # fmt: skip
             store = CompletionStore(tmp_path / "t.duckdb")

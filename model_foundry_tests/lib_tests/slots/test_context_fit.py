@@ -18,6 +18,7 @@ from model_foundry.devtools.simulator import SlotSimulator
 from model_foundry.lib.llm import CompletionBatch, CompletionStore, Request
 from model_foundry.lib.llm.answer import answer
 from model_foundry.lib.llm.request import fit, plan
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.context import (
     ESTIMATE_PER_MESSAGE,
     ContextBook,
@@ -35,10 +36,10 @@ from model_foundry_tests.slot_fixtures import fast_options, run, shipped_data, s
 
 def test_estimate_never_undercounts_a_byte_tokenizer() -> None:
     # One token per UTF-8 byte is the most a byte-fallback tokenizer can produce.
-    assert estimate_tokens(prompt="abc") == 4
-    assert estimate_tokens(prompt="日本") == 7  # 6 bytes + 1
+    assert estimate_tokens(Body(prompt="abc")) == 4
+    assert estimate_tokens(Body(prompt="日本")) == 7  # 6 bytes + 1
     msgs = [{"role": "system", "content": "ab"}, {"role": "user", "content": "c"}]
-    assert estimate_tokens(messages=msgs) == 3 + 3 * ESTIMATE_PER_MESSAGE
+    assert estimate_tokens(Body(messages=msgs)) == 3 + 3 * ESTIMATE_PER_MESSAGE
 
 
 def test_window_from_each_runtime_shape() -> None:
@@ -98,13 +99,13 @@ def test_fit_routes_to_the_slots_that_hold_the_prompt() -> None:
     sf = slot_file_from(windows(kindergarten=400, naughty=2000))
     with ContextBook(sf.live_slots()) as book:
         # "summary" is served by kindergarten, then worker (naughty) as fallback.
-        short = fit_request(book, sf, "summary", messages=[{"role": "user", "content": "hi"}])
+        short = fit_request(book, sf, "summary", Body(messages=[{"role": "user", "content": "hi"}]))
         assert short.fits and short.only_slots is None
         text = "y" * 600  # 600 + overhead + 100 answer: too much for 400, fine for 2000
-        mid = fit_request(book, sf, "summary", messages=[{"role": "user", "content": text}])
+        mid = fit_request(book, sf, "summary", Body(messages=[{"role": "user", "content": text}]))
         assert mid.fits and mid.only_slots == ("naughty",)
         huge = "z" * 5000
-        none = fit_request(book, sf, "summary", messages=[{"role": "user", "content": huge}])
+        none = fit_request(book, sf, "summary", Body(messages=[{"role": "user", "content": huge}]))
         assert not none.fits
         assert "largest context among the slots serving role 'summary' is 2000 tokens" in (
             none.reason or ""
@@ -118,9 +119,9 @@ def test_narrowed_tasks_only_go_to_their_slots(tmp_path: Path) -> None:
     async def go() -> tuple:
         async with SlotSimulator(sf, free_ports=True) as sim:
             tasks = [
-                Task(f"k{i}", "t", "summary", prompt=f"p{i}", only_slots=("naughty",))
+                Task(f"k{i}", "t", "summary", Body(prompt=f"p{i}"), only_slots=("naughty",))
                 for i in range(6)
-            ] + [Task(f"f{i}", "t", "summary", prompt=f"q{i}") for i in range(6)]
+            ] + [Task(f"f{i}", "t", "summary", Body(prompt=f"q{i}")) for i in range(6)]
             return await dispatch(tasks, sim.slot_file, "standard", options=fast_options(tmp_path))
 
     result = run(go())
@@ -140,9 +141,14 @@ def test_a_prompt_that_fits_no_slot_is_recorded_once_and_never_sent(
             sf = sim.slot_file
             reqs = [
                 plan(
-                    Request("t", "summary", messages=[{"role": "user", "content": "z" * 900}]), sf
+                    Request(
+                        "t", "summary", Body(messages=[{"role": "user", "content": "z" * 900}])
+                    ),
+                    sf,
                 ),
-                plan(Request("t", "summary", messages=[{"role": "user", "content": "ok"}]), sf),
+                plan(
+                    Request("t", "summary", Body(messages=[{"role": "user", "content": "ok"}])), sf
+                ),
             ]
             store = CompletionStore(db_path)
 
@@ -174,15 +180,15 @@ def test_a_prompt_that_fits_no_slot_is_recorded_once_and_never_sent(
 def test_only_prompts_that_might_not_fit_are_counted_by_the_server() -> None:
     short = [{"role": "user", "content": "hi"}]
     # 2 bytes + 16 template tokens + 100 answer + 256 allowance = 374.
-    assert surely_fits(374, messages=short, prompt=None, reserve=100)
-    assert not surely_fits(373, messages=short, prompt=None, reserve=100)
+    assert surely_fits(374, Body(messages=short), reserve=100)
+    assert not surely_fits(373, Body(messages=short), reserve=100)
     sf = slot_file_from(windows(kindergarten=4000, naughty=4000))
     with ContextBook(sf.live_slots()) as book:
-        assert fit_request(book, sf, "summary", messages=short).fits
+        assert fit_request(book, sf, "summary", Body(messages=short)).fits
         # Nothing asked: no count, not even the estimate's fallback path.
         assert book.estimated == 0
         assert not fit_request(
-            book, sf, "summary", messages=[{"role": "u", "content": "x" * 5000}]
+            book, sf, "summary", Body(messages=[{"role": "u", "content": "x" * 5000}])
         ).fits
         assert book.estimated >= 1
 
@@ -204,7 +210,7 @@ def test_vllm_window_and_count_from_its_documented_shapes() -> None:
             def ask() -> tuple:
                 with ContextBook([sf.slots["naughty"]]) as book:
                     return book.context("naughty"), book.count(
-                        sf.slots["naughty"], messages=[{"role": "user", "content": "hi"}]
+                        sf.slots["naughty"], Body(messages=[{"role": "user", "content": "hi"}])
                     )
 
             ctx, counted = await asyncio.to_thread(ask)

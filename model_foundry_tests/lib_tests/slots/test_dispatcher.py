@@ -21,6 +21,7 @@ from model_foundry.devtools.simulator import (
     LatencyModel,
     SlotSimulator,
 )
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.config import NoSlotForRoleError
 from model_foundry.lib.slots.dispatcher import (
@@ -271,7 +272,9 @@ def test_503_and_429_are_retried_and_400_is_not(tmp_path: Path) -> None:
             key="too-long",
             task="test",
             role="kindergarten",
-            messages=[{"role": "user", "content": f"{CONTEXT_MARKER} a very long prompt"}],
+            body=Body(
+                messages=[{"role": "user", "content": f"{CONTEXT_MARKER} a very long prompt"}]
+            ),
         )
     )
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import build_request
 from model_foundry.lib.slots.config import SlotFileError, load_slot_file
 from model_foundry.lib.slots.context import ContextBook
@@ -47,16 +48,10 @@ class SglangLike(Vllm):
         value = body.get("context_length") if isinstance(body, Mapping) else None
         return value if isinstance(value, int) and value > 0 else None
 
-    def count_tokens(
-        self,
-        http: HttpClient,
-        root: str,
-        model: str,
-        *,
-        messages: list[dict[str, Any]] | None,
-        prompt: str | None,
-    ) -> int:
-        resp = http.post(f"{root}{self.endpoints.tokenize}", json={"text": prompt or messages})
+    def count_tokens(self, http: HttpClient, root: str, model: str, body: Body) -> int:
+        resp = http.post(
+            f"{root}{self.endpoints.tokenize}", json={"text": body.raw or body.messages}
+        )
         resp.raise_for_status()
         return int(resp.json()["n"])
 
@@ -77,7 +72,7 @@ def test_a_runtime_added_through_the_protocol(
             def ask() -> tuple:
                 with ContextBook([sf.slots["naughty"]]) as book:
                     return book.context("naughty"), book.count(
-                        sf.slots["naughty"], messages=[{"role": "user", "content": "hi"}]
+                        sf.slots["naughty"], Body(messages=[{"role": "user", "content": "hi"}])
                     )
 
             ctx, counted = await asyncio.to_thread(ask)
@@ -135,7 +130,7 @@ def test_structured_output_request_shapes() -> None:
     sf = shipped_slot_file()
     # llama.cpp: OpenAI's response_format, which the server turns into a grammar.
     kg = sf.slots["kindergarten"]
-    req = build_request(kg, messages=[{"role": "user", "content": "rate"}])
+    req = build_request(kg, Body(messages=[{"role": "user", "content": "rate"}]))
     req.update(kg.server.structured_output(SCHEMA, name="verdict"))
     assert req["response_format"] == {
         "type": "json_schema",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.leases import LeaseSettings
 from model_foundry.lib.slots.limiter import LimiterKind
 
@@ -18,11 +19,7 @@ class Task:
     key: str
     task: str
     role: str
-    messages: list[dict[str, Any]] | None = None
-    # Raw completions prompt, or a one-turn chat prompt when ``messages`` is None.
-    prompt: str | None = None
-    # The text to translate (translator slots).
-    text: str | None = None
+    body: Body
     params: dict[str, Any] = field(default_factory=dict)
     # The only slots this task may go to (those whose context window holds it); None: any
     # slot that serves its role.

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.runtimes.llamacpp import LLAMACPP
 from model_foundry.lib.slots.runtimes.shapes import (
     Endpoints,
@@ -52,15 +53,7 @@ class Runtime(Protocol):
         ...
 
     # -- token counting -------------------------------------------------------------------
-    def count_tokens(
-        self,
-        http: HttpClient,
-        root: str,
-        model: str,
-        *,
-        messages: list[dict[str, Any]] | None,
-        prompt: str | None,
-    ) -> int:
+    def count_tokens(self, http: HttpClient, root: str, model: str, body: Body) -> int:
         """Prompt tokens by the server's own tokenizer; raises httpx/KeyError/ValueError."""
         ...
 

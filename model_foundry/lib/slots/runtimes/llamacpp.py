@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.runtimes.shapes import (
     Endpoints,
     HttpClient,
@@ -71,19 +72,13 @@ class LlamaCpp:
     def context_body(self, window: int, model: str) -> dict[str, Any]:
         return {"default_generation_settings": {"n_ctx": window}, "model_path": model}
 
-    def count_tokens(
-        self,
-        http: HttpClient,
-        root: str,
-        model: str,
-        *,
-        messages: list[dict[str, Any]] | None,
-        prompt: str | None,
-    ) -> int:
-        text = prompt or ""
+    def count_tokens(self, http: HttpClient, root: str, model: str, body: Body) -> int:
+        text = body.raw or ""
         special = False
-        if messages is not None:
-            resp = http.post(f"{root}{self.endpoints.apply_template}", json={"messages": messages})
+        if body.messages is not None:
+            resp = http.post(
+                f"{root}{self.endpoints.apply_template}", json={"messages": body.messages}
+            )
             resp.raise_for_status()
             text = resp.json()["prompt"]
             special = True

@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.runtimes.shapes import Endpoints, HttpClient, MetricNames
 
 _CONTEXT_LIMIT = re.compile(r"maximum context length is (\d+) tokens", re.IGNORECASE)
@@ -69,20 +70,12 @@ class Vllm:
         }
         return {"object": "list", "data": [card]}
 
-    def count_tokens(
-        self,
-        http: HttpClient,
-        root: str,
-        model: str,
-        *,
-        messages: list[dict[str, Any]] | None,
-        prompt: str | None,
-    ) -> int:
+    def count_tokens(self, http: HttpClient, root: str, model: str, body: Body) -> int:
         payload: dict[str, Any] = {"model": model}
-        if messages is not None:
-            payload["messages"] = messages
+        if body.messages is not None:
+            payload["messages"] = body.messages
         else:
-            payload["prompt"] = prompt or ""
+            payload["prompt"] = body.raw or ""
             payload["add_special_tokens"] = False
         resp = http.post(f"{root}{self.endpoints.tokenize}", json=payload)
         resp.raise_for_status()
