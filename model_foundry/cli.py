@@ -295,6 +295,10 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
     return 0 if result.success else 1
 
 
+# What ``add_subparsers`` returns; argparse names the class only privately.
+Subparsers = argparse._SubParsersAction
+
+
 def _add_simulate_slots(subparsers: Any) -> argparse.ArgumentParser:
     # The simulator parses its own arguments (devtools/simulator/command.py): registering the
     # verb here must not import a dev tool. Without -h here, --help reaches its parser too.
@@ -358,13 +362,8 @@ def _add_dataset(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="model-foundry",
-        description="NATS events into DuckDB, prompts to GPU model slots, datasets out.",
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def _add_nats(sub: Subparsers) -> None:
+    """``nats setup | status | serve``."""
     nats_p = sub.add_parser("nats", help="NATS JetStream: stream, consumers, a local server")
     nats_sub = nats_p.add_subparsers(dest="nats_command", required=True)
     p = nats_sub.add_parser(
@@ -378,6 +377,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store-dir", help="JetStream store (default data/nats)")
     p.set_defaults(func=cmd_nats_serve)
 
+
+def _add_events(sub: Subparsers) -> None:
+    """Getting events in: ``publish``, ``drain``, ``rebuild``."""
     p = sub.add_parser("publish", help="publish events from a JSONL file or generated samples")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--file", help="JSONL file, one event body per line")
@@ -394,6 +396,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=1000)
     p.set_defaults(func=cmd_drain)
 
+    p = sub.add_parser(
+        "rebuild", help="empty a downstream step's tables and read the whole inbox again"
+    )
+    p.add_argument(
+        "--step",
+        choices=["inbox_tables"],
+        default="inbox_tables",
+        help="the step (the typed tables: chat_messages ... semantic_searches)",
+    )
+    p.set_defaults(func=cmd_rebuild)
+
+
+def _add_reading(sub: Subparsers) -> None:
+    """Reading what is stored: ``metrics``, ``query``, ``flow``."""
     p = sub.add_parser(
         "metrics", help="Prometheus exporter: inbox, NATS pending, completions, slots, datasets"
     )
@@ -412,17 +428,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-nats", action="store_true", help="do not read consumer counts")
     p.set_defaults(func=cmd_metrics)
 
-    p = sub.add_parser(
-        "rebuild", help="empty a downstream step's tables and read the whole inbox again"
-    )
-    p.add_argument(
-        "--step",
-        choices=["inbox_tables"],
-        default="inbox_tables",
-        help="the step (the typed tables: chat_messages ... semantic_searches)",
-    )
-    p.set_defaults(func=cmd_rebuild)
-
     p = sub.add_parser("query", help="run SQL against the DuckDB file and print a table")
     p.add_argument("sql")
     p.add_argument(
@@ -436,6 +441,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-nodes", type=int, default=300, help="nodes drawn at most")
     p.set_defaults(func=cmd_flow)
 
+
+def _add_devstack(sub: Subparsers) -> None:
+    """The local stack: ``up`` and ``demo``."""
     p = sub.add_parser("up", help="local NATS + slot simulator + Dagster UI and daemon")
     p.add_argument("--port", type=int, default=3000, help="Dagster UI port")
     p.set_defaults(func=cmd_up)
@@ -445,6 +453,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--events", type=int, default=400)
     p.set_defaults(func=cmd_demo)
 
+
+def _add_bench(
+    sub: Subparsers,
+) -> Subparsers:
+    """``bench ingest | e2e | downstream | duckdb`` (``slots`` is added apart)."""
     bench = sub.add_parser("bench", help="benchmarks, reported against a baseline in the same run")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
     p = bench_sub.add_parser("ingest", help="inbox drain vs plain nats-py fetch+ack")
@@ -492,7 +505,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, default=10.0, help="length of each timed measure")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_duckdb)
+    return bench_sub
 
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="model-foundry",
+        description="NATS events into DuckDB, prompts to GPU model slots, datasets out.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    _add_nats(sub)
+    _add_events(sub)
+    _add_reading(sub)
+    _add_devstack(sub)
+    bench_sub = _add_bench(sub)
     _add_dataset(sub)
     _add_simulate_slots(sub)
     _add_bench_slots(bench_sub)

@@ -94,9 +94,22 @@ def _prompt_dir() -> Path:
     return settings.DEFAULT_DATA_DIR / "prompts"
 
 
-def run_demo(events: int = 400) -> int:
-    from model_foundry.defs.datasets.assets import dataset_samples
+def _drain(instance: dg.DagsterInstance) -> None:
     from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
+
+    print("inbox (what the sensors' runs do):")
+    for subject in SUBJECTS:
+        result = materialize(
+            [pipeline_event_inbox_record], partition_key=subject, instance=instance, **QUIET
+        )
+        record = result.output_for_node("pipeline_event_inbox_record")
+        print(
+            f"  {subject:<26} received {record['received']:>4}  inserted "
+            f"{record['inserted']:>4}  dead-lettered {record['dead_lettered']}"
+        )
+
+
+def _downstream(instance: dg.DagsterInstance) -> None:
     from model_foundry.defs.inbox_tables.assets import inbox_tables
     from model_foundry.defs.sessions.assets import session_flow, session_routing
     from model_foundry.defs.sessions.checks import live_slots_get_turns
@@ -104,104 +117,84 @@ def run_demo(events: int = 400) -> int:
         session_summaries,
         session_summary_translations,
     )
+
+    print(
+        "downstream (what the automation sensor runs): tables, summaries, translations, "
+        "sessions' flow and routing"
+    )
+    result = materialize(
+        [
+            inbox_tables,
+            session_summaries,
+            session_summary_translations,
+            session_flow,
+            session_routing,
+            live_slots_get_turns,
+        ],
+        instance=instance,
+        **QUIET,
+    )
+    summaries = _metadata(result, "session_summaries")
+    if summaries is not None:
+        print(
+            f"  session_summaries: {summaries['summaries_written']} written by "
+            f"{', '.join(summaries['slots_used']) or '-'} "
+            f"({summaries['gen_tokens_per_s']} tok/s)"
+        )
+        _print_causes(summaries)
+    translations = _metadata(result, "session_summary_translations")
+    if translations is not None:
+        # No 'directions' when nothing was pending (e.g. no summary was written).
+        directions = translations.get("directions") or {}
+        by_direction = ", ".join(f"{k}: {v}" for k, v in directions.items())
+        print(
+            f"  session_summary_translations: {translations['translations_written']} "
+            f"written ({by_direction or 'none pending'})"
+        )
+        _print_causes(translations)
+    _print_sessions(result, settings.duckdb_path())
+
+
+def _collect(instance: dg.DagsterInstance) -> dict[str, Any] | None:
+    from model_foundry.defs.datasets.assets import dataset_samples
     from model_foundry.defs.throughput.assets import slot_throughput
 
-    print(f"publishing {events} sample events (and one malformed one)")
-    _publish(events)
-    with dg.instance_for_test() as instance:
-        print("inbox (what the sensors' runs do):")
-        for subject in SUBJECTS:
-            result = materialize(
-                [pipeline_event_inbox_record], partition_key=subject, instance=instance, **QUIET
-            )
-            record = result.output_for_node("pipeline_event_inbox_record")
-            print(
-                f"  {subject:<26} received {record['received']:>4}  inserted "
-                f"{record['inserted']:>4}  dead-lettered {record['dead_lettered']}"
-            )
-        print(
-            "downstream (what the automation sensor runs): tables, summaries, translations, "
-            "sessions' flow and routing"
-        )
-        result = materialize(
-            [
-                inbox_tables,
-                session_summaries,
-                session_summary_translations,
-                session_flow,
-                session_routing,
-                live_slots_get_turns,
-            ],
-            instance=instance,
-            **QUIET,
-        )
-        summaries = _metadata(result, "session_summaries")
-        if summaries is not None:
-            print(
-                f"  session_summaries: {summaries['summaries_written']} written by "
-                f"{', '.join(summaries['slots_used']) or '-'} "
-                f"({summaries['gen_tokens_per_s']} tok/s)"
-            )
-            _print_causes(summaries)
-        translations = _metadata(result, "session_summary_translations")
-        if translations is not None:
-            # No 'directions' when nothing was pending (e.g. no summary was written).
-            directions = translations.get("directions") or {}
-            by_direction = ", ".join(f"{k}: {v}" for k, v in directions.items())
-            print(
-                f"  session_summary_translations: {translations['translations_written']} "
-                f"written ({by_direction or 'none pending'})"
-            )
-            _print_causes(translations)
-        _print_sessions(result, settings.duckdb_path())
-        print("dataset collection (what the nightly schedule runs):")
-        result = materialize(
-            [dataset_samples],
-            ops={"dataset_samples": {"config": {"name": "demo", "prompt_dir": str(_prompt_dir())}}},
-            instance=instance,
-            **QUIET,
-        )
-        dataset = _metadata(result, "dataset_samples")
-        if dataset is not None:
-            print("  " + collection_line(dataset))
-            _print_causes(dataset)
-        materialize([slot_throughput], instance=instance, **QUIET)
-    db = settings.duckdb_path()
+    print("dataset collection (what the nightly schedule runs):")
+    result = materialize(
+        [dataset_samples],
+        ops={"dataset_samples": {"config": {"name": "demo", "prompt_dir": str(_prompt_dir())}}},
+        instance=instance,
+        **QUIET,
+    )
+    dataset = _metadata(result, "dataset_samples")
+    if dataset is not None:
+        print("  " + collection_line(dataset))
+        _print_causes(dataset)
+    materialize([slot_throughput], instance=instance, **QUIET)
+    return dataset
+
+
+# What the report shows of the demo's file, in order.
+REPORT_QUERIES = (
+    "SELECT subject, count(*) AS events, count(DISTINCT correlation_id) AS sessions "
+    "FROM pipeline_event_inbox GROUP BY subject ORDER BY subject",
+    "SELECT subject, reason FROM pipeline_event_dead_letter LIMIT 5",
+    "SELECT correlation_id, events, messages, tool_errors, summary_language AS lang, "
+    "left(summary, 40) AS summary, left(translation, 40) AS translation "
+    "FROM session_overview ORDER BY correlation_id",
+    "SELECT slot, model, attempts, error_share, gen_tps, latency_p50_s, latency_p95_s "
+    "FROM slot_throughput_latest ORDER BY slot",
+    "SELECT dataset, version, role, samples, empty, truncated FROM dataset_stats",
+    "SELECT correlation_id, node_events, edge_events, depth, max_fan_out, "
+    "parallel_branches, uncoordinated FROM session_flow ORDER BY correlation_id",
+    "SELECT * FROM slot_share_weekly ORDER BY share DESC",
+)
+
+
+def _report(db: Path, dataset: dict[str, Any] | None) -> None:
     print(f"\nDuckDB report ({db}):")
-    print(
-        run_query(
-            "SELECT subject, count(*) AS events, count(DISTINCT correlation_id) AS sessions "
-            "FROM pipeline_event_inbox GROUP BY subject ORDER BY subject",
-            db,
-        )
-    )
-    print(run_query("SELECT subject, reason FROM pipeline_event_dead_letter LIMIT 5", db))
-    print(
-        run_query(
-            "SELECT correlation_id, events, messages, tool_errors, summary_language AS lang, "
-            "left(summary, 40) AS summary, left(translation, 40) AS translation "
-            "FROM session_overview ORDER BY correlation_id",
-            db,
-        )
-    )
-    print(
-        run_query(
-            "SELECT slot, model, attempts, error_share, gen_tps, latency_p50_s, latency_p95_s "
-            "FROM slot_throughput_latest ORDER BY slot",
-            db,
-        )
-    )
-    print(
-        run_query("SELECT dataset, version, role, samples, empty, truncated FROM dataset_stats", db)
-    )
-    print(
-        run_query(
-            "SELECT correlation_id, node_events, edge_events, depth, max_fan_out, "
-            "parallel_branches, uncoordinated FROM session_flow ORDER BY correlation_id",
-            db,
-        )
-    )
-    print(run_query("SELECT * FROM slot_share_weekly ORDER BY share DESC", db))
+    for sql in REPORT_QUERIES:
+        print(run_query(sql, db))
     if dataset is not None and dataset.get("export_path"):
         print(f"\ndataset exported to {dataset['export_path']}")
     print(
@@ -210,6 +203,16 @@ def run_demo(events: int = 400) -> int:
         f"  MODEL_FOUNDRY_DUCKDB={shlex.quote(str(db))} model-foundry query "
         '"SELECT * FROM session_overview"'
     )
+
+
+def run_demo(events: int = 400) -> int:
+    print(f"publishing {events} sample events (and one malformed one)")
+    _publish(events)
+    with dg.instance_for_test() as instance:
+        _drain(instance)
+        _downstream(instance)
+        dataset = _collect(instance)
+    _report(settings.duckdb_path(), dataset)
     return 0
 
 
