@@ -1,5 +1,6 @@
 """The tables' one home: the registry builds every table and view on an empty file, with the
-columns the row dataclasses name and the README documents; rows go in and come back by name."""
+columns the row dataclasses name and docs/tables.md documents (the README the inbox's two);
+rows go in and come back by name."""
 
 from __future__ import annotations
 
@@ -17,14 +18,16 @@ from model_foundry.lib.tables import registry
 from model_foundry.lib.tables.summaries import SESSION_SUMMARY_PARTS, SummaryPartRow
 from model_foundry.lib.tables.typed import CHAT_SESSIONS, ChatSessionRow
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-# A row of the README's table: | `name` | key | columns |
+ROOT = Path(__file__).resolve().parents[2]
+TABLES_PAGE = ROOT / "docs" / "tables.md"
+README = ROOT / "README.md"
+# A row of a tables section: | `name` | key | columns |
 README_ROW = re.compile(r"^\| `(\w+)` \| ([^|]+) \| ([^|]+) \|$")
 
 
-def documented() -> dict[str, tuple[str, list[str]]]:
-    """Each table or view the README's tables section names: (its key cell, its columns)."""
-    section = README.read_text(encoding="utf-8").split("### Tables and views", 1)[1]
+def documented(page: Path = TABLES_PAGE) -> dict[str, tuple[str, list[str]]]:
+    """Each table or view a page's tables section names: (its key cell, its columns)."""
+    section = page.read_text(encoding="utf-8").split("## Tables and views", 1)[1]
     section = section.split("\n## ", 1)[0]
     rows = (README_ROW.match(line.strip()) for line in section.splitlines())
     return {
@@ -80,7 +83,7 @@ def test_an_empty_file_gets_every_registered_table_and_view_with_the_rows_column
         assert tuple(columns(fresh, table.name)) == table.columns, table.name
 
 
-def test_the_readme_documents_every_table_and_view_with_its_key_and_columns(
+def test_docs_tables_documents_every_table_and_view_with_its_key_and_columns(
     fresh: duckdb.DuckDBPyConnection,
 ) -> None:
     docs = documented()
@@ -91,6 +94,15 @@ def test_the_readme_documents_every_table_and_view_with_its_key_and_columns(
         key, cols = docs[name]
         assert cols == columns(fresh, name), name
         assert ([] if key == "none" else re.findall(r"\w+", key)) == primary_key(fresh, name)
+
+
+def test_the_readme_rows_say_what_docs_tables_says() -> None:
+    # The README shows the tables the rest are built from; each row it has is the full one.
+    shown = documented(README)
+    assert {"pipeline_event_inbox", "pipeline_event_dead_letter"} <= set(shown)
+    full = documented()
+    for name, row in shown.items():
+        assert row == full[name], name
 
 
 def test_every_column_the_database_fills_has_a_default_in_the_ddl() -> None:
