@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv up demo test lint bench clean llama-server
+.PHONY: venv up demo test lint bench clean llama-server hf-datasets
 
 venv: $(STAMP)
 
@@ -30,6 +30,11 @@ test: $(STAMP)
 # ~/.cache/model-foundry (MODEL_FOUNDRY_CACHE) from the llama-cpp-python sdist on PyPI.
 llama-server: $(STAMP)
 	$(PY) -m model_foundry.devtools.llama_server build $(LLAMA_SERVER_ARGS)
+
+# Hugging Face datasets 3.6.0 and 5.x (each with huggingface_hub) in their own venvs in the
+# same cache, for the tests that load dataset exports with both.
+hf-datasets: $(STAMP)
+	$(PY) -m model_foundry.devtools.hf_datasets build $(HF_DATASETS_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check model_foundry model_foundry_tests

@@ -14,6 +14,7 @@ FLOW_LINEAGE = dg.AssetKey("flow_lineage")
 SESSION_SUMMARIES = dg.AssetKey("session_summaries")
 SESSION_SUMMARY_TRANSLATIONS = dg.AssetKey("session_summary_translations")
 DATASET_SAMPLES = dg.AssetKey("dataset_samples")
+SESSION_TRAJECTORIES = dg.AssetKey("session_trajectories")
 
 __all__ = [
     "CHAT_MESSAGES",
@@ -22,4 +23,5 @@ __all__ = [
     "INBOX",
     "SESSION_SUMMARIES",
     "SESSION_SUMMARY_TRANSLATIONS",
+    "SESSION_TRAJECTORIES",
 ]

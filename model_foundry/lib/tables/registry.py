@@ -36,6 +36,7 @@ from model_foundry.lib.tables.summaries import (
     SESSION_SUMMARY_TRANSLATIONS,
 )
 from model_foundry.lib.tables.throughput import SLOT_THROUGHPUT
+from model_foundry.lib.tables.trajectories import SESSION_TRAJECTORIES, SESSION_TURNS
 from model_foundry.lib.tables.typed import (
     CHAT_MESSAGES,
     CHAT_SESSIONS,
@@ -68,6 +69,8 @@ TABLES: tuple[Table, ...] = (
     DATASET_EXPORTS,
     SESSION_FLOW,
     SESSION_ROUTING,
+    SESSION_TURNS,
+    SESSION_TRAJECTORIES,
 )
 
 # A view may read an earlier one (session_overview reads session_summaries_latest).

@@ -1,0 +1,138 @@
+"""Reading finished session threads from DuckDB as trajectory records.
+
+A session is finished for export once its last event (``occurred_at``) is older than the
+idle time (``MODEL_FOUNDRY_SESSION_IDLE_MINUTES``, default 30); ``include_active`` takes
+running ones too. ``since``/``until`` keep sessions whose events fall in that window (last
+event at or after ``since``, first before ``until``). Records are read session by session,
+so memory follows the largest batch of sessions, not the export.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import duckdb
+
+from model_foundry.lib.tables.base import fetch
+from model_foundry.lib.trajectories.records import DEFAULT_MAX_TURNS, trajectory_records
+from model_foundry.lib.trajectories.state import ThreadState
+from model_foundry.lib.trajectories.turns import ToolCall, Turn
+
+DEFAULT_IDLE = timedelta(minutes=30)
+_BATCH_SESSIONS = 500
+
+
+@dataclass(frozen=True)
+class SessionWindow:
+    """Which sessions an export takes."""
+
+    idle: timedelta = DEFAULT_IDLE
+    include_active: bool = False
+    since: datetime | None = None
+    until: datetime | None = None
+    now: datetime | None = None
+
+
+_SESSIONS = """
+SELECT correlation_id FROM session_trajectories
+GROUP BY correlation_id
+HAVING (? OR max(last_at) < ?)
+   AND (?::TIMESTAMPTZ IS NULL OR max(last_at) >= ?::TIMESTAMPTZ)
+   AND (?::TIMESTAMPTZ IS NULL OR min(first_at) < ?::TIMESTAMPTZ)
+ORDER BY correlation_id
+"""
+
+
+def export_sessions(con: duckdb.DuckDBPyConnection, window: SessionWindow) -> list[str]:
+    now = window.now or datetime.now(UTC)
+    rows = con.execute(
+        _SESSIONS,
+        [
+            window.include_active,
+            now - window.idle,
+            window.since,
+            window.since,
+            window.until,
+            window.until,
+        ],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+@dataclass(frozen=True)
+class _StoredTurn:
+    correlation_id: str
+    thread: str
+    role: str
+    content: str | None
+    reasoning: str | None
+    tool_calls: str
+    tool_call_id: str | None
+    name: str | None
+    slot: str | None
+    model: str | None
+    event_id: str
+    occurred_at: datetime | None
+    finish_reason: str | None
+    tool_error: bool
+    origin: str
+
+    def turn(self) -> Turn:
+        calls = tuple(
+            ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"])
+            for c in json.loads(self.tool_calls)
+        )
+        return Turn(
+            role=self.role,
+            content=self.content,
+            tool_calls=calls,
+            tool_call_id=self.tool_call_id,
+            name=self.name,
+            reasoning=self.reasoning,
+            slot=self.slot,
+            model=self.model,
+            event_id=self.event_id,
+            occurred_at=self.occurred_at,
+            finish_reason=self.finish_reason,
+            tool_error=self.tool_error,
+            origin=self.origin,
+        )
+
+
+_TURNS = """
+SELECT correlation_id, thread, role, content, reasoning, tool_calls::VARCHAR AS tool_calls,
+       tool_call_id, name, slot, model, event_id, occurred_at, finish_reason, tool_error, origin
+FROM session_turns WHERE correlation_id IN (SELECT unnest(?::VARCHAR[]))
+ORDER BY correlation_id, thread, turn_index
+"""
+
+
+def session_records(
+    con: duckdb.DuckDBPyConnection, sessions: list[str], max_turns: int = DEFAULT_MAX_TURNS
+) -> Iterator[dict[str, Any]]:
+    """The trajectory records of ``sessions``, thread by thread, in a stable order."""
+    for start in range(0, len(sessions), _BATCH_SESSIONS):
+        batch = sessions[start : start + _BATCH_SESSIONS]
+        states = {
+            (s.correlation_id, s.thread): s
+            for s in (
+                ThreadState.from_json(r[0])
+                for r in con.execute(
+                    "SELECT state::VARCHAR FROM session_trajectories "
+                    "WHERE correlation_id IN (SELECT unnest(?::VARCHAR[]))",
+                    [batch],
+                ).fetchall()
+            )
+        }
+        turns: dict[tuple[str, str], list[Turn]] = {}
+        for row in fetch(con, _StoredTurn, _TURNS, [batch]):
+            turns.setdefault((row.correlation_id, row.thread), []).append(row.turn())
+        for key in sorted(turns):
+            yield from trajectory_records(states[key], turns[key], max_turns)
+
+
+__all__ = ["DEFAULT_IDLE", "SessionWindow", "export_sessions", "session_records"]
