@@ -174,12 +174,9 @@ def idle_sentence(verdict: RoutingVerdict) -> str:
     busy = sorted(
         ((n, c) for n, c in verdict.turns_by_slot.items() if c > 0), key=lambda nc: (-nc[1], nc[0])
     )
-    did = ", ".join(
-        f"{name} did {_percent(count, verdict.turns)}"
-        if i == 0
-        else f"{name} {_percent(count, verdict.turns)}"
-        for i, (name, count) in enumerate(busy)
-    )
+    # "naughty did 70%, grandpa 30%": the verb once, after the busiest slot.
+    parts = [f"{name} {_percent(count, verdict.turns)}" for name, count in busy]
+    did = ", ".join(parts).replace(" ", " did ", 1) if parts else ""
     plural = "s" if verdict.sessions != 1 else ""
     sentence = (
         f"{idle} (live in profile {verdict.profile}) got 0 of {verdict.turns:,} turns "

@@ -108,12 +108,11 @@ def _collapse(graph: FlowGraph, uncoordinated: set[str]) -> ShownGraph:
         head = owner[node_id]
         if head != node_id:
             continue
-        count = len(chains.get(head, [head]))
-        text = _text(node) + (f" x{count}" if count > 1 else "")
         members = chains.get(head, [head])
+        count = len(members)
         shown[head] = ShownNode(
             node_id=head,
-            text=text,
+            text=_text(node) + (f" x{count}" if count > 1 else ""),
             colour_key=node.colour_key,
             first_at=node.first_at,
             members=count,

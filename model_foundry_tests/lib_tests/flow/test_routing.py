@@ -109,3 +109,14 @@ def test_the_full_profile_names_every_idle_slot_and_the_unknown_share(slot_file:
 def test_no_turns_is_no_verdict_on_idleness(slot_file: SlotFile) -> None:
     verdict = routing_verdict([], slot_file, "standard")
     assert verdict.ok and verdict.turns == 0
+
+
+def test_the_window_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MODEL_FOUNDRY_ROUTING_WINDOW_SESSIONS", raising=False)
+    assert settings.routing_window_sessions() == 20
+    monkeypatch.setenv("MODEL_FOUNDRY_ROUTING_WINDOW_SESSIONS", "5")
+    assert settings.routing_window_sessions() == 5
+    for bad in ("0", "many"):
+        monkeypatch.setenv("MODEL_FOUNDRY_ROUTING_WINDOW_SESSIONS", bad)
+        with pytest.raises(ValueError, match="1 or more"):
+            settings.routing_window_sessions()
