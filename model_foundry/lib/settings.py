@@ -173,6 +173,23 @@ def dataset_cron() -> str:
     return _get("MODEL_FOUNDRY_DATASET_CRON", DEFAULT_DATASET_CRON)
 
 
+DEFAULT_SESSION_IDLE_MINUTES = 30.0
+
+
+def session_idle_minutes() -> float:
+    """How long a session's last event must be past before a dataset export takes it."""
+    raw = _get("MODEL_FOUNDRY_SESSION_IDLE_MINUTES", str(DEFAULT_SESSION_IDLE_MINUTES))
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise ValueError(
+            f"MODEL_FOUNDRY_SESSION_IDLE_MINUTES={raw!r}: must be a number of minutes, 0 or more"
+        )
+    return value
+
+
 def timezone() -> str:
     return _get("MODEL_FOUNDRY_TIMEZONE", "UTC")
 

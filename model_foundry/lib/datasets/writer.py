@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import shutil
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -30,57 +30,87 @@ SPLITS = ("train", "test")
 _KEPT = [("kept", pa.bool_()), ("dropped_by", pa.string())]
 
 
-def _jsonl(path: Path, lines: Sequence[dict[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as fh:
-        for line in lines:
-            fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+class _Views:
+    """The open files of a folder being written, fed a batch of records at a time."""
+
+    def __init__(self, staging: Path, layout: Layout) -> None:
+        self.staging = staging
+        self.layout = layout
+        self.everything = pa.schema([*layout.schema, *[pa.field(n, t) for n, t in _KEPT]])
+        (staging / "hf" / layout.config).mkdir(parents=True)
+        (staging / "openai").mkdir()
+        self.samples = pq.ParquetWriter(staging / "samples.parquet", self.everything)
+        self.chat = (staging / "chat.jsonl").open("w", encoding="utf-8")
+        self.hf: dict[str, pq.ParquetWriter] = {}
+        self.openai: dict[str, TextIO] = {}
+        self.rows = dict.fromkeys(SPLITS, 0)
+
+    def _split_files(self, split: str) -> tuple[pq.ParquetWriter, TextIO]:
+        if split not in self.hf:
+            path = self.staging / "hf" / self.layout.config / f"{split}.parquet"
+            self.hf[split] = pq.ParquetWriter(path, self.layout.schema)
+            self.openai[split] = (self.staging / "openai" / f"{split}.jsonl").open(
+                "w", encoding="utf-8"
+            )
+        return self.hf[split], self.openai[split]
+
+    def add(self, batch: Sequence[dict[str, Any]]) -> None:
+        self.samples.write_table(pa.Table.from_pylist(list(batch), schema=self.everything))
+        for split in SPLITS:
+            rows = [r for r in batch if r["kept"] and r["split"] == split]
+            if not rows:
+                continue
+            hf, openai = self._split_files(split)
+            hf.write_table(pa.Table.from_pylist(rows, schema=self.layout.schema))
+            for row in rows:
+                line = json.dumps(self.layout.openai(row), ensure_ascii=False) + "\n"
+                openai.write(line)
+                self.chat.write(line)
+            self.rows[split] += len(rows)
+
+    def close(self) -> dict[str, Any]:
+        """Close every file; the files written, by view and split."""
+        self.samples.close()
+        self.chat.close()
+        for split in self.hf:
+            self.hf[split].close()
+            self.openai[split].close()
+        return {
+            "hf": {s: f"hf/{self.layout.config}/{s}.parquet" for s in self.hf},
+            "openai": {s: f"openai/{s}.jsonl" for s in self.openai},
+            "chat": "chat.jsonl",
+            "samples": "samples.parquet",
+            "card": "README.md",
+        }
 
 
 def write_export(
     out_root: Path,
     layout: Layout,
-    records: Sequence[dict[str, Any]],
+    batches: Iterable[Sequence[dict[str, Any]]],
     figures: ExportFigures,
 ) -> Path:
-    """Write the folder for ``records`` (each with ``split``, ``cluster_id``, ``kept`` and
-    ``dropped_by``); the figures' ``files`` are filled in. Returns the folder."""
+    """Write the folder for the records of ``batches`` (each with ``split``, ``cluster_id``,
+    ``kept`` and ``dropped_by``), one batch in memory at a time; ``figures`` gets the rows per
+    split and the files. Returns the folder."""
     final = export_dir(out_root, figures.dataset, figures.version)
     if (final / MANIFEST).is_file():
         raise FinishedVersionError(
-            f"dataset {figures.dataset} version {figures.version} is finished"
+            f"dataset {figures.dataset} version {figures.version} is already exported to {final}"
         )
     staging = final.parent / f".{final.name}.{uuid.uuid4().hex[:8]}.partial"
     staging.mkdir(parents=True)
     try:
-        kept = [r for r in records if r["kept"]]
-        files: dict[str, Any] = {"hf": {}, "openai": {}}
-        (staging / "hf" / layout.config).mkdir(parents=True)
-        (staging / "openai").mkdir()
-        chat: list[dict[str, Any]] = []
-        for split in SPLITS:
-            rows = [r for r in kept if r["split"] == split]
-            figures.rows_by_split[split] = len(rows)
-            if not rows:
-                continue
-            hf_path = f"hf/{layout.config}/{split}.parquet"
-            pq.write_table(pa.Table.from_pylist(rows, schema=layout.schema), staging / hf_path)
-            lines = [layout.openai(r) for r in rows]
-            _jsonl(staging / "openai" / f"{split}.jsonl", lines)
-            chat += lines
-            files["hf"][split] = hf_path
-            files["openai"][split] = f"openai/{split}.jsonl"
-        _jsonl(staging / "chat.jsonl", chat)
-        everything = pa.schema([*layout.schema, *[pa.field(n, t) for n, t in _KEPT]])
-        pq.write_table(
-            pa.Table.from_pylist(list(records), schema=everything), staging / "samples.parquet"
-        )
-        files.update(chat="chat.jsonl", samples="samples.parquet", card="README.md")
-        figures.files = files
+        views = _Views(staging, layout)
+        try:
+            for batch in batches:
+                views.add(batch)
+        finally:
+            figures.files = views.close()
+        figures.rows_by_split = dict(views.rows)
         (staging / "README.md").write_text(card_text(layout, figures), encoding="utf-8")
-        manifest = {"finished": True, **asdict(figures)}
-        (staging / MANIFEST).write_text(
-            json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8"
-        )
+        manifest = json.dumps({"finished": True, **asdict(figures)}, indent=2, ensure_ascii=False)
+        (staging / MANIFEST).write_text(manifest, encoding="utf-8")
         if final.exists():
             shutil.rmtree(final)  # an unfinished leftover: no manifest, so never published
         staging.rename(final)
@@ -90,4 +120,15 @@ def write_export(
     return final
 
 
-__all__ = ["SPLITS", "write_export"]
+def batched(records: Iterable[dict[str, Any]], size: int = 1000) -> Iterator[list[dict[str, Any]]]:
+    batch: list[dict[str, Any]] = []
+    for record in records:
+        batch.append(record)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+__all__ = ["SPLITS", "batched", "write_export"]

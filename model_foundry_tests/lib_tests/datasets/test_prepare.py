@@ -1,0 +1,100 @@
+"""The export's bookkeeping around hygiene: filters counted, one record per cluster kept by
+the stated rule, every record in its group's split, figures that add up."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from model_foundry.lib.datasets.prepare import prepare, varying_text
+
+
+class RecordingHygiene:
+    """A hygiene whose answers the test chooses: scrub replaces one word, clusters and splits
+    come from tables, and every call is kept for the asserts."""
+
+    def __init__(self, clusters: dict[str, str], splits: dict[str, str], joins: int = 0) -> None:
+        self.cluster_of = clusters
+        self.split_of = splits
+        self.joins = joins
+        self.seen_texts: list[str] = []
+
+    def scrub(self, record: dict[str, Any]) -> tuple[dict[str, Any], Mapping[str, int]]:
+        clean = copy.deepcopy(record)
+        found = 0
+        for m in clean["messages"]:
+            if m["content"] and "hunter2" in m["content"]:
+                m["content"] = m["content"].replace("hunter2", "[REDACTED:password]")
+                found += 1
+        return clean, {"password": found} if found else {}
+
+    def clusters(self, texts: Sequence[str]) -> list[str]:
+        self.seen_texts = list(texts)
+        return [self.cluster_of[t.split("\n")[0]] for t in texts]
+
+    def splits(self, groups: Sequence[str]) -> tuple[dict[str, str], int]:
+        return {g: self.split_of[g] for g in groups}, self.joins
+
+
+def _record(rid: str, user: str, answers: int = 1, truncated: int = 0) -> dict[str, Any]:
+    def m(role: str, content: str) -> dict[str, Any]:
+        return {"role": role, "content": content, "tool_calls": []}
+
+    messages = [m("system", "be brief"), m("user", user)]
+    messages += [m("assistant", f"answer {n}") for n in range(answers)]
+    return {
+        "id": rid,
+        "messages": messages,
+        "first_at": f"2026-12-01T0{len(rid)}:00",
+        "truncated_turns": truncated,
+    }
+
+
+def test_duplicates_keep_the_longest_and_everyone_follows_its_cluster_split() -> None:
+    records = [
+        _record("a", "task one", answers=1),
+        _record("b", "task one again", answers=3),  # the longest of cluster c1: kept
+        _record("c", "task two with hunter2"),
+        _record("d", "task three", truncated=1),
+        _record("e", "task four", answers=0),
+    ]
+    clusters = {"task one": "c1", "task one again": "c1", "task two with [REDACTED:password]": "c2"}
+    clusters |= {"task three": "c3", "task four": "c4"}
+    hygiene = RecordingHygiene(clusters, {"c1": "train", "c2": "test", "c3": "train", "c4": "test"})
+    prepared = prepare(records, hygiene)
+    by_id = {r["id"]: r for r in prepared.records}
+    assert [r["id"] for r in prepared.records] == ["a", "b", "c", "d", "e"]
+    assert by_id["b"]["kept"] and by_id["a"]["dropped_by"] == "duplicate"
+    assert by_id["d"]["dropped_by"] == "filter:truncated"
+    assert by_id["e"]["dropped_by"] == "filter:no_assistant"
+    assert prepared.removed_by_filter == {"no_assistant": 1, "truncated": 1}
+    assert prepared.duplicates_removed == 1 and prepared.clusters == 4
+    assert {r["id"]: r["split"] for r in prepared.records} == {
+        "a": "train", "b": "train", "c": "test", "d": "train", "e": "test",
+    }  # fmt: skip
+    # Scrubbed before anything else saw it: the clusters were computed on clean text.
+    assert prepared.redactions_by_kind == {"password": 1}
+    assert not any("hunter2" in t for t in hygiene.seen_texts)
+    assert "be brief" not in varying_text(records[0])  # the shared system prompt is not text
+    assert "hunter2" in records[2]["messages"][1]["content"]  # the source is left verbatim
+
+
+def test_fan_out_samples_are_grouped_by_their_prompt_not_deduplicated() -> None:
+    records = [_record("s1", "same prompt"), _record("s2", "same prompt")]
+    for r, role in zip(records, ["naughty", "grandpa"], strict=True):
+        r.update(prompt_id="p1", role=role)
+    hygiene = RecordingHygiene({}, {"p1": "test"})
+    prepared = prepare(records, hygiene, filters=("empty",), group_of=lambda r: r["prompt_id"])
+    assert [(r["kept"], r["split"], r["cluster_id"]) for r in prepared.records] == [
+        (True, "test", "p1"),
+        (True, "test", "p1"),
+    ]
+    assert prepared.duplicates_removed == 0
+
+
+def test_an_unknown_filter_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="unknown dataset filter"):
+        prepare([], RecordingHygiene({}, {}), filters=("typo",))
