@@ -1,10 +1,11 @@
 """Reading the typed tables for sessions' flow and routing, and writing ``session_flow`` and
 ``session_routing``.
 
-Only sessions with something new are read: a session whose ``flow_nodes`` / ``flow_edges``
-count (or chat turn count) is larger than the one its stored row was built from is rebuilt
-whole and its row replaced, the way ``session_summaries`` finds the sessions it owes a
-summary. Each refresh is one short transaction; drawing pictures happens after it.
+Each refresh reads the inbox commits after its step's position (``lib/inbox/positions.py``),
+but no further than the typed tables' own step has taken in, so every session it finds there
+is already whole in ``flow_nodes`` / ``flow_edges`` (or ``chat_messages``). Only the sessions
+those commits name are rebuilt, whole, and their rows replaced; the rows and the new position
+are written in one short transaction. Drawing pictures happens after it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import duckdb
 
 from model_foundry.lib import storage
+from model_foundry.lib.events import CHAT_PERSIST, FLOW_LINEAGE
 from model_foundry.lib.flow.graph import (
     EdgeEvent,
     FlowGraph,
@@ -30,6 +32,8 @@ from model_foundry.lib.flow.routing import (
     session_shares,
     verdict_from_counts,
 )
+from model_foundry.lib.inbox import positions
+from model_foundry.lib.inbox.tables import STEP as TYPED_TABLES_STEP
 from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.tables.sessions import (
     SESSION_FLOW,
@@ -38,21 +42,16 @@ from model_foundry.lib.tables.sessions import (
     SessionRoutingRow,
 )
 
-# Sessions whose lineage grew since their session_flow row was built (or that have none).
-PENDING_FLOW_SQL = """
-WITH n AS (SELECT correlation_id, count(*) AS node_events FROM flow_nodes GROUP BY ALL),
-     e AS (SELECT correlation_id, count(*) AS edge_events FROM flow_edges GROUP BY ALL),
-     seen AS (
-         SELECT correlation_id, coalesce(n.node_events, 0) AS node_events,
-                coalesce(e.edge_events, 0) AS edge_events
-         FROM n FULL OUTER JOIN e USING (correlation_id)
-     )
-SELECT s.correlation_id
-FROM seen s LEFT JOIN session_flow f USING (correlation_id)
-WHERE f.correlation_id IS NULL
-   OR s.node_events > f.node_events OR s.edge_events > f.edge_events
-ORDER BY s.correlation_id
+# The sessions a span of inbox commits has events of one subject for.
+SPAN_SESSIONS_SQL = f"""
+SELECT DISTINCT i.correlation_id
+FROM pipeline_event_inbox i
+WHERE {positions.IN_SPAN} AND i.subject = ?
+ORDER BY 1
 """
+
+FLOW_STEP = "session_flow"
+ROUTING_STEP = "session_routing"
 
 FLOW_NODES_SQL = """
 SELECT correlation_id, node_id, occurred_at, label, slot, role, model
@@ -65,20 +64,6 @@ FROM flow_edges WHERE correlation_id IN (SELECT unnest(?::VARCHAR[]))
 """
 
 # A turn is one llm.chat.persist event: its first message's row carries the event's usage.
-PENDING_ROUTING_SQL = """
-WITH turns AS (
-    SELECT correlation_id, count(*) AS turns
-    FROM chat_messages WHERE message_index = 0 GROUP BY correlation_id
-), covered AS (
-    SELECT correlation_id, max(session_turns) AS turns
-    FROM session_routing GROUP BY correlation_id
-)
-SELECT t.correlation_id
-FROM turns t LEFT JOIN covered c USING (correlation_id)
-WHERE t.turns > coalesce(c.turns, 0)
-ORDER BY t.correlation_id
-"""
-
 TURNS_SQL = """
 SELECT correlation_id, occurred_at, slot, model, prompt_tokens, completion_tokens
 FROM chat_messages
@@ -97,6 +82,20 @@ SELECT r.slot, sum(r.turns)::BIGINT AS turns, list_distinct(flatten(list(r.named
 FROM session_routing r JOIN recent USING (correlation_id)
 GROUP BY r.slot
 """
+
+
+def _span(con: duckdb.DuckDBPyConnection, step: str) -> positions.Span:
+    """What ``step`` has not read yet, up to what the typed tables have taken in."""
+    wanted = positions.span(con, step)
+    return positions.Span(
+        step, wanted.after, min(wanted.upto, positions.position(con, TYPED_TABLES_STEP))
+    )
+
+
+def _span_sessions(con: duckdb.DuckDBPyConnection, span: positions.Span, subject: str) -> list[str]:
+    if span.empty:
+        return []
+    return [r[0] for r in con.execute(SPAN_SESSIONS_SQL, [*span.params, subject]).fetchall()]
 
 
 def session_graphs(con: duckdb.DuckDBPyConnection, sessions: list[str]) -> dict[str, FlowGraph]:
@@ -177,10 +176,12 @@ def refresh_session_flow(db_path: str | Path) -> FlowRefresh:
     """Rebuild the ``session_flow`` row of every session with new lineage events."""
 
     def work(con: duckdb.DuckDBPyConnection) -> FlowRefresh:
-        pending = [r[0] for r in con.execute(PENDING_FLOW_SQL).fetchall()]
-        graphs = session_graphs(con, pending)
+        span = _span(con, FLOW_STEP)
+        graphs = session_graphs(con, _span_sessions(con, span, FLOW_LINEAGE))
         rows = [flow_row(g) for g in graphs.values()]
         SESSION_FLOW.insert(con, rows, on_conflict="replace")
+        if not span.empty:
+            positions.advance(con, span)
         totals = con.execute(
             "SELECT count(*), count(*) FILTER (WHERE uncoordinated) FROM session_flow"
         ).fetchone()
@@ -241,7 +242,10 @@ def refresh_session_routing(db_path: str | Path, slot_file: SlotFile) -> Routing
     """Rebuild the ``session_routing`` rows of every session with new chat turns."""
 
     def work(con: duckdb.DuckDBPyConnection) -> RoutingRefresh:
-        pending = [r[0] for r in con.execute(PENDING_ROUTING_SQL).fetchall()]
+        span = _span(con, ROUTING_STEP)
+        pending = _span_sessions(con, span, CHAT_PERSIST)
+        if not span.empty:
+            positions.advance(con, span)
         if not pending:
             found = con.execute("SELECT count(*) FROM session_routing").fetchone()
             return RoutingRefresh(total_rows=int(found[0]) if found else 0)
