@@ -46,6 +46,16 @@ def data_dir() -> Path:
     return Path(_get("MODEL_FOUNDRY_DATA_DIR", str(DEFAULT_DATA_DIR)))
 
 
+def hygiene_file() -> Path:
+    """The hygiene file (extra secret rules, an allowlist, PII switches); absent: defaults."""
+    return data_dir() / "hygiene.yaml"
+
+
+def hygiene_salt_file() -> Path:
+    """This installation's key for the hashes that stand in for user names in home paths."""
+    return data_dir() / "hygiene.salt"
+
+
 def duckdb_path() -> Path:
     return Path(_get("MODEL_FOUNDRY_DUCKDB", str(data_dir() / "model_foundry.duckdb")))
 

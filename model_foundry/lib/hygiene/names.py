@@ -1,0 +1,197 @@
+"""Values whose name says they are secret: ``DB_PASSWORD=...``, ``"api_key": "..."``,
+``--token X``.
+
+A name is split into words (``_``, ``-``, ``.``, camelCase). It is secret when a word holds
+``password``/``passwd``/``passphrase``, ``token``, ``secret``, ``credential``/``creds`` or
+``auth``, when it ends in ``pass``/``pwd`` or in the word ``key`` (``*_KEY``, ``apiKey``),
+or when it starts with ``private``, case-insensitive. Three kinds of exceptions keep
+ordinary data intact:
+
+- words that merely contain those letters: ``tokens`` (``max_tokens``), ``tokenizer``,
+  ``author``, ``authority``, ``bypass``, ``compass``;
+- a last word that describes the secret instead of holding it: ``TOKEN_URL``,
+  ``PASSWORD_FILE``, ``token_type``, ``auth_method``, ``api_key_id``, ``token_count``;
+- keys of data rather than of locks: ``primary_key``, ``sort_key``, ``request_key``,
+  ``public_key`` and the like, and the shell's own ``PWD``/``OLDPWD`` (like ``PATH`` and
+  ``HOME``, which never match).
+
+A value is replaced only when it is not a placeholder (see ``placeholders``), not a number
+(except for passwords), not a flag, path or URL (other rules look inside those), and, where
+it stands unquoted in code, not an identifier (``token=token``, ``password: str``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from model_foundry.lib.hygiene.placeholders import PLAIN_VALUES, is_placeholder, marker, word_set
+from model_foundry.lib.hygiene.rules import looks_random
+
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+_NOT_SECRET_WORDS = word_set(
+    """tokens tokenizer tokenizers tokenize tokenized tokenizing tokenization detokenize
+    author authors authored authoring authorship authority authorities authoritative
+    bypass compass surpass trespass overpass underpass passage passenger passive passthrough
+    keyword keywords keyboard keys keyframe keyframes monkey turkey hotkey"""
+)
+_DESCRIPTORS = word_set(
+    """url uri urls endpoint endpoints host hostname port path paths file files dir directory
+    type types kind method methods mode scheme schemes header headers name names id ids
+    count counts len length size limit limits max min expiry expires expiration ttl timeout
+    provider providers version format style required enabled disabled prefix suffix
+    stdin env var variable field param params policy rotation hint label hash hashes
+    algorithm algo usage index position offset"""
+)
+_DATA_KEYS = word_set(
+    """primary sort partition foreign cache idempotency dedup request group hash row object
+    lookup unique composite join shard routing message event cursor page state record index
+    range cluster prompt public dataset version task job map dict item entry node sample
+    order natural surrogate dedupe schema column table registry hotkey"""
+)
+_SHELL_NAMES = frozenset({"pwd", "oldpwd"})
+_KEY_COMPOUNDS = ("api", "access", "secret", "private", "master", "signing", "encryption")
+
+
+def _words(name: str) -> list[str]:
+    return [w.lower() for w in _WORDS.findall(name)]
+
+
+def _word_kind(word: str, last: bool) -> str | None:
+    if word in _NOT_SECRET_WORDS:
+        return None
+    if "password" in word or "passwd" in word or "passphrase" in word:
+        return "password"
+    if last and (word.endswith("pass") or word.endswith("pwd")):
+        return "password"
+    if "token" in word or "auth" in word:
+        return "token"
+    if "secret" in word or "credential" in word or word == "creds":
+        return "secret"
+    if word.endswith("key") and word[:-3] in _KEY_COMPOUNDS:
+        return "api_key"
+    return None
+
+
+def secret_name_kind(name: str) -> str | None:
+    """The marker kind for a value stored under ``name`` (``password``, ``token``,
+    ``secret``, ``api_key``), or None when the name says nothing secret."""
+    words = _words(name)
+    if not words or name.lower() in _SHELL_NAMES:
+        return None
+    if len(words) > 1 and words[-1] in _DESCRIPTORS:
+        return None
+    if words[:3] == ["aws", "secret", "access"]:
+        return "aws_secret_access_key"
+    for i, word in enumerate(words):
+        kind = _word_kind(word, last=i == len(words) - 1)
+        if kind:
+            return kind
+    if len(words) > 1 and words[-1] == "key" and words[-2] not in _DATA_KEYS:
+        return "api_key"
+    if words[0] == "private" and len(words) > 1:
+        return "secret"
+    return None
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*(?:\(\))?|[A-Z][a-zA-Z]*")
+
+
+def value_is_secret(kind: str, value: str, *, unquoted: bool = False) -> bool:
+    """Whether ``value`` under a secret name should go (see the module doc)."""
+    text = value.strip()
+    if len(text) < (3 if kind == "password" else 6):
+        return False
+    if is_placeholder(text) or text.lower() in PLAIN_VALUES:
+        return False
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", text) and kind != "password":
+        return False
+    if text.startswith(("-", "/", "./", "~/", "http://", "https://")):
+        return False
+    return not (unquoted and (_IDENTIFIER.fullmatch(text) or " " in text or "(" in text))
+
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_.-]{0,62}"
+# "name": "value", name = 'value', name: "value", name => "value"; quotes may be escaped
+# (\"name\": \"value\") when a JSON document sits inside a string.
+_QUOTED = re.compile(
+    rf"""(?<![\w.-])(?P<name>{_NAME})\\?["']?\s*(?:=>|:=|[:=])\s*(?P<q>\\?["'])"""
+    rf"""(?P<value>[^"'\\\r\n]{{1,512}})(?P=q)"""
+)
+# Shell and .env lines: NAME=value or export NAME=value, value to the end of the line.
+_ENV_LINE = re.compile(
+    rf"(?m)^(?P<lead>[ \t]*(?:export[ \t]+|set[ \t]+|ENV[ \t]+)?)(?P<name>{_NAME})="
+    r"(?P<value>[^\s\"'][^\r\n]*?)[ \t]*$"
+)
+# Inline: a query string (?token=...&) or a command's environment (TOKEN=... cmd).
+_INLINE = re.compile(rf"(?<![\w.-])(?P<name>{_NAME})=(?P<value>[^\s\"'&;,<>()\[\]{{}}\\]{{3,512}})")
+# YAML and HTTP header lines: name: value.
+_COLON_LINE = re.compile(
+    rf"(?m)^(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<name>{_NAME}):[ \t]+"
+    r"(?P<value>[^\s\"'#{\[|>][^\r\n#]*?)[ \t]*$"
+)
+# Mid-line name: value (a header quoted in prose): only a value that looks random.
+_INLINE_COLON = re.compile(
+    rf"(?<![\w.-])(?P<name>{_NAME}):[ \t]*(?P<value>[A-Za-z0-9._~+/=-]{{16,512}})"
+    r"(?![A-Za-z0-9._~+/=-])"
+)
+_FLAG = re.compile(
+    r"(?<![\w-])(?P<name>--?[A-Za-z][A-Za-z0-9-]{1,40})(?:=|[ \t]+)(?P<q>[\"']?)"
+    r"(?P<value>[^\s\"']{3,512})(?P=q)"
+)
+_FLAG_WORDS = re.compile(r"(?i)token|passw|pass$|pwd$|secret|api-?key|credential|auth|private")
+
+
+def _replace_value(match: re.Match[str], kind: str, counts: Counter[str]) -> str:
+    start, end = match.span("value")
+    counts[kind] += 1
+    base = match.start()
+    whole = match.group(0)
+    return whole[: start - base] + marker(kind) + whole[end - base :]
+
+
+def _sub(
+    pattern: re.Pattern[str],
+    text: str,
+    counts: Counter[str],
+    unquoted: bool,
+    random_only: bool = False,
+) -> str:
+    def repl(match: re.Match[str]) -> str:
+        kind = secret_name_kind(match.group("name"))
+        value = match.group("value")
+        if kind is None or not value_is_secret(kind, value, unquoted=unquoted):
+            return match.group(0)
+        if random_only and not looks_random(value):
+            return match.group(0)
+        return _replace_value(match, kind, counts)
+
+    return pattern.sub(repl, text)
+
+
+def _sub_flags(text: str, counts: Counter[str]) -> str:
+    def repl(match: re.Match[str]) -> str:
+        flag = match.group("name").lstrip("-")
+        kind = secret_name_kind(flag) if _FLAG_WORDS.search(flag) else None
+        quoted = bool(match.group("q"))
+        if kind is None or not value_is_secret(kind, match.group("value"), unquoted=False):
+            return match.group(0)
+        if not quoted and re.fullmatch(r"\$.*|[a-z]+", match.group("value")):
+            return match.group(0)
+        return _replace_value(match, kind, counts)
+
+    return _FLAG.sub(repl, text)
+
+
+def scrub_named(text: str, counts: Counter[str]) -> str:
+    """Replace every value whose name (key, variable, flag) says it is secret."""
+    text = _sub(_QUOTED, text, counts, unquoted=False)
+    text = _sub(_ENV_LINE, text, counts, unquoted=False)
+    text = _sub(_COLON_LINE, text, counts, unquoted=True)
+    text = _sub(_INLINE, text, counts, unquoted=True)
+    text = _sub(_INLINE_COLON, text, counts, unquoted=False, random_only=True)
+    return _sub_flags(text, counts)
+
+
+__all__ = ["scrub_named", "secret_name_kind", "value_is_secret"]

@@ -1,0 +1,88 @@
+"""What is not a secret although it sits where one would: placeholders, references and markers.
+
+A value is a placeholder when a person wrote it to stand for a secret (``sk-xxxx``,
+``<your-token>``, ``${TOKEN}``, ``YOUR_API_KEY``, ``changeme``), when it is one of our own
+markers (``[REDACTED:...]``), or when it holds too few distinct characters to be random.
+``changeme`` and its kin count as placeholders: they are public defaults that every attacker
+tries first, so hiding them protects nothing, while keeping them keeps tutorials readable.
+"""
+
+from __future__ import annotations
+
+import re
+
+MARKER_PREFIX = "[REDACTED:"
+
+
+def word_set(words: str) -> frozenset[str]:
+    """The whitespace-separated words of ``words``: long word lists stay readable."""
+    return frozenset(words.split())
+
+
+def marker(kind: str) -> str:
+    """The text that stands in for a removed value: ``[REDACTED:<kind>]``."""
+    return f"{MARKER_PREFIX}{kind}]"
+
+
+# References to a value kept elsewhere: shell and template variables, env lookups.
+_REFERENCE = re.compile(
+    r"""^(?:
+        \$\{[^}]*\}            # ${TOKEN}
+      | \$\(?[A-Za-z_]\w*\)?    # $TOKEN, $(TOKEN)
+      | %[A-Za-z_]\w*%          # %TOKEN%
+      | \{\{.*\}\}              # {{ token }}
+      | \{[A-Za-z_]\w*\}        # {token}
+      | <[^<>]*>                # <your-token>
+      | \[[^\[\]]*\]            # [token]
+      | .*\b(?:os\.environ|os\.getenv|getenv|process\.env|ENV\[|secrets\.)\S*
+    )$""",
+    re.VERBOSE,
+)
+
+# Words people write in place of a real value.
+_PLACEHOLDER_WORDS = re.compile(
+    r"(?i)(?:^|[^a-z])(?:your|example|sample|placeholder|dummy|changeme|change_?me|redacted"
+    r"|insert|replace_?me|here|todo|fixme|xxx+|\*{3,}|\.{3}|…)(?:[^a-z]|$)"
+)
+
+# Values that name a mode or type rather than hold a secret (``auth: basic``, ``token: null``).
+PLAIN_VALUES = word_set(
+    """true false yes no on off none null nil undefined empty enabled disabled required
+    optional basic bearer digest oauth oauth2 token password secret string str int bool
+    number integer object array any default auto env file true() false()"""
+)
+
+
+def _few_distinct(body: str) -> bool:
+    core = re.sub(r"[^A-Za-z0-9]", "", body).lower()
+    return len(set(core)) <= (4 if len(core) >= 8 else 2)
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether ``value`` stands for a secret rather than being one (see the module doc)."""
+    text = value.strip().strip("\"'`")
+    if not text or MARKER_PREFIX in text:
+        return True
+    if text.lower() in PLAIN_VALUES:
+        return True
+    if _REFERENCE.match(text):
+        return True
+    if _PLACEHOLDER_WORDS.search(text):
+        return True
+    return _few_distinct(text)
+
+
+def token_body_is_placeholder(token: str, prefix_len: int) -> bool:
+    """For a provider token: whether the part after its fixed prefix is a placeholder
+    (``sk-xxxxxxxx``, ``ghp_XXXXXXXX``, ``hf_...``)."""
+    return is_placeholder(token[prefix_len:]) or is_placeholder(token)
+
+
+__all__ = [
+    "MARKER_PREFIX",
+    "PLAIN_VALUES",
+    "is_placeholder",
+    "marker",
+    "token_body_is_placeholder",
+    "word_set",
+]

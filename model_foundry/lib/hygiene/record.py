@@ -1,0 +1,100 @@
+"""Scrub a whole record: every string, however deep, in whatever shape a chat export has.
+
+An OpenAI chat record holds text in many places: ``messages[].content`` (a string or a list
+of parts), ``tool_calls[].function.arguments`` (a JSON document inside a string), tool
+results, ``reasoning``/``reasoning_content`` and the ``tools`` schemas. :func:`scrub` walks
+dicts and lists and treats every string the same way:
+
+- a string that parses as a JSON object or array is scrubbed inside and, only if something
+  was replaced, encoded again (so an untouched ``arguments`` string keeps its bytes);
+- any other string goes through the secret rules, then the PII rules;
+- a string under a key whose name says secret (``"password": "..."``) that the text rules
+  left alone is replaced whole.
+
+Keys are left as they are. The counts say how many markers of each kind were written; the
+dataset card and manifest report them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from model_foundry.lib.hygiene.config import HygieneConfig, load_config
+from model_foundry.lib.hygiene.names import secret_name_kind, value_is_secret
+from model_foundry.lib.hygiene.pii import PiiScrubber, load_salt
+from model_foundry.lib.hygiene.placeholders import marker
+from model_foundry.lib.hygiene.secrets import SecretScrubber
+
+
+class RecordScrubber:
+    """Secrets and PII for records; build one per export and reuse it for every record."""
+
+    def __init__(self, config: HygieneConfig | None = None, salt: bytes = b"") -> None:
+        self.config = config or HygieneConfig()
+        self.secrets = SecretScrubber(self.config)
+        self.pii = PiiScrubber(salt, self.config.pii)
+
+    @classmethod
+    def from_settings(cls) -> RecordScrubber:
+        """The hygiene file and the salt of this installation (both under the data folder)."""
+        return cls(load_config(), load_salt())
+
+    def scrub_text(self, text: str, counts: Counter[str]) -> str:
+        return self.pii.scrub(self.secrets.scrub(text, counts), counts)
+
+    def _string(self, text: str, counts: Counter[str]) -> str:
+        head = text.lstrip()[:1]
+        if head in ("{", "["):
+            try:
+                inner = json.loads(text)
+            except ValueError:
+                inner = None
+            if isinstance(inner, dict | list):
+                found: Counter[str] = Counter()
+                scrubbed = self._walk(inner, found)
+                if not found:
+                    return text
+                counts.update(found)
+                return json.dumps(scrubbed, ensure_ascii=False)
+        return self.scrub_text(text, counts)
+
+    def _named_value(self, key: str, value: str, counts: Counter[str]) -> str:
+        found: Counter[str] = Counter()
+        scrubbed = self._string(value, found)
+        kind = secret_name_kind(key)
+        if not found and kind and value_is_secret(kind, value) and not self.config.allowed(value):
+            counts[kind] += 1
+            return marker(kind)
+        counts.update(found)
+        return scrubbed
+
+    def _walk(self, value: Any, counts: Counter[str]) -> Any:
+        if isinstance(value, str):
+            return self._string(value, counts)
+        if isinstance(value, dict):
+            return {
+                k: self._named_value(k, v, counts)
+                if isinstance(k, str) and isinstance(v, str)
+                else self._walk(v, counts)
+                for k, v in value.items()
+            }
+        if isinstance(value, list | tuple):
+            return [self._walk(v, counts) for v in value]
+        return value
+
+    def scrub(self, record: Any) -> tuple[Any, Counter[str]]:
+        """A scrubbed copy of ``record`` and how many markers of each kind it got."""
+        counts: Counter[str] = Counter()
+        return self._walk(record, counts), counts
+
+
+def scrub(record: Any, scrubber: RecordScrubber | None = None) -> tuple[Any, dict[str, int]]:
+    """``(scrubbed record, counts by kind)``; without ``scrubber``, this installation's
+    hygiene file and salt are read (pass one when scrubbing many records)."""
+    scrubbed, counts = (scrubber or RecordScrubber.from_settings()).scrub(record)
+    return scrubbed, dict(sorted(counts.items()))
+
+
+__all__ = ["RecordScrubber", "scrub"]

@@ -1,0 +1,197 @@
+"""The built-in secret patterns: provider tokens by their fixed prefixes and shapes.
+
+The shapes follow the public rule set of gitleaks (github.com/gitleaks/gitleaks,
+``config/gitleaks.toml``, release v8.30.1), read as a reference for which prefixes and
+lengths each provider issues; the expressions here are written for this project. They are
+looser than gitleaks' in length (a token cut or padded by a tokenizer should still go) and
+stricter in context: a rule replaces only its ``secret`` group and every match is checked
+against :func:`~model_foundry.lib.hygiene.placeholders.is_placeholder`, so ``sk-xxxx`` and
+``ghp_<your-token>`` stay as written.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from model_foundry.lib.hygiene.placeholders import is_placeholder
+
+# A token starts where no token character precedes it and ends where none follows.
+_B = r"(?<![A-Za-z0-9_])"
+_E = r"(?![A-Za-z0-9_])"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern: what its match is called (``kind``, the marker's type), the expression
+    and a check that the captured ``secret`` group is real (default: not a placeholder)."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    accept: Callable[[str], bool] = lambda value: not is_placeholder(value)
+
+
+def _rule(kind: str, expression: str, flags: int = 0) -> Rule:
+    return Rule(kind, re.compile(expression, flags))
+
+
+def _after_prefix(prefix: re.Pattern[str]) -> Callable[[str], bool]:
+    """Accept a token whose part after its fixed prefix is not a placeholder."""
+
+    def accept(value: str) -> bool:
+        body = prefix.sub("", value, count=1)
+        return not is_placeholder(body) and not is_placeholder(value)
+
+    return accept
+
+
+def _prefixed(kind: str, prefix: str, body: str, flags: int = 0) -> Rule:
+    expression = f"{_B}(?P<secret>{prefix}{body}){_E}"
+    return Rule(kind, re.compile(expression, flags), _after_prefix(re.compile(prefix)))
+
+
+def _decodes_to_user_and_password(value: str) -> bool:
+    """``Basic`` credentials are base64 of ``user:password``; prose after "Basic" is not."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in decoded and not is_placeholder(decoded.decode("latin-1"))
+
+
+# Order matters: a block or a URL is taken before the tokens inside it, a specific prefix
+# (sk-ant-) before a general one (sk-).
+PRIVATE_KEY = _rule(
+    "private_key",
+    r"(?P<secret>-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:[\s\S]*?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?:\\[nr]|[\s\S])*?(?=\"|$)))",
+)
+
+URL_PASSWORD = Rule(
+    "url_password",
+    re.compile(
+        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@\"'<>]{1,128}:(?P<secret>[^\s/?#@\"'<>]{1,256})@"
+        r"(?=[\w\[.-])"
+    ),
+)
+
+PROVIDER_RULES: tuple[Rule, ...] = (
+    _prefixed("anthropic_api_key", r"sk-ant-(?:api|admin|sid|oat)\d{2}-", r"[A-Za-z0-9_-]{20,}"),
+    _prefixed("anthropic_api_key", r"sk-ant-", r"[A-Za-z0-9_-]{24,}"),
+    _prefixed("openai_api_key", r"sk-(?:proj|svcacct|admin|None)-", r"[A-Za-z0-9_-]{20,}"),
+    _prefixed("openai_api_key", r"sk-", r"[A-Za-z0-9]{20,}(?:T3BlbkFJ[A-Za-z0-9]{20,})?"),
+    _prefixed("huggingface_token", r"hf_", r"[A-Za-z0-9]{30,40}"),
+    _prefixed("huggingface_token", r"api_org_", r"[A-Za-z0-9]{30,40}"),
+    _prefixed("github_token", r"gh[pousr]_", r"[A-Za-z0-9]{30,255}"),
+    _prefixed("github_token", r"github_pat_", r"[A-Za-z0-9_]{50,255}"),
+    _prefixed(
+        "gitlab_token",
+        r"gl(?:pat|dt|rt|ptt|cbt|ft|imt|agent|oas|soat|ffct)-",
+        r"[A-Za-z0-9_.-]{20,300}",
+    ),
+    _prefixed("slack_token", r"xox[abeprs]-", r"[A-Za-z0-9-]{10,250}"),
+    _prefixed("slack_token", r"xapp-", r"\d-[A-Za-z0-9-]{10,250}"),
+    _rule(
+        "slack_webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9+/_-]{20,})",
+    ),
+    _prefixed("stripe_key", r"(?:sk|rk|pk)_(?:live|test)_", r"[A-Za-z0-9]{20,250}"),
+    _prefixed("stripe_key", r"whsec_", r"[A-Za-z0-9]{24,}"),
+    _prefixed("aws_access_key_id", r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])", r"[A-Z2-7]{16}"),
+    _prefixed("aws_bedrock_api_key", r"ABSK", r"[A-Za-z0-9+/]{100,300}={0,2}"),
+    _prefixed("google_api_key", r"AIza", r"[A-Za-z0-9_-]{35}"),
+    _prefixed("google_oauth_secret", r"GOCSPX-", r"[A-Za-z0-9_-]{28}"),
+    _prefixed("google_oauth_token", r"ya29\.", r"[A-Za-z0-9_-]{30,}"),
+    _prefixed("npm_token", r"npm_", r"[A-Za-z0-9]{36}"),
+    _prefixed("sendgrid_api_key", r"SG\.", r"[A-Za-z0-9_-]{20,24}\.[A-Za-z0-9_-]{40,46}"),
+    _prefixed("twilio_api_key", r"SK", r"[0-9a-fA-F]{32}"),
+    _prefixed("digitalocean_token", r"do[opr]_v1_", r"[a-f0-9]{64}"),
+    _prefixed(
+        "discord_bot_token",
+        r"[MNO]",
+        r"[A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}",
+    ),
+    _rule(
+        "discord_webhook",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/"
+        r"(?P<secret>[A-Za-z0-9_-]{50,})",
+    ),
+    # In API URLs the token follows "bot" directly: /bot123456789:AA...
+    _rule(
+        "telegram_bot_token",
+        rf"(?:(?<=bot)|{_B})(?P<secret>\d{{8,10}}:AA[A-Za-z0-9_-]{{32,34}}){_E}",
+    ),
+    _prefixed("pypi_token", r"pypi-", r"[A-Za-z0-9_-]{50,}"),
+    _prefixed("shopify_token", r"shp(?:at|ca|pa|ss)_", r"[a-fA-F0-9]{32}"),
+    _prefixed("mailgun_api_key", r"key-", r"[0-9a-f]{32}"),
+    _rule(
+        "azure_storage_key",
+        r"(?i)(?:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/]{40,100}={0,2})",
+    ),
+    _rule(
+        "azure_client_secret",
+        r"(?<![A-Za-z0-9_~.])(?P<secret>[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34})"
+        r"(?![A-Za-z0-9_~.-])",
+    ),
+    _rule("azure_sas_signature", r"[?&]sig=(?P<secret>[A-Za-z0-9%+/]{30,}={0,2})"),
+    _prefixed("databricks_token", r"dapi", r"[a-f0-9]{32}(?:-\d)?"),
+    _prefixed("linear_api_key", r"lin_api_", r"[A-Za-z0-9]{40}"),
+    _prefixed("notion_token", r"ntn_", r"\d{11}[A-Za-z0-9]{35}"),
+    _prefixed("notion_token", r"secret_", r"[A-Za-z0-9]{43}"),
+    _prefixed("postman_api_key", r"PMAK-", r"[a-f0-9]{24}-[a-f0-9]{34}"),
+    _prefixed("sentry_token", r"sntr[yu]s?_", r"[A-Za-z0-9+/=_]{40,}"),
+    _prefixed("grafana_token", r"glsa_", r"[A-Za-z0-9]{32}_[a-fA-F0-9]{8}"),
+    _prefixed("grafana_token", r"glc_", r"[A-Za-z0-9+/]{32,400}={0,3}"),
+    _prefixed("doppler_token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.", r"[A-Za-z0-9]{40,44}"),
+    _prefixed("planetscale_token", r"pscale_(?:tkn|oauth|pw)_", r"[A-Za-z0-9_=.-]{32,64}"),
+    _prefixed("hashicorp_vault_token", r"hv[sbr]\.", r"[A-Za-z0-9_-]{24,}"),
+    _prefixed("replicate_token", r"r8_", r"[A-Za-z0-9]{37}"),
+    _prefixed("groq_api_key", r"gsk_", r"[A-Za-z0-9]{48,52}"),
+    _prefixed("perplexity_api_key", r"pplx-", r"[A-Za-z0-9]{40,56}"),
+    _prefixed("xai_api_key", r"xai-", r"[A-Za-z0-9]{70,90}"),
+    _prefixed("age_secret_key", r"AGE-SECRET-KEY-1", r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    _rule(
+        "jwt",
+        rf"{_B}(?P<secret>eyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{8,}}){_E}",
+    ),
+)
+
+
+def looks_random(value: str) -> bool:
+    """A credential mixes character classes; a word of prose ("Bearer authentication") does
+    not."""
+    if is_placeholder(value):
+        return False
+    classes = sum(bool(re.search(p, value)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]", r"[._~+/=-]"))
+    return classes >= 2 and not re.fullmatch(r"[A-Z]?[a-z]+", value)
+
+
+AUTH_HEADER_RULES: tuple[Rule, ...] = (
+    Rule(
+        "bearer_token",
+        re.compile(r"(?i)\bBearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{12,})"),
+        looks_random,
+    ),
+    Rule(
+        "basic_auth",
+        re.compile(r"(?i)\bBasic\s+(?P<secret>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])"),
+        _decodes_to_user_and_password,
+    ),
+    _rule(
+        "password",
+        r"\bcurl\b[^\n]*?\s(?:-u|--user)[ =](?P<q>[\"']?)[^\s:\"']{1,64}:"
+        r"(?P<secret>[^\s\"']{3,128})(?P=q)",
+    ),
+)
+
+__all__ = [
+    "AUTH_HEADER_RULES",
+    "PRIVATE_KEY",
+    "PROVIDER_RULES",
+    "URL_PASSWORD",
+    "Rule",
+    "looks_random",
+]
