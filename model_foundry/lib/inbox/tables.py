@@ -15,7 +15,8 @@ The tables have no key. An event is still stored once: the inbox holds each even
 table already holds within the window of its ``occurred_at`` is left out (what lets a
 file whose tables were filled before positions existed catch up by reading the whole inbox
 once). That check reads only the stored rows in the new events' time ranges, as the inbox's
-own does. ``rebuild`` empties the tables and reads the whole inbox again: after a changed
+own does. Sessions given new messages join ``session_summary_queue`` in the same
+transaction. ``rebuild`` empties the tables and reads the whole inbox again: after a changed
 parser, or for a table that is new. The tables' shapes are in ``lib/tables/typed.py``.
 """
 
@@ -32,6 +33,7 @@ from model_foundry.lib import settings, storage
 from model_foundry.lib.events import CHAT_PERSIST, FLOW_LINEAGE, SEMANTIC_SEARCH, TOOL_CALL
 from model_foundry.lib.inbox import counts, positions
 from model_foundry.lib.inbox.store import DEDUPE_WINDOW, MAX_LOOKUP_RANGES
+from model_foundry.lib.tables.summaries import SEED_SUMMARY_QUEUE, SESSION_SUMMARY_QUEUE
 
 STEP = "inbox_tables"
 
@@ -133,6 +135,26 @@ SELECT d.* REPLACE (list_sort(d.models) AS models, list_sort(d.slots) AS slots),
        now() AS refreshed_at
 FROM _chat_session_delta d
 WHERE NOT EXISTS (SELECT 1 FROM chat_sessions s WHERE s.correlation_id = d.correlation_id)
+"""
+
+
+# The touched sessions wait for a summary (lib/tables/summaries.py), in this transaction: a
+# queued one gets its new times and the commit that queued it again, keeping queued_at.
+REQUEUE_SESSIONS = """
+UPDATE session_summary_queue q SET first_at = s.first_at, last_at = s.last_at, commit_seq = ?
+FROM chat_sessions s
+WHERE s.correlation_id = q.correlation_id
+  AND q.correlation_id IN (SELECT correlation_id FROM _chat_session_delta)
+"""
+
+QUEUE_SESSIONS = """
+INSERT INTO session_summary_queue BY NAME
+SELECT s.correlation_id, s.first_at, s.last_at, ?::BIGINT AS commit_seq
+FROM chat_sessions s
+WHERE s.correlation_id IN (SELECT correlation_id FROM _chat_session_delta)
+  AND NOT EXISTS (
+      SELECT 1 FROM session_summary_queue q WHERE q.correlation_id = s.correlation_id
+  )
 """
 
 
@@ -310,6 +332,8 @@ def _add_chat(
             result.added["chat_messages"] = _rowcount(con, _insert_chat_messages(seen.sql), params)
             con.execute(MERGE_CHAT_SESSIONS)
             con.execute(INSERT_CHAT_SESSIONS)
+            con.execute(REQUEUE_SESSIONS, [span.upto])
+            con.execute(QUEUE_SESSIONS, [span.upto])
         result.added["chat_sessions"] = len(touched)
     finally:
         con.execute("DROP TABLE IF EXISTS _chat_session_delta")
@@ -344,6 +368,11 @@ def refresh_in(con: duckdb.DuckDBPyConnection, *, rebuild: bool = False) -> Refr
             con, _insert_semantic_searches(seen.sql), params
         )
         positions.advance(con, span)
+    if rebuild:
+        # Made again from the rebuilt messages and the stored summaries, not from what the
+        # rebuild touched (every session): a session its summaries cover stays off it.
+        con.execute(f"DELETE FROM {SESSION_SUMMARY_QUEUE.name}")
+        con.execute(SEED_SUMMARY_QUEUE)
     counts.refresh_counts(con)
     result.totals = {name: _rowcount(con, sql) for name, sql in TABLE_COUNTS.items()}
     return result

@@ -1,7 +1,8 @@
 """What needs a summary or a translation: read from DuckDB, from where the work stands.
 
-A session is (re)summarised when it has chat events its newest summary did not cover; a
-summary is translated once.
+A session is (re)summarised when it has chat events its newest summary did not cover: the
+typed-table step queues it in ``session_summary_queue`` with those events, and storing its
+summary takes it off (``lib/summaries/rows.py``). A summary is translated once.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+import duckdb
+
 from model_foundry.lib import storage
+from model_foundry.lib.inbox.tables import merged_ranges
 from model_foundry.lib.summaries.prompts import ChatLine
 from model_foundry.lib.tables.base import fetch
 
@@ -23,22 +27,26 @@ class SessionToSummarise:
     first_event_at: datetime | None
     last_event_at: datetime | None
     lines: list[ChatLine]
+    # The queue's commit_seq when the messages were read: storing the summary takes the
+    # session off the queue unless a later commit queued it again.
+    queued_commit: int = 0
 
 
-PENDING_SESSIONS_SQL = """
-WITH sessions AS (
-    SELECT correlation_id, count(DISTINCT event_id) AS chat_events
-    FROM chat_messages GROUP BY correlation_id
-), covered AS (
-    SELECT correlation_id, max(chat_events) AS chat_events
-    FROM session_summaries GROUP BY correlation_id
-)
-SELECT s.correlation_id
-FROM sessions s LEFT JOIN covered c USING (correlation_id)
-WHERE s.chat_events > coalesce(c.chat_events, 0)
-ORDER BY s.correlation_id
+# The queue is as small as the backlog; no session or summary is read to find the work.
+QUEUED_SESSIONS_SQL = """
+SELECT correlation_id, first_at, last_at, commit_seq
+FROM session_summary_queue
+ORDER BY correlation_id
 LIMIT ?
 """
+
+
+@dataclass(frozen=True)
+class _Queued:
+    correlation_id: str
+    first_at: datetime
+    last_at: datetime
+    commit_seq: int
 
 
 @dataclass(frozen=True)
@@ -50,18 +58,39 @@ class _Message:
     content: str
 
 
-SESSION_MESSAGES_SQL = """
+def _messages_sql(ranges: int) -> str:
+    """The sessions' messages, read only in their time ranges: chat_messages is appended in
+    about ``occurred_at`` order, so DuckDB's min-max index skips every other row group."""
+    within = " OR ".join("occurred_at BETWEEN ? AND ?" for _ in range(ranges)) or "false"
+    return f"""
 SELECT correlation_id, event_id, occurred_at, role, coalesce(content, '') AS content
 FROM chat_messages
-WHERE correlation_id IN (SELECT unnest(?::VARCHAR[]))
+WHERE ({within}) AND correlation_id IN (SELECT unnest(?::VARCHAR[]))
 ORDER BY correlation_id, occurred_at, event_id, message_index
 """
 
 
+def _read_queued(
+    con: duckdb.DuckDBPyConnection, limit: int
+) -> tuple[list[_Queued], list[_Message]]:
+    """The first queued sessions and their messages, in one snapshot (what the queue's
+    ``commit_seq`` promises is what the messages hold)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        queued = fetch(con, _Queued, QUEUED_SESSIONS_SQL, [limit])
+        ranges = merged_ranges([(q.first_at, q.last_at) for q in queued])
+        params = [*(t for r in ranges for t in r), [q.correlation_id for q in queued]]
+        messages = fetch(con, _Message, _messages_sql(len(ranges)), params) if queued else []
+    finally:
+        con.execute("COMMIT")
+    return queued, messages
+
+
 def sessions_to_summarise(db_path: str | Path, limit: int) -> list[SessionToSummarise]:
+    """The first ``limit`` sessions of the summary queue with all their messages."""
     with storage.connect(db_path) as con:
-        ids = [r[0] for r in con.execute(PENDING_SESSIONS_SQL, [limit]).fetchall()]
-        messages = fetch(con, _Message, SESSION_MESSAGES_SQL, [ids]) if ids else []
+        queued, messages = _read_queued(con, limit)
+    commits = {q.correlation_id: q.commit_seq for q in queued}
     sessions: dict[str, SessionToSummarise] = {}
     for m in messages:
         s = sessions.get(m.correlation_id)
@@ -69,6 +98,7 @@ def sessions_to_summarise(db_path: str | Path, limit: int) -> list[SessionToSumm
             s = sessions[m.correlation_id] = SessionToSummarise(
                 correlation_id=m.correlation_id, chat_events=0, event_ids=[],
                 first_event_at=m.occurred_at, last_event_at=m.occurred_at, lines=[],
+                queued_commit=commits[m.correlation_id],
             )  # fmt: skip
         if m.event_id not in s.event_ids:
             s.event_ids.append(m.event_id)

@@ -1,10 +1,13 @@
-"""The rows a summary run writes: ``session_summaries`` and ``session_summary_parts``."""
+"""The rows a summary run writes: ``session_summaries`` and ``session_summary_parts``, and
+the summarised sessions taken off ``session_summary_queue``."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from pathlib import Path
+
+import duckdb
 
 from model_foundry.lib import storage
 from model_foundry.lib.llm import Answer, LlmRun, answer_event
@@ -13,6 +16,7 @@ from model_foundry.lib.summaries.prompts import detect_language
 from model_foundry.lib.tables.summaries import (
     SESSION_SUMMARIES,
     SESSION_SUMMARY_PARTS,
+    SESSION_SUMMARY_QUEUE,
     SummaryPartRow,
     SummaryRow,
 )
@@ -72,6 +76,38 @@ def write_summary_parts(db_path: str | Path, rows: Sequence[SummaryPartRow]) -> 
     )
 
 
+# A session leaves the queue only if no commit after the summary's read queued it again.
+DEQUEUE_SQL = (
+    f"DELETE FROM {SESSION_SUMMARY_QUEUE.name} WHERE correlation_id = ? AND commit_seq <= ?"
+)
+
+
+def store_summaries(
+    db_path: str | Path, rows: Sequence[SummaryRow], summarised: Sequence[Summarised]
+) -> int:
+    """The summaries not stored yet and their parts, and their sessions off the queue, in one
+    transaction: a run killed at any instant stored them and dequeued them, or neither (then
+    the next run summarises the session again, and a summary stored before is not stored
+    twice: its request key is the key). Returns how many summaries were new."""
+    stored = {r.request_key for r in rows}
+    done = [s for s in summarised if s.request.key in stored]
+    parts = part_rows(list(summarised))
+
+    def work(con: duckdb.DuckDBPyConnection) -> int:
+        insert = SESSION_SUMMARIES.insert_sql("nothing")
+        written = sum(
+            con.execute(insert, list(SESSION_SUMMARIES.values(r))).fetchone()[0] for r in rows
+        )
+        parts_sql = SESSION_SUMMARY_PARTS.insert_sql("nothing")
+        for p in parts:
+            con.execute(parts_sql, list(SESSION_SUMMARY_PARTS.values(p)))
+        for s in done:
+            con.execute(DEQUEUE_SQL, [s.session.correlation_id, s.session.queued_commit])
+        return written
+
+    return storage.run_in_transaction(db_path, work) if rows or parts else 0
+
+
 def record_summaries(run: LlmRun, outcome: SummaryOutcome) -> int:
     """Write the run's summaries and their parts, one telemetry event per summary."""
     rows, events = [], []
@@ -82,8 +118,7 @@ def record_summaries(run: LlmRun, outcome: SummaryOutcome) -> int:
         rows.append(row)
         answer = Answer(done.request, done.completion)
         events.append(answer_event(answer, language=row.language, chat_events=row.chat_events))
-    written = write_summaries(run.db_path, rows)
-    write_summary_parts(run.db_path, part_rows(outcome.summarised))
+    written = store_summaries(run.db_path, rows, outcome.summarised)
     for event in events:
         run.emit("model_foundry.summary", event)
     return written
@@ -92,6 +127,7 @@ def record_summaries(run: LlmRun, outcome: SummaryOutcome) -> int:
 __all__ = [
     "part_rows",
     "record_summaries",
+    "store_summaries",
     "summary_row",
     "write_summaries",
     "write_summary_parts",

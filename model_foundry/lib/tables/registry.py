@@ -31,9 +31,13 @@ from model_foundry.lib.tables.sessions import (
     SLOT_SHARE_WEEKLY,
 )
 from model_foundry.lib.tables.summaries import (
+    SEED_SUMMARY_QUEUE,
     SESSION_SUMMARIES,
     SESSION_SUMMARY_PARTS,
+    SESSION_SUMMARY_QUEUE,
     SESSION_SUMMARY_TRANSLATIONS,
+    SUMMARY_QUEUE_SEEDED,
+    SUMMARY_QUEUE_STEP,
 )
 from model_foundry.lib.tables.throughput import SLOT_THROUGHPUT
 from model_foundry.lib.tables.trajectories import SESSION_TRAJECTORIES, SESSION_TURNS
@@ -64,6 +68,7 @@ TABLES: tuple[Table, ...] = (
     SESSION_SUMMARIES,
     SESSION_SUMMARY_TRANSLATIONS,
     SESSION_SUMMARY_PARTS,
+    SESSION_SUMMARY_QUEUE,
     SLOT_THROUGHPUT,
     DATASET_SAMPLES,
     DATASET_EXPORTS,
@@ -86,7 +91,12 @@ VIEWS: tuple[View, ...] = (
 
 
 # Rows every file needs in a table, inserted when missing, after the tables are created.
-SEEDS: tuple[str, ...] = (SEED_INBOX_COMMITS,)
+# A file without chat messages has nothing to seed the summary queue with: it is marked
+# seeded here, so only a file with messages and no mark runs SeedSummaryQueue.
+SEEDS: tuple[str, ...] = (
+    SEED_INBOX_COMMITS,
+    f"{SUMMARY_QUEUE_SEEDED} AND NOT EXISTS (SELECT 1 FROM {CHAT_MESSAGES.name})",
+)
 
 
 @dataclass(frozen=True)
@@ -146,10 +156,33 @@ class KeylessMove:
         )
 
 
+@dataclass(frozen=True)
+class SeedSummaryQueue:
+    """A file made before the summary queue gets in it what the summary run used to find by
+    reading every session and summary, once: the seed and its ``downstream_positions`` row
+    (which says it is done) are one transaction."""
+
+    name: str = "session_summary_queue: seeded"
+
+    def needed(self, con: duckdb.DuckDBPyConnection) -> bool:
+        row = con.execute(
+            f"SELECT count(*) FROM {DOWNSTREAM_POSITIONS.name} WHERE step = ?",
+            [SUMMARY_QUEUE_STEP],
+        ).fetchone()
+        return not (row and row[0])
+
+    def statements(self) -> tuple[str, ...]:
+        return (
+            f"DELETE FROM {SESSION_SUMMARY_QUEUE.name}",
+            SEED_SUMMARY_QUEUE,
+            SUMMARY_QUEUE_SEEDED,
+        )
+
+
 # The inbox gets its column before any move, which copies it by name. A typed table moved
 # here keeps its rows; its step, which has no position yet on such a file, reads the whole
 # inbox once and adds only what the table lacks (lib/inbox/tables.py).
-MIGRATIONS: tuple[AddCommitSeq | KeylessMove, ...] = (
+MIGRATIONS: tuple[AddCommitSeq | KeylessMove | SeedSummaryQueue, ...] = (
     AddCommitSeq(),
     KeylessMove(PIPELINE_EVENT_INBOX),
     KeylessMove(PIPELINE_EVENT_DEAD_LETTER),
@@ -159,6 +192,7 @@ MIGRATIONS: tuple[AddCommitSeq | KeylessMove, ...] = (
     KeylessMove(FLOW_NODES),
     KeylessMove(FLOW_EDGES),
     KeylessMove(SEMANTIC_SEARCHES),
+    SeedSummaryQueue(),
 )
 
 TABLE_NAMES: tuple[str, ...] = tuple(t.name for t in TABLES)
@@ -211,6 +245,7 @@ __all__ = [
     "VIEW_NAMES",
     "AddCommitSeq",
     "KeylessMove",
+    "SeedSummaryQueue",
     "create_all",
     "migrate",
 ]

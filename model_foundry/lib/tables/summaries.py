@@ -48,6 +48,20 @@ class SummaryPartRow:
 
 
 @dataclass(frozen=True)
+class SummaryQueueRow:
+    """A session with chat events no summary covers yet. ``first_at`` / ``last_at`` bound its
+    messages' times (the summary run reads only those row groups of ``chat_messages``);
+    ``commit_seq`` is the inbox commit whose chat events last queued it: a summary made from
+    a read that saw that commit takes the session off the queue, one made before does not."""
+
+    correlation_id: str
+    first_at: datetime
+    last_at: datetime
+    commit_seq: int
+    queued_at: datetime | None = field(default=None, metadata=FILLED_BY_DB)
+
+
+@dataclass(frozen=True)
 class TranslationRow:
     """The translation of the summary whose request key is ``summary_key``; ``request_key``
     is the translation's own completion request."""
@@ -137,11 +151,66 @@ SESSION_SUMMARY_PARTS: Table[SummaryPartRow] = Table(
     """,
 )
 
+# Sessions waiting for a summary: one row per session, so as small as the backlog. The
+# typed-table step adds a session in the transaction that adds its chat messages and the
+# summary run removes it in the transaction that stores its summary: exactly once, without
+# reading every session or every summary to find the work.
+SESSION_SUMMARY_QUEUE: Table[SummaryQueueRow] = Table(
+    "session_summary_queue",
+    SummaryQueueRow,
+    """
+    CREATE TABLE IF NOT EXISTS session_summary_queue (
+        correlation_id VARCHAR NOT NULL,
+        first_at TIMESTAMPTZ NOT NULL,
+        last_at TIMESTAMPTZ NOT NULL,
+        commit_seq BIGINT NOT NULL,
+        queued_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    )
+    """,
+)
+
+# The step whose ``downstream_positions`` row says the queue was seeded (the typed tables'
+# position it was seeded at).
+SUMMARY_QUEUE_STEP = "session_summary_queue"
+
+# What the queue holds when it is (re)made from the tables: every session with more chat
+# events than its newest summary covers (reads every message and summary: a migration's or
+# a rebuild's cost, never a run's). ``commit_seq``: the typed tables' position.
+SEED_SUMMARY_QUEUE = """
+INSERT INTO session_summary_queue BY NAME
+WITH sessions AS (
+    SELECT correlation_id, count(DISTINCT event_id) AS chat_events,
+           min(occurred_at) AS first_at, max(occurred_at) AS last_at
+    FROM chat_messages GROUP BY correlation_id
+), covered AS (
+    SELECT correlation_id, max(chat_events) AS chat_events
+    FROM session_summaries GROUP BY correlation_id
+)
+SELECT s.correlation_id, s.first_at, s.last_at,
+       coalesce((SELECT max(position) FROM downstream_positions WHERE step = 'inbox_tables'), 0)
+           AS commit_seq
+FROM sessions s LEFT JOIN covered c USING (correlation_id)
+WHERE s.chat_events > coalesce(c.chat_events, 0)
+"""
+
+# The mark that the queue is seeded, at the typed tables' position; inserted when missing.
+SUMMARY_QUEUE_SEEDED = f"""
+INSERT INTO downstream_positions (step, position)
+SELECT '{SUMMARY_QUEUE_STEP}',
+       coalesce((SELECT max(position) FROM downstream_positions WHERE step = 'inbox_tables'), -1)
+WHERE NOT EXISTS (SELECT 1 FROM downstream_positions WHERE step = '{SUMMARY_QUEUE_STEP}')
+"""
+
 __all__ = [
+    "SEED_SUMMARY_QUEUE",
     "SESSION_SUMMARIES",
     "SESSION_SUMMARY_PARTS",
+    "SESSION_SUMMARY_QUEUE",
     "SESSION_SUMMARY_TRANSLATIONS",
+    "SUMMARY_QUEUE_SEEDED",
+    "SUMMARY_QUEUE_STEP",
     "SummaryPartRow",
+    "SummaryQueueRow",
     "SummaryRow",
     "TranslationRow",
 ]
