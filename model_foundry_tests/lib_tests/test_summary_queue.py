@@ -18,12 +18,12 @@ import pytest
 
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.defs.summaries import assets as summary_assets
-from model_foundry.defs.summaries.assets import session_summaries
+from model_foundry.defs.summaries.assets import session_summaries, session_summary_translations
 from model_foundry.devtools.bench.downstream import fill_mix
 from model_foundry.lib import storage
 from model_foundry.lib.inbox.tables import refresh_inbox_tables
 from model_foundry.lib.summaries.pending import sessions_to_summarise
-from model_foundry.lib.tables.summaries import SUMMARY_QUEUE_STEP
+from model_foundry.lib.tables.summaries import SUMMARY_QUEUE_STEP, TRANSLATION_QUEUE_STEP
 from model_foundry_tests.pipeline_helpers import slot_simulator_process
 
 pytestmark = pytest.mark.timeout(300)
@@ -55,9 +55,14 @@ def summaries_per_session(db: Path) -> dict[str, int]:
     return dict(rows)
 
 
-def summarise(db: Path, slot_path: Path) -> dict[str, Any]:
+def translations_queued(db: Path) -> int:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute("SELECT count(*) FROM session_summary_translation_queue").fetchone()[0]
+
+
+def summarise(db: Path, slot_path: Path, asset: Any = session_summaries) -> dict[str, Any]:
     result = dg.materialize(
-        [session_summaries],
+        [asset],
         resources={
             "duckdb": FoundryDuckDB(database=str(db)),
             "slots": SlotsResource(slot_file=str(slot_path)),
@@ -73,7 +78,7 @@ import os, sys
 import dagster as dg
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.defs.summaries import assets as summary_assets
-from model_foundry.defs.summaries.assets import session_summaries
+from model_foundry.defs.summaries.assets import session_summaries, session_summary_translations
 from model_foundry.lib import storage
 from model_foundry.lib.summaries import rows
 
@@ -160,6 +165,14 @@ def test_a_run_killed_between_storing_and_dequeuing_stores_each_summary_once(
     assert again["sessions_pending"] == 0
     assert summaries_per_session(db_path) == {"bench-0": 1, "bench-1": 2}
 
+    # Each stored summary was queued for its translation once, and is translated once.
+    assert translations_queued(db_path) == 3
+    translated = summarise(db_path, slot_path, session_summary_translations)
+    assert translated["summaries_pending"] == 3 and translated["translations_written"] == 3
+    assert translations_queued(db_path) == 0
+    rerun = summarise(db_path, slot_path, session_summary_translations)
+    assert rerun["summaries_pending"] == 0
+
 
 def test_new_chat_stored_during_a_run_keeps_the_session_queued(
     db_path: Path, slot_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -200,11 +213,16 @@ def test_an_older_file_is_seeded_once_with_what_no_summary_covers(
     # As the version before the queue left the file: no queue, no mark.
     with duckdb.connect(str(db_path)) as con:
         con.execute("DROP TABLE session_summary_queue")
-        con.execute("DELETE FROM downstream_positions WHERE step = ?", [SUMMARY_QUEUE_STEP])
+        con.execute("DROP TABLE session_summary_translation_queue")
+        con.execute(
+            "DELETE FROM downstream_positions WHERE step IN (?, ?)",
+            [SUMMARY_QUEUE_STEP, TRANSLATION_QUEUE_STEP],
+        )
     storage._schema_ready.clear()  # a new process, as far as the registry knows
     with storage.connect(db_path):
         pass
     assert queued(db_path) == ["bench-1"]  # bench-0's summary covers all of it
+    assert translations_queued(db_path) == 2  # neither summary is translated
     with duckdb.connect(str(db_path)) as con:
         con.execute("DELETE FROM session_summary_queue")
     storage._schema_ready.clear()

@@ -2,7 +2,8 @@
 
 A session is (re)summarised when it has chat events its newest summary did not cover: the
 typed-table step queues it in ``session_summary_queue`` with those events, and storing its
-summary takes it off (``lib/summaries/rows.py``). A summary is translated once.
+summary takes it off (``lib/summaries/rows.py``). A summary is translated once: storing it
+queues it in ``session_summary_translation_queue``, storing its translation takes it off.
 """
 
 from __future__ import annotations
@@ -116,20 +117,37 @@ class SummaryToTranslate:
     summary: str
 
 
-PENDING_TRANSLATIONS_SQL = """
-SELECT s.request_key AS summary_key, s.correlation_id, s.language, s.summary
-FROM session_summaries s
-WHERE NOT EXISTS (
-    SELECT 1 FROM session_summary_translations t WHERE t.summary_key = s.request_key
-)
-ORDER BY s.created_at
+QUEUED_TRANSLATIONS_SQL = """
+SELECT summary_key, created_at FROM session_summary_translation_queue
+ORDER BY created_at, summary_key
 LIMIT ?
 """
 
+# Only the row groups in the queued summaries' times: session_summaries is appended in
+# created_at order.
+SUMMARIES_SQL = """
+SELECT request_key AS summary_key, correlation_id, language, summary
+FROM session_summaries
+WHERE created_at BETWEEN ? AND ? AND request_key IN (SELECT unnest(?::VARCHAR[]))
+ORDER BY created_at, request_key
+"""
+
+
+@dataclass(frozen=True)
+class _QueuedSummary:
+    summary_key: str
+    created_at: datetime
+
 
 def summaries_to_translate(db_path: str | Path, limit: int) -> list[SummaryToTranslate]:
+    """The first ``limit`` summaries of the translation queue, oldest first."""
     with storage.connect(db_path) as con:
-        return fetch(con, SummaryToTranslate, PENDING_TRANSLATIONS_SQL, [limit])
+        queued = fetch(con, _QueuedSummary, QUEUED_TRANSLATIONS_SQL, [limit])
+        if not queued:
+            return []
+        times = [q.created_at for q in queued]
+        keys = [q.summary_key for q in queued]
+        return fetch(con, SummaryToTranslate, SUMMARIES_SQL, [min(times), max(times), keys])
 
 
 __all__ = [

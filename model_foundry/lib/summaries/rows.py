@@ -17,6 +17,7 @@ from model_foundry.lib.tables.summaries import (
     SESSION_SUMMARIES,
     SESSION_SUMMARY_PARTS,
     SESSION_SUMMARY_QUEUE,
+    SESSION_SUMMARY_TRANSLATION_QUEUE,
     SummaryPartRow,
     SummaryRow,
 )
@@ -82,22 +83,33 @@ DEQUEUE_SQL = (
 )
 
 
+# A new summary waits for its translation (lib/summaries/translations.py).
+QUEUE_TRANSLATION_SQL = (
+    f"INSERT INTO {SESSION_SUMMARY_TRANSLATION_QUEUE.name} (summary_key, created_at) "
+    "VALUES (?, now())"
+)
+
+
 def store_summaries(
     db_path: str | Path, rows: Sequence[SummaryRow], summarised: Sequence[Summarised]
 ) -> int:
-    """The summaries not stored yet and their parts, and their sessions off the queue, in one
-    transaction: a run killed at any instant stored them and dequeued them, or neither (then
-    the next run summarises the session again, and a summary stored before is not stored
-    twice: its request key is the key). Returns how many summaries were new."""
+    """The summaries not stored yet (each queued for its translation) and their parts, and
+    their sessions off the summary queue, in one transaction: a run killed at any instant
+    did all of it or none (then the next run summarises the session again, and a summary
+    stored before is not stored twice: its request key is the key). Returns how many
+    summaries were new."""
     stored = {r.request_key for r in rows}
     done = [s for s in summarised if s.request.key in stored]
     parts = part_rows(list(summarised))
 
     def work(con: duckdb.DuckDBPyConnection) -> int:
         insert = SESSION_SUMMARIES.insert_sql("nothing")
-        written = sum(
-            con.execute(insert, list(SESSION_SUMMARIES.values(r))).fetchone()[0] for r in rows
-        )
+        written = 0
+        for r in rows:
+            if con.execute(insert, list(SESSION_SUMMARIES.values(r))).fetchone()[0]:
+                # now() is the transaction's start: the summary's created_at.
+                con.execute(QUEUE_TRANSLATION_SQL, [r.request_key])
+                written += 1
         parts_sql = SESSION_SUMMARY_PARTS.insert_sql("nothing")
         for p in parts:
             con.execute(parts_sql, list(SESSION_SUMMARY_PARTS.values(p)))

@@ -10,21 +10,38 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from model_foundry.lib import storage
 from model_foundry.lib.llm import Answer, Body, Request, WorkKind, answer_event
 from model_foundry.lib.summaries.pending import SummaryToTranslate
 from model_foundry.lib.summaries.prompts import translation_params
-from model_foundry.lib.tables.summaries import SESSION_SUMMARY_TRANSLATIONS, TranslationRow
+from model_foundry.lib.tables.summaries import (
+    SESSION_SUMMARY_TRANSLATION_QUEUE,
+    SESSION_SUMMARY_TRANSLATIONS,
+    TranslationRow,
+)
 
 TRANSLATION_ROLE = "translator"
 TRANSLATION_TASK = "session_summary_translation"
 
 
+DEQUEUE_SQL = f"DELETE FROM {SESSION_SUMMARY_TRANSLATION_QUEUE.name} WHERE summary_key = ?"
+
+
 def write_translations(db_path: str | Path, rows: Sequence[TranslationRow]) -> int:
+    """The translations not stored yet, their summaries off the translation queue, in one
+    transaction; how many were new."""
     table = SESSION_SUMMARY_TRANSLATIONS
-    return storage.insert_new_rows(
-        db_path, table.insert_sql("nothing"), [table.values(r) for r in rows]
-    )
+    insert = table.insert_sql("nothing")
+
+    def work(con: duckdb.DuckDBPyConnection) -> int:
+        written = sum(con.execute(insert, list(table.values(r))).fetchone()[0] for r in rows)
+        for r in rows:
+            con.execute(DEQUEUE_SQL, [r.summary_key])
+        return written
+
+    return storage.run_in_transaction(db_path, work) if rows else 0
 
 
 class Translations(WorkKind[SummaryToTranslate, TranslationRow]):

@@ -32,12 +32,15 @@ from model_foundry.lib.tables.sessions import (
 )
 from model_foundry.lib.tables.summaries import (
     SEED_SUMMARY_QUEUE,
+    SEED_TRANSLATION_QUEUE,
     SESSION_SUMMARIES,
     SESSION_SUMMARY_PARTS,
     SESSION_SUMMARY_QUEUE,
+    SESSION_SUMMARY_TRANSLATION_QUEUE,
     SESSION_SUMMARY_TRANSLATIONS,
-    SUMMARY_QUEUE_SEEDED,
     SUMMARY_QUEUE_STEP,
+    TRANSLATION_QUEUE_STEP,
+    queue_seeded,
 )
 from model_foundry.lib.tables.throughput import SLOT_THROUGHPUT
 from model_foundry.lib.tables.trajectories import SESSION_TRAJECTORIES, SESSION_TURNS
@@ -69,6 +72,7 @@ TABLES: tuple[Table, ...] = (
     SESSION_SUMMARY_TRANSLATIONS,
     SESSION_SUMMARY_PARTS,
     SESSION_SUMMARY_QUEUE,
+    SESSION_SUMMARY_TRANSLATION_QUEUE,
     SLOT_THROUGHPUT,
     DATASET_SAMPLES,
     DATASET_EXPORTS,
@@ -87,15 +91,6 @@ VIEWS: tuple[View, ...] = (
     views.SLOT_THROUGHPUT_HOURLY,
     views.DATASET_STATS,
     SLOT_SHARE_WEEKLY,
-)
-
-
-# Rows every file needs in a table, inserted when missing, after the tables are created.
-# A file without chat messages has nothing to seed the summary queue with: it is marked
-# seeded here, so only a file with messages and no mark runs SeedSummaryQueue.
-SEEDS: tuple[str, ...] = (
-    SEED_INBOX_COMMITS,
-    f"{SUMMARY_QUEUE_SEEDED} AND NOT EXISTS (SELECT 1 FROM {CHAT_MESSAGES.name})",
 )
 
 
@@ -157,32 +152,59 @@ class KeylessMove:
 
 
 @dataclass(frozen=True)
-class SeedSummaryQueue:
-    """A file made before the summary queue gets in it what the summary run used to find by
-    reading every session and summary, once: the seed and its ``downstream_positions`` row
-    (which says it is done) are one transaction."""
+class SeedQueue:
+    """A file made before a work queue gets in it what its run used to find by reading every
+    row of the tables behind it, once: the seed and its ``downstream_positions`` mark (which
+    says it is done) are one transaction. A file whose ``source`` table is empty is marked by
+    :data:`SEEDS` instead: there is nothing to seed."""
 
-    name: str = "session_summary_queue: seeded"
+    table: Table
+    seed: str
+    step: str
+    source: Table
+
+    @property
+    def name(self) -> str:
+        return f"{self.table.name}: seeded"
+
+    @property
+    def mark(self) -> str:
+        return queue_seeded(self.step)
 
     def needed(self, con: duckdb.DuckDBPyConnection) -> bool:
         row = con.execute(
-            f"SELECT count(*) FROM {DOWNSTREAM_POSITIONS.name} WHERE step = ?",
-            [SUMMARY_QUEUE_STEP],
+            f"SELECT count(*) FROM {DOWNSTREAM_POSITIONS.name} WHERE step = ?", [self.step]
         ).fetchone()
         return not (row and row[0])
 
     def statements(self) -> tuple[str, ...]:
-        return (
-            f"DELETE FROM {SESSION_SUMMARY_QUEUE.name}",
-            SEED_SUMMARY_QUEUE,
-            SUMMARY_QUEUE_SEEDED,
-        )
+        return (f"DELETE FROM {self.table.name}", self.seed, self.mark)
+
+
+QUEUES: tuple[SeedQueue, ...] = (
+    SeedQueue(SESSION_SUMMARY_QUEUE, SEED_SUMMARY_QUEUE, SUMMARY_QUEUE_STEP, CHAT_MESSAGES),
+    SeedQueue(
+        SESSION_SUMMARY_TRANSLATION_QUEUE,
+        SEED_TRANSLATION_QUEUE,
+        TRANSLATION_QUEUE_STEP,
+        SESSION_SUMMARIES,
+    ),
+)
+
+
+# Rows every file needs in a table, inserted when missing, after the tables are created.
+# A file without the rows a queue is made from (a fresh one) has nothing to seed it with: it
+# is marked seeded here, so only a file with rows and no mark runs its SeedQueue.
+SEEDS: tuple[str, ...] = (
+    SEED_INBOX_COMMITS,
+    *(f"{q.mark} AND NOT EXISTS (SELECT 1 FROM {q.source.name})" for q in QUEUES),
+)
 
 
 # The inbox gets its column before any move, which copies it by name. A typed table moved
 # here keeps its rows; its step, which has no position yet on such a file, reads the whole
 # inbox once and adds only what the table lacks (lib/inbox/tables.py).
-MIGRATIONS: tuple[AddCommitSeq | KeylessMove | SeedSummaryQueue, ...] = (
+MIGRATIONS: tuple[AddCommitSeq | KeylessMove | SeedQueue, ...] = (
     AddCommitSeq(),
     KeylessMove(PIPELINE_EVENT_INBOX),
     KeylessMove(PIPELINE_EVENT_DEAD_LETTER),
@@ -192,7 +214,7 @@ MIGRATIONS: tuple[AddCommitSeq | KeylessMove | SeedSummaryQueue, ...] = (
     KeylessMove(FLOW_NODES),
     KeylessMove(FLOW_EDGES),
     KeylessMove(SEMANTIC_SEARCHES),
-    SeedSummaryQueue(),
+    *QUEUES,
 )
 
 TABLE_NAMES: tuple[str, ...] = tuple(t.name for t in TABLES)
@@ -238,6 +260,7 @@ def create_all(con: duckdb.DuckDBPyConnection) -> list[str]:
 
 __all__ = [
     "MIGRATIONS",
+    "QUEUES",
     "SEEDS",
     "TABLES",
     "TABLE_NAMES",
@@ -245,7 +268,7 @@ __all__ = [
     "VIEW_NAMES",
     "AddCommitSeq",
     "KeylessMove",
-    "SeedSummaryQueue",
+    "SeedQueue",
     "create_all",
     "migrate",
 ]

@@ -62,6 +62,15 @@ class SummaryQueueRow:
 
 
 @dataclass(frozen=True)
+class TranslationQueueRow:
+    """A summary not translated yet; ``created_at`` is the summary's (the translation run
+    reads only the row groups of ``session_summaries`` in its queued summaries' times)."""
+
+    summary_key: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
 class TranslationRow:
     """The translation of the summary whose request key is ``summary_key``; ``request_key``
     is the translation's own completion request."""
@@ -169,6 +178,32 @@ SESSION_SUMMARY_QUEUE: Table[SummaryQueueRow] = Table(
     """,
 )
 
+# Summaries waiting for their translation, as small as that backlog: the summary run adds a
+# summary in the transaction that stores it, the translation run removes it in the
+# transaction that stores its translation.
+SESSION_SUMMARY_TRANSLATION_QUEUE: Table[TranslationQueueRow] = Table(
+    "session_summary_translation_queue",
+    TranslationQueueRow,
+    """
+    CREATE TABLE IF NOT EXISTS session_summary_translation_queue (
+        summary_key VARCHAR NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL
+    )
+    """,
+)
+
+TRANSLATION_QUEUE_STEP = "session_summary_translation_queue"
+
+# Every summary without a translation (reads both tables: a migration's cost, once).
+SEED_TRANSLATION_QUEUE = """
+INSERT INTO session_summary_translation_queue BY NAME
+SELECT s.request_key AS summary_key, s.created_at
+FROM session_summaries s
+WHERE NOT EXISTS (
+    SELECT 1 FROM session_summary_translations t WHERE t.summary_key = s.request_key
+)
+"""
+
 # The step whose ``downstream_positions`` row says the queue was seeded (the typed tables'
 # position it was seeded at).
 SUMMARY_QUEUE_STEP = "session_summary_queue"
@@ -193,24 +228,32 @@ FROM sessions s LEFT JOIN covered c USING (correlation_id)
 WHERE s.chat_events > coalesce(c.chat_events, 0)
 """
 
-# The mark that the queue is seeded, at the typed tables' position; inserted when missing.
-SUMMARY_QUEUE_SEEDED = f"""
+
+def queue_seeded(step: str) -> str:
+    """The mark that ``step``'s queue is seeded, at the typed tables' position; inserted when
+    missing."""
+    return f"""
 INSERT INTO downstream_positions (step, position)
-SELECT '{SUMMARY_QUEUE_STEP}',
+SELECT '{step}',
        coalesce((SELECT max(position) FROM downstream_positions WHERE step = 'inbox_tables'), -1)
-WHERE NOT EXISTS (SELECT 1 FROM downstream_positions WHERE step = '{SUMMARY_QUEUE_STEP}')
+WHERE NOT EXISTS (SELECT 1 FROM downstream_positions WHERE step = '{step}')
 """
+
 
 __all__ = [
     "SEED_SUMMARY_QUEUE",
+    "SEED_TRANSLATION_QUEUE",
     "SESSION_SUMMARIES",
     "SESSION_SUMMARY_PARTS",
     "SESSION_SUMMARY_QUEUE",
     "SESSION_SUMMARY_TRANSLATIONS",
-    "SUMMARY_QUEUE_SEEDED",
+    "SESSION_SUMMARY_TRANSLATION_QUEUE",
     "SUMMARY_QUEUE_STEP",
+    "TRANSLATION_QUEUE_STEP",
     "SummaryPartRow",
     "SummaryQueueRow",
     "SummaryRow",
+    "TranslationQueueRow",
     "TranslationRow",
+    "queue_seeded",
 ]
