@@ -30,6 +30,7 @@ from model_foundry.lib.tables.sessions import (
     SESSION_ROUTING,
     SLOT_SHARE_WEEKLY,
 )
+from model_foundry.lib.tables.splits import DATASET_SPLIT_GROUPS
 from model_foundry.lib.tables.summaries import (
     SEED_SUMMARY_QUEUE,
     SEED_TRANSLATION_QUEUE,
@@ -76,6 +77,7 @@ TABLES: tuple[Table, ...] = (
     SLOT_THROUGHPUT,
     DATASET_SAMPLES,
     DATASET_EXPORTS,
+    DATASET_SPLIT_GROUPS,
     SESSION_FLOW,
     SESSION_ROUTING,
     SESSION_TURNS,
