@@ -48,7 +48,8 @@ def test_append_keeps_every_split_and_near_duplicates_stay_together(db_path: Pat
     assert second.merges == 1 and second.splits[-1] == "train"
     for i in range(50):  # a copy takes its original's side
         assert second.splits[400 + i] == first.splits[i]
-    assert len(stored) == 451 and all(stored[g] == s for g, s in zip(all_groups, second.splits))
+    assert len(stored) == 451
+    assert all(stored[g] == s for g, s in zip(all_groups, second.splits, strict=True))
     # Test never holds a near duplicate of a train record, outside the counted merge.
     sides: dict[int, set[str]] = {}
     for cluster, split in zip(clusters, second.splits, strict=True):
