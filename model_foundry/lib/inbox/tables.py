@@ -99,8 +99,17 @@ GROUP BY correlation_id
 """
 
 
+# Every insert is in occurred_at order: the window's QUALIFY and the unnest leave rows in any
+# order, and a big catch-up inserted so leaves row groups that each span all of its time, so
+# the min-max index could skip none of them for the checks and the summaries' reads.
+_IN_TIME_ORDER = "ORDER BY occurred_at, event_id"
+
+
 def _insert_chat_messages(seen: str) -> str:
-    return f"INSERT INTO chat_messages BY NAME {_chat_rows(seen)} SELECT * FROM chat_rows"
+    return (
+        f"INSERT INTO chat_messages BY NAME {_chat_rows(seen)} "
+        f"SELECT * FROM chat_rows {_IN_TIME_ORDER}, message_index"
+    )
 
 
 def _summed(column: str) -> str:
@@ -172,6 +181,7 @@ SELECT i.event_id, i.correlation_id, i.occurred_at,
            ELSE (i.payload->'$.result')::VARCHAR
        END AS result
 FROM ({_new_events(TOOL_CALL, "tool_calls", seen)}) i
+{_IN_TIME_ORDER}
 """
 
 
@@ -184,6 +194,7 @@ SELECT i.event_id, i.correlation_id, i.occurred_at,
        i.payload->>'$.slot' AS slot, i.payload->>'$.role' AS role,
        i.payload->>'$.model' AS model
 FROM ({_new_events(FLOW_LINEAGE, "flow_nodes", seen, kind)}) i
+{_IN_TIME_ORDER}
 """
 
 
@@ -194,6 +205,7 @@ INSERT INTO flow_edges BY NAME
 SELECT i.event_id, i.correlation_id, i.occurred_at,
        i.payload->>'$.source' AS source, i.payload->>'$.target' AS target
 FROM ({_new_events(FLOW_LINEAGE, "flow_edges", seen, kind)}) i
+{_IN_TIME_ORDER}
 """
 
 
@@ -207,6 +219,7 @@ SELECT i.event_id, i.correlation_id, i.occurred_at,
        TRY_CAST(i.payload->>'$.results[0].score' AS DOUBLE) AS top_score,
        i.payload->'$.results' AS results
 FROM ({_new_events(SEMANTIC_SEARCH, "semantic_searches", seen)}) i
+{_IN_TIME_ORDER}
 """
 
 
