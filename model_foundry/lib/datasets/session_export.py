@@ -9,16 +9,16 @@ is scrubbed.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from importlib import metadata
 from pathlib import Path
 
-import duckdb
-
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.card import ExportFigures, languages
+from model_foundry.lib.datasets.export import export_dir
 from model_foundry.lib.datasets.layouts import SESSIONS
 from model_foundry.lib.datasets.prepare import (
     SESSION_FILTERS,
@@ -29,12 +29,12 @@ from model_foundry.lib.datasets.prepare import (
 )
 from model_foundry.lib.datasets.sessions import SessionWindow, export_sessions, session_records
 from model_foundry.lib.datasets.versions import choose_version
-from model_foundry.lib.datasets.writer import batched, write_export
+from model_foundry.lib.datasets.writer import write_export
 from model_foundry.lib.tables.datasets import DATASET_EXPORTS, DatasetExportRow
 from model_foundry.lib.trajectories.store import refresh_session_trajectories
 
-# Hygiene needs the database (splits are stored per dataset): built once the file is open.
-HygieneFactory = Callable[[duckdb.DuckDBPyConnection, str], Hygiene]
+# Hygiene for one dataset of one DuckDB file (its splits are stored there).
+HygieneFactory = Callable[[Path, str], Hygiene]
 
 
 @dataclass(frozen=True)
@@ -73,29 +73,43 @@ def export_session_dataset(
     refresh_session_trajectories(db_path)
     window = SessionWindow(request.idle, request.include_active, request.since, request.until)
 
-    def work(con: duckdb.DuckDBPyConnection) -> Prepared:
-        # One transaction: the splits hygiene stores for new groups commit with the read.
-        records = session_records(con, export_sessions(con, window))
-        return prepare(records, hygiene(con, request.name), request.filters)
+    with storage.connect(db_path) as con:
+        sessions = export_sessions(con, window)
+    spool_dir = export_dir(request.out_root, request.name, version).parent
+    spool_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".spool-", dir=spool_dir) as tmp:
+        prepared = prepare(
+            session_records(db_path, sessions),
+            hygiene(Path(db_path), request.name),
+            Path(tmp) / "records.parquet",
+            SESSIONS.schema,
+            request.filters,
+        )
+        return _write(db_path, request, version, prepared)
 
-    prepared = storage.run_in_transaction(db_path, work)
-    kept = [r for r in prepared.records if r["kept"]]
+
+def _write(
+    db_path: str | Path, request: SessionExport, version: str, prepared: Prepared
+) -> ExportOutcome:
+    """The folder of a prepared export, and its row in ``dataset_exports``."""
+    kept = _Kept()
+    batches = (kept.note(b) for b in prepared.batches())
     figures = ExportFigures(
         dataset=request.name,
         version=version,
         kind="sessions",
         rows_by_split={},
-        records=len(prepared.records),
-        sessions=len({r["correlation_id"] for r in kept}),
-        models=sorted({m for r in kept for m in r["models"]}),
-        slots=sorted({s for r in kept for s in r["slots"]}),
+        records=prepared.records,
+        sessions=0,
+        models=[],
+        slots=[],
         redactions_by_kind=prepared.redactions_by_kind,
         duplicates_removed=prepared.duplicates_removed,
         clusters=prepared.clusters,
         removed_by_filter=prepared.removed_by_filter,
         split_joins=prepared.split_joins,
         license=request.license or "unknown",
-        languages=languages([varying_text(r) for r in kept[:2000]]),
+        languages=[],
         made_by={
             "version": foundry_version(),
             "run": request.run or "model-foundry dataset sessions",
@@ -105,14 +119,41 @@ def export_session_dataset(
             "include_active": request.include_active,
         },
     )
-    path = write_export(request.out_root, SESSIONS, batched(prepared.records), figures)
+    # The card is written after the last batch: the kept records' figures are known by then.
+    path = write_export(request.out_root, SESSIONS, batches, figures, before_card=kept.fill)
     row = DatasetExportRow(
-        dataset=request.name, version=version, path=str(path), rows=len(prepared.records),
-        jsonl_rows=len(kept),
+        dataset=request.name, version=version, path=str(path), rows=prepared.records,
+        jsonl_rows=sum(figures.rows_by_split.values()),
     )  # fmt: skip
     sql = DATASET_EXPORTS.insert_sql("replace")
     storage.run_in_transaction(db_path, lambda con: con.execute(sql, DATASET_EXPORTS.values(row)))
     return ExportOutcome(path, figures)
+
+
+class _Kept:
+    """The kept records' sessions, models, slots and a sample of their text, as they pass."""
+
+    def __init__(self) -> None:
+        self.sessions: set[str] = set()
+        self.models: set[str] = set()
+        self.slots: set[str] = set()
+        self.texts: list[str] = []
+
+    def note(self, batch: list[dict]) -> list[dict]:
+        for r in batch:
+            if r["kept"]:
+                self.sessions.add(r["correlation_id"])
+                self.models.update(r["models"])
+                self.slots.update(r["slots"])
+                if len(self.texts) < 2000:
+                    self.texts.append(varying_text(r))
+        return batch
+
+    def fill(self, figures: ExportFigures) -> None:
+        figures.sessions = len(self.sessions)
+        figures.models = sorted(self.models)
+        figures.slots = sorted(self.slots)
+        figures.languages = languages(self.texts)
 
 
 def figures_line(outcome: ExportOutcome) -> str:

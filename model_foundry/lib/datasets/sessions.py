@@ -13,10 +13,12 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from model_foundry.lib import storage
 from model_foundry.lib.tables.base import fetch
 from model_foundry.lib.trajectories.records import DEFAULT_MAX_TURNS, trajectory_records
 from model_foundry.lib.trajectories.state import ThreadState
@@ -103,6 +105,11 @@ class _StoredTurn:
         )
 
 
+_STATES = """
+SELECT state::VARCHAR FROM session_trajectories
+WHERE correlation_id IN (SELECT unnest(?::VARCHAR[]))
+"""
+
 _TURNS = """
 SELECT correlation_id, thread, role, content, reasoning, tool_calls::VARCHAR AS tool_calls,
        tool_call_id, name, slot, model, event_id, occurred_at, finish_reason, tool_error, origin
@@ -112,25 +119,25 @@ ORDER BY correlation_id, thread, turn_index
 
 
 def session_records(
-    con: duckdb.DuckDBPyConnection, sessions: list[str], max_turns: int = DEFAULT_MAX_TURNS
+    db_path: str | Path, sessions: list[str], max_turns: int = DEFAULT_MAX_TURNS
 ) -> Iterator[dict[str, Any]]:
-    """The trajectory records of ``sessions``, thread by thread, in a stable order."""
+    """The trajectory records of ``sessions``, thread by thread, in a stable order. Each batch
+    of sessions is read on a connection of its own, so a long export never holds the file
+    while other writers wait."""
     for start in range(0, len(sessions), _BATCH_SESSIONS):
         batch = sessions[start : start + _BATCH_SESSIONS]
-        states = {
-            (s.correlation_id, s.thread): s
-            for s in (
-                ThreadState.from_json(r[0])
-                for r in con.execute(
-                    "SELECT state::VARCHAR FROM session_trajectories "
-                    "WHERE correlation_id IN (SELECT unnest(?::VARCHAR[]))",
-                    [batch],
-                ).fetchall()
-            )
-        }
+        with storage.connect(db_path) as con:
+            states = {
+                (s.correlation_id, s.thread): s
+                for s in (
+                    ThreadState.from_json(r[0]) for r in con.execute(_STATES, [batch]).fetchall()
+                )
+            }
+            stored = fetch(con, _StoredTurn, _TURNS, [batch])
         turns: dict[tuple[str, str], list[Turn]] = {}
-        for row in fetch(con, _StoredTurn, _TURNS, [batch]):
+        for row in stored:
             turns.setdefault((row.correlation_id, row.thread), []).append(row.turn())
+        del stored
         for key in sorted(turns):
             yield from trajectory_records(states[key], turns[key], max_turns)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
@@ -89,10 +89,12 @@ def write_export(
     layout: Layout,
     batches: Iterable[Sequence[dict[str, Any]]],
     figures: ExportFigures,
+    before_card: Callable[[ExportFigures], None] | None = None,
 ) -> Path:
     """Write the folder for the records of ``batches`` (each with ``split``, ``cluster_id``,
     ``kept`` and ``dropped_by``), one batch in memory at a time; ``figures`` gets the rows per
-    split and the files. Returns the folder."""
+    split and the files, and ``before_card`` may add what only the records showed. Returns
+    the folder."""
     final = export_dir(out_root, figures.dataset, figures.version)
     if (final / MANIFEST).is_file():
         raise FinishedVersionError(
@@ -108,6 +110,8 @@ def write_export(
         finally:
             figures.files = views.close()
         figures.rows_by_split = dict(views.rows)
+        if before_card is not None:
+            before_card(figures)
         (staging / "README.md").write_text(card_text(layout, figures), encoding="utf-8")
         manifest = json.dumps({"finished": True, **asdict(figures)}, indent=2, ensure_ascii=False)
         (staging / MANIFEST).write_text(manifest, encoding="utf-8")

@@ -41,7 +41,8 @@ def _records(tmp_path: Path) -> list[dict[str, Any]]:
     storage.run_in_transaction(db, lambda con: write_batch(con, "EVENTS", parsed, []))
     refresh_session_trajectories(db)
     with storage.connect(db) as con:
-        records = list(session_records(con, export_sessions(con, SessionWindow())))
+        sessions = export_sessions(con, SessionWindow())
+    records = list(session_records(db, sessions))
     for r in records:
         # The writer is given each record's group and split; hygiene decides them.
         digest = hashlib.sha256(r["correlation_id"].encode()).digest()[0]

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from model_foundry.lib.datasets.layouts import SESSIONS
 from model_foundry.lib.datasets.prepare import prepare, varying_text
 
 
@@ -31,9 +33,16 @@ class RecordingHygiene:
                 found += 1
         return clean, {"password": found} if found else {}
 
-    def clusters(self, texts: Sequence[str]) -> list[str]:
-        self.seen_texts = list(texts)
-        return [self.cluster_of[t.split("\n")[0]] for t in texts]
+    def cluster_index(self) -> RecordingHygiene:
+        self.added: dict[str, str] = {}
+        return self
+
+    def add(self, key: str, text: str) -> None:
+        self.seen_texts.append(text)
+        self.added[key] = self.cluster_of[text.split("\n")[0]]
+
+    def clusters(self) -> Mapping[str, str]:
+        return self.added
 
     def splits(self, groups: Sequence[str]) -> tuple[dict[str, str], int]:
         return {g: self.split_of[g] for g in groups}, self.joins
@@ -45,15 +54,14 @@ def _record(rid: str, user: str, answers: int = 1, truncated: int = 0) -> dict[s
 
     messages = [m("system", "be brief"), m("user", user)]
     messages += [m("assistant", f"answer {n}") for n in range(answers)]
-    return {
-        "id": rid,
-        "messages": messages,
-        "first_at": f"2026-12-01T0{len(rid)}:00",
-        "truncated_turns": truncated,
-    }
+    record = dict.fromkeys(f.name for f in SESSIONS.schema)
+    record.update(id=rid, messages=messages, first_at="2026-12-01T09:00", truncated_turns=truncated)
+    return record
 
 
-def test_duplicates_keep_the_longest_and_everyone_follows_its_cluster_split() -> None:
+def test_duplicates_keep_the_longest_and_everyone_follows_its_cluster_split(
+    tmp_path: Path,
+) -> None:
     records = [
         _record("a", "task one", answers=1),
         _record("b", "task one again", answers=3),  # the longest of cluster c1: kept
@@ -64,15 +72,16 @@ def test_duplicates_keep_the_longest_and_everyone_follows_its_cluster_split() ->
     clusters = {"task one": "c1", "task one again": "c1", "task two with [REDACTED:password]": "c2"}
     clusters |= {"task three": "c3", "task four": "c4"}
     hygiene = RecordingHygiene(clusters, {"c1": "train", "c2": "test", "c3": "train", "c4": "test"})
-    prepared = prepare(records, hygiene)
-    by_id = {r["id"]: r for r in prepared.records}
-    assert [r["id"] for r in prepared.records] == ["a", "b", "c", "d", "e"]
+    prepared = prepare(records, hygiene, tmp_path / "spool.parquet", SESSIONS.schema)
+    out = [r for batch in prepared.batches() for r in batch]
+    by_id = {r["id"]: r for r in out}
+    assert [r["id"] for r in out] == ["a", "b", "c", "d", "e"]
     assert by_id["b"]["kept"] and by_id["a"]["dropped_by"] == "duplicate"
     assert by_id["d"]["dropped_by"] == "filter:truncated"
     assert by_id["e"]["dropped_by"] == "filter:no_assistant"
     assert prepared.removed_by_filter == {"no_assistant": 1, "truncated": 1}
     assert prepared.duplicates_removed == 1 and prepared.clusters == 4
-    assert {r["id"]: r["split"] for r in prepared.records} == {
+    assert {r["id"]: r["split"] for r in out} == {
         "a": "train", "b": "train", "c": "test", "d": "train", "e": "test",
     }  # fmt: skip
     # Scrubbed before anything else saw it: the clusters were computed on clean text.
@@ -80,21 +89,26 @@ def test_duplicates_keep_the_longest_and_everyone_follows_its_cluster_split() ->
     assert not any("hunter2" in t for t in hygiene.seen_texts)
     assert "be brief" not in varying_text(records[0])  # the shared system prompt is not text
     assert "hunter2" in records[2]["messages"][1]["content"]  # the source is left verbatim
+    assert "[REDACTED:password]" in by_id["c"]["messages"][1]["content"]
 
 
-def test_fan_out_samples_are_grouped_by_their_prompt_not_deduplicated() -> None:
+def test_fan_out_samples_are_grouped_by_their_prompt_not_deduplicated(tmp_path: Path) -> None:
     records = [_record("s1", "same prompt"), _record("s2", "same prompt")]
-    for r, role in zip(records, ["naughty", "grandpa"], strict=True):
-        r.update(prompt_id="p1", role=role)
+    for r, thread in zip(records, ["w0", "w1"], strict=True):
+        r.update(correlation_id="p1", thread=thread)
     hygiene = RecordingHygiene({}, {"p1": "test"})
-    prepared = prepare(records, hygiene, filters=("empty",), group_of=lambda r: r["prompt_id"])
-    assert [(r["kept"], r["split"], r["cluster_id"]) for r in prepared.records] == [
+    prepared = prepare(
+        records, hygiene, tmp_path / "spool.parquet", SESSIONS.schema, filters=("empty",),
+        group_of=lambda r: r["correlation_id"],
+    )  # fmt: skip
+    out = [r for batch in prepared.batches() for r in batch]
+    assert [(r["kept"], r["split"], r["cluster_id"]) for r in out] == [
         (True, "test", "p1"),
         (True, "test", "p1"),
     ]
     assert prepared.duplicates_removed == 0
 
 
-def test_an_unknown_filter_is_refused_by_name() -> None:
+def test_an_unknown_filter_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown dataset filter"):
-        prepare([], RecordingHygiene({}, {}), filters=("typo",))
+        prepare([], RecordingHygiene({}, {}), tmp_path / "s.parquet", SESSIONS.schema, ("typo",))

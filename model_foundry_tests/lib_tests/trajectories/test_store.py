@@ -25,7 +25,7 @@ def _store(db: Path, events: list[OutgoingEvent], first_seq: int) -> None:
 def _records(db: Path) -> list[dict]:
     with storage.connect(db) as con:
         sessions = export_sessions(con, SessionWindow(include_active=True))
-        return list(session_records(con, sessions))
+    return list(session_records(db, sessions))
 
 
 def test_two_refreshes_read_only_new_commits_and_equal_one_rebuild(tmp_path: Path) -> None:
