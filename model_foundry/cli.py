@@ -222,6 +222,12 @@ def cmd_bench_downstream(args: argparse.Namespace) -> int:
     return main(args)
 
 
+def cmd_bench_datasets(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.datasets import main
+
+    return main(args)
+
+
 def cmd_bench_duckdb(args: argparse.Namespace) -> int:
     from model_foundry.devtools.bench.duckdb_limits import main
 
@@ -295,6 +301,51 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
     return 0 if result.success else 1
 
 
+def _time(value: str | None, flag: str) -> str | None:
+    from datetime import datetime
+
+    if value is None:
+        return None
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise UserError(f"{flag} {value!r} is not a date or time like 2026-12-01T09:00") from None
+    return value
+
+
+def cmd_dataset_sessions(args: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from model_foundry.defs.datasets.session_export import (
+        SessionExportConfig,
+        session_export_request,
+    )
+    from model_foundry.lib import settings
+    from model_foundry.lib.datasets.hygiene import export_hygiene
+    from model_foundry.lib.datasets.session_export import export_session_dataset, figures_line
+
+    config = SessionExportConfig(
+        name=args.name,
+        version=args.version,
+        since=_time(args.since, "--since"),
+        until=_time(args.until, "--until"),
+        license=args.license,
+        include_active=args.include_active,
+        filters=args.filters,
+        test_share=args.test_share,
+    )
+    try:
+        request = session_export_request(config, None)
+        outcome = export_session_dataset(settings.duckdb_path(), request, export_hygiene)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    print(outcome.path)
+    print(figures_line(outcome))
+    print(json.dumps(asdict(outcome.figures), default=str))
+    return 0
+
+
 # What ``add_subparsers`` returns; argparse names the class only privately.
 Subparsers = argparse._SubParsersAction
 
@@ -347,6 +398,10 @@ def _add_bench_slots(bench_subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
+# The session export's default filters (lib/datasets/prepare.py), spelled for --help.
+SESSION_FILTERS_CLI = ("no_assistant", "truncated")
+
+
 def _add_dataset(subparsers: Any) -> argparse.ArgumentParser:
     dataset = subparsers.add_parser("dataset", help="dataset collection outside the daemon")
     sub = dataset.add_subparsers(dest="dataset_command", required=True)
@@ -359,6 +414,20 @@ def _add_dataset(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--no-chat-sessions", action="store_true", help="skip inbox chat prompts")
     p.add_argument("--no-export", action="store_true", help="collect without exporting")
     p.set_defaults(func=cmd_dataset_collect)
+    p = sub.add_parser("sessions", help="finished session trajectories -> a clean export")
+    p.add_argument("--name", required=True, help="dataset name (the export folder)")
+    p.add_argument("--version", default=None, help="version (default: UTC date, suffixed)")
+    p.add_argument("--since", default=None, help="sessions active at or after this time")
+    p.add_argument("--until", default=None, help="sessions begun before this time")
+    p.add_argument("--license", default=None, help="the card's license (default: unknown)")
+    p.add_argument("--include-active", action="store_true", help="also export running sessions")
+    p.add_argument(
+        "--filters", nargs="*", default=list(SESSION_FILTERS_CLI), help="quality filters"
+    )
+    p.add_argument(
+        "--test-share", type=float, default=0.05, help="share of new groups sent to test"
+    )
+    p.set_defaults(func=cmd_dataset_sessions)
     return p
 
 
@@ -457,7 +526,7 @@ def _add_devstack(sub: Subparsers) -> None:
 def _add_bench(
     sub: Subparsers,
 ) -> Subparsers:
-    """``bench ingest | e2e | downstream | duckdb`` (``slots`` is added apart)."""
+    """``bench ingest | e2e | downstream | duckdb | datasets`` (``slots`` is added apart)."""
     bench = sub.add_parser("bench", help="benchmarks, reported against a baseline in the same run")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
     p = bench_sub.add_parser("ingest", help="inbox drain vs plain nats-py fetch+ack")
@@ -505,6 +574,15 @@ def _add_bench(
     p.add_argument("--seconds", type=float, default=10.0, help="length of each timed measure")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_duckdb)
+
+    p = bench_sub.add_parser(
+        "datasets", help="session export with hygiene vs a plain JSONL export of the same records"
+    )
+    p.add_argument(
+        "--records", type=int, nargs="+", default=[100_000, 1_000_000], help="sizes to run"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench_datasets)
     return bench_sub
 
 

@@ -15,12 +15,14 @@ SESSION_SUMMARIES = dg.AssetKey("session_summaries")
 SESSION_SUMMARY_TRANSLATIONS = dg.AssetKey("session_summary_translations")
 DATASET_SAMPLES = dg.AssetKey("dataset_samples")
 SESSION_TRAJECTORIES = dg.AssetKey("session_trajectories")
+SESSION_DATASET = dg.AssetKey("session_dataset")
 
 __all__ = [
     "CHAT_MESSAGES",
     "DATASET_SAMPLES",
     "FLOW_LINEAGE",
     "INBOX",
+    "SESSION_DATASET",
     "SESSION_SUMMARIES",
     "SESSION_SUMMARY_TRANSLATIONS",
     "SESSION_TRAJECTORIES",

@@ -152,8 +152,11 @@ def _prompts(
 
 dataset_collection_job = dg.define_asset_job(
     "dataset_collection_job",
-    selection=dg.AssetSelection.assets(dataset_samples),
-    description="Collect a versioned dataset from the prompt sources and export it.",
+    selection=dg.AssetSelection.assets(dataset_samples, keys.SESSION_DATASET),
+    description=(
+        "Collect a versioned dataset from the prompt sources and export it, and export the "
+        "finished sessions' trajectories."
+    ),
 )
 
 

@@ -8,18 +8,23 @@ then the smallest id); then each cluster's stored split. The hygiene itself (``l
 comes in as a :class:`Hygiene`, so this bookkeeping is the same for every kind of record.
 
 Two passes keep memory flat: the first scrubs each record as it is read and spools it to a
-Parquet file, keeping only its id, length, time and flags (and the cluster index's entry);
+Parquet file, keeping a byte per record (why it is dropped) and the cluster index's entry;
 the second reads the spool back a batch at a time with each record's cluster and split.
+A cluster is named by the id of the record it keeps.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -33,15 +38,17 @@ FILTERS: dict[str, Callable[[dict[str, Any]], bool]] = {
 SESSION_FILTERS = ("no_assistant", "truncated")
 SAMPLE_FILTERS = ("empty", "truncated")
 _SPOOL_BATCH = 1000
+_FILTERED = 1e15
 
 
 class ClusterIndex(Protocol):
-    """Near-duplicate clustering fed one record at a time."""
+    """Near-duplicate clustering fed one record's text at a time (texts may be spooled)."""
 
-    def add(self, key: str, text: str) -> None: ...
+    def add(self, text: str, priority: float) -> None: ...
 
-    def clusters(self) -> Mapping[str, str]:
-        """Every added key's cluster id: near duplicates share one."""
+    def clusters(self) -> npt.NDArray[np.int64]:
+        """Per added text, the position of the one its cluster keeps: the lowest priority,
+        then the first added."""
         ...
 
 
@@ -54,9 +61,12 @@ class Hygiene(Protocol):
 
     def cluster_index(self) -> ClusterIndex: ...
 
-    def splits(self, groups: Sequence[str]) -> tuple[dict[str, str], int]:
-        """Each group's stored split (new groups get theirs now), and how many groups that
-        joined across splits were sent to train."""
+    def splits(
+        self, groups: Sequence[str], clusters: Sequence[int] | None
+    ) -> tuple[list[str], int]:
+        """Each record's split from its group's stored one (groups linked by a near-duplicate
+        cluster share a side; new groups are stored now), and how many joins of groups on
+        different sides were sent to train."""
         ...
 
 
@@ -74,15 +84,11 @@ def varying_text(record: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-@dataclass(frozen=True)
-class _Seen:
-    """What the second pass needs of a record: no text."""
-
-    id: str
-    turns: int
-    first_at: str
-    dropped_by: str | None
-    group: str | None
+def priority(record: dict[str, Any]) -> float:
+    """Which record of a cluster is kept: the most turns, then the earliest (first event)."""
+    first = record.get("first_at")
+    when = datetime.fromisoformat(first).timestamp() if first else 0.0
+    return -len(record["messages"]) * 1e10 + when
 
 
 @dataclass
@@ -91,65 +97,103 @@ class Prepared:
 
     spool: Path
     schema: pa.Schema
-    decided: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)
     records: int = 0
     redactions_by_kind: dict[str, int] = field(default_factory=dict)
     removed_by_filter: dict[str, int] = field(default_factory=dict)
     duplicates_removed: int = 0
     clusters: int = 0
     split_joins: int = 0
+    # Per record, by position in the spool: its cluster (index in ``cluster_names``), its
+    # split (index in ``split_names``) and why it is not kept (index in ``reasons``; 0: kept).
+    cluster_at: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
+    split_at: npt.NDArray[np.int8] = field(default_factory=lambda: np.empty(0, np.int8))
+    dropped_at: npt.NDArray[np.int8] = field(default_factory=lambda: np.empty(0, np.int8))
+    cluster_names: list[str] = field(default_factory=list)
+    split_names: list[str] = field(default_factory=list)
+    reasons: list[str | None] = field(default_factory=lambda: [None])
 
     def batches(self) -> Iterator[list[dict[str, Any]]]:
         """The records in their order, each with ``cluster_id``, ``split``, ``kept`` and
         ``dropped_by``, a spool batch at a time."""
         if not self.records:
             return
+        at = 0
         for batch in pq.ParquetFile(self.spool).iter_batches(batch_size=_SPOOL_BATCH):
             rows = batch.to_pylist()
             for row in rows:
-                row["cluster_id"], row["split"], row["dropped_by"] = self.decided[row["id"]]
+                row["cluster_id"] = self.cluster_names[int(self.cluster_at[at])]
+                row["split"] = self.split_names[int(self.split_at[at])]
+                row["dropped_by"] = self.reasons[int(self.dropped_at[at])]
                 row["kept"] = row["dropped_by"] is None
+                at += 1
             yield rows
 
 
-def _scrub_pass(
-    records: Iterable[dict[str, Any]],
-    hygiene: Hygiene,
-    filters: Sequence[str],
-    group_of: Callable[[dict[str, Any]], str] | None,
-    prepared: Prepared,
-    index: ClusterIndex | None,
-) -> list[_Seen]:
-    redactions: Counter[str] = Counter()
-    removed: Counter[str] = Counter()
-    seen: list[_Seen] = []
-    spool_schema = pa.schema([f for f in prepared.schema if f.name not in ("cluster_id", "split")])
-    with pq.ParquetWriter(prepared.spool, spool_schema) as spool:
-        batch: list[dict[str, Any]] = []
-        for record in records:
-            clean, counts = hygiene.scrub(record)
-            redactions.update(counts)
-            dropped = next((f"filter:{f}" for f in filters if FILTERS[f](clean)), None)
-            if dropped:
-                removed[dropped.removeprefix("filter:")] += 1
-            if index is not None:
-                index.add(clean["id"], varying_text(clean))
-            group = group_of(clean) if group_of else None
-            seen.append(
-                _Seen(
-                    clean["id"], len(clean["messages"]), clean.get("first_at") or "", dropped, group
-                )
-            )
-            batch.append(clean)
-            if len(batch) >= _SPOOL_BATCH:
-                spool.write_table(pa.Table.from_pylist(batch, schema=spool_schema))
-                batch = []
-        if batch:
-            spool.write_table(pa.Table.from_pylist(batch, schema=spool_schema))
-    prepared.records = len(seen)
-    prepared.redactions_by_kind = dict(sorted(redactions.items()))
-    prepared.removed_by_filter = {f: removed.get(f, 0) for f in filters}
-    return seen
+class _Pass:
+    """The first pass: scrub, flag and spool each record, keeping only small arrays."""
+
+    def __init__(self, prepared: Prepared, filters: Sequence[str]) -> None:
+        self.prepared = prepared
+        self.filters = filters
+        self.redactions: Counter[str] = Counter()
+        self.removed: Counter[str] = Counter()
+        self.dropped = array("b")
+        self.groups: list[str] = []
+        self.schema = pa.schema(
+            [f for f in prepared.schema if f.name not in ("cluster_id", "split")]
+        )
+        self.reason_index = {f"filter:{f}": n + 2 for n, f in enumerate(filters)}
+        prepared.reasons = [None, "duplicate", *self.reason_index]
+
+    def run(
+        self,
+        records: Iterable[dict[str, Any]],
+        hygiene: Hygiene,
+        index: ClusterIndex | None,
+        group_of: Callable[[dict[str, Any]], str],
+    ) -> None:
+        with pq.ParquetWriter(self.prepared.spool, self.schema) as spool:
+            batch: list[dict[str, Any]] = []
+            for record in records:
+                clean, counts = hygiene.scrub(record)
+                self.redactions.update(counts)
+                reason = next((f for f in self.filters if FILTERS[f](clean)), None)
+                if reason:
+                    self.removed[reason] += 1
+                self.dropped.append(self.reason_index[f"filter:{reason}"] if reason else 0)
+                if index is not None:
+                    # A filtered record is kept by its cluster only when all of it is filtered.
+                    index.add(varying_text(clean), priority(clean) + (_FILTERED if reason else 0))
+                self.groups.append(group_of(clean))
+                batch.append(clean)
+                if len(batch) >= _SPOOL_BATCH:
+                    spool.write_table(pa.Table.from_pylist(batch, schema=self.schema))
+                    batch = []
+            if batch:
+                spool.write_table(pa.Table.from_pylist(batch, schema=self.schema))
+        p = self.prepared
+        p.records = len(self.dropped)
+        p.redactions_by_kind = dict(sorted(self.redactions.items()))
+        p.removed_by_filter = {f: self.removed.get(f, 0) for f in self.filters}
+        p.dropped_at = np.frombuffer(self.dropped, dtype=np.int8).copy()
+
+
+def _name_clusters(prepared: Prepared, kept_at: npt.NDArray[np.int64]) -> None:
+    """Clusters named by the id of the record each keeps (stable while that record is kept);
+    every other unfiltered member is a duplicate."""
+    reps = np.unique(kept_at)
+    ids = pq.read_table(prepared.spool, columns=["id"]).column("id")
+    prepared.cluster_names = ids.take(pa.array(reps)).to_pylist()
+    prepared.cluster_at = np.searchsorted(reps, kept_at).astype(np.int64)
+    duplicate = (kept_at != np.arange(len(kept_at))) & (prepared.dropped_at == 0)
+    prepared.dropped_at[duplicate] = 1
+    prepared.duplicates_removed = int(duplicate.sum())
+
+
+def _name_groups(prepared: Prepared, groups: Sequence[str]) -> None:
+    prepared.cluster_names = sorted(set(groups))
+    position = {g: n for n, g in enumerate(prepared.cluster_names)}
+    prepared.cluster_at = np.array([position[g] for g in groups], dtype=np.int64)
 
 
 def prepare(
@@ -157,41 +201,34 @@ def prepare(
     hygiene: Hygiene,
     spool: Path,
     schema: pa.Schema,
+    *,
+    group_of: Callable[[dict[str, Any]], str],
+    deduplicate: bool = True,
     filters: Sequence[str] = SESSION_FILTERS,
-    group_of: Callable[[dict[str, Any]], str] | None = None,
 ) -> Prepared:
     """Scrub, flag, cluster and split ``records`` (see the module docstring), spooling them to
-    ``spool`` with ``schema``. ``group_of`` gives a record's group when it is not its
-    near-duplicate cluster (fan-out samples: the prompt's, already deduplicated when asked)."""
+    ``spool`` with ``schema``. ``group_of`` is a record's split group (a session; a prompt);
+    with ``deduplicate`` false (fan-out samples, whose near-duplicate prompts were asked
+    once) the group is also the exported cluster."""
     unknown = sorted(set(filters) - set(FILTERS))
     if unknown:
         raise ValueError(f"unknown dataset filter(s) {unknown}: use {sorted(FILTERS)}")
     prepared = Prepared(spool, schema)
-    index = hygiene.cluster_index() if group_of is None else None
-    seen = _scrub_pass(records, hygiene, filters, group_of, prepared, index)
-    cluster_of = dict(index.clusters()) if index is not None else {}
-    group = {s.id: s.group if s.group is not None else cluster_of[s.id] for s in seen}
-    dropped = {s.id: s.dropped_by for s in seen}
+    index = hygiene.cluster_index() if deduplicate else None
+    first = _Pass(prepared, filters)
+    first.run(records, hygiene, index, group_of)
+    kept_at = None
     if index is not None:
-        best: dict[str, _Seen] = {}
-        for s in seen:
-            if s.dropped_by is not None:
-                continue
-            g = group[s.id]
-            if g not in best or (-s.turns, s.first_at, s.id) < (
-                -best[g].turns,
-                best[g].first_at,
-                best[g].id,
-            ):
-                best[g] = s
-        keep = {s.id for s in best.values()}
-        for s in seen:
-            if s.dropped_by is None and s.id not in keep:
-                dropped[s.id] = "duplicate"
-                prepared.duplicates_removed += 1
-    split_of, prepared.split_joins = hygiene.splits(sorted(set(group.values())))
-    prepared.decided = {s.id: (group[s.id], split_of[group[s.id]], dropped[s.id]) for s in seen}
-    prepared.clusters = len(set(group.values()))
+        kept_at = np.asarray(index.clusters(), dtype=np.int64)
+        _name_clusters(prepared, kept_at)
+    else:
+        _name_groups(prepared, first.groups)
+    clusters = kept_at.tolist() if kept_at is not None else None
+    splits, prepared.split_joins = hygiene.splits(first.groups, clusters)
+    prepared.split_names = sorted(set(splits))
+    position = {name: n for n, name in enumerate(prepared.split_names)}
+    prepared.split_at = np.array([position[x] for x in splits], dtype=np.int8)
+    prepared.clusters = len(prepared.cluster_names)
     return prepared
 
 
@@ -203,5 +240,6 @@ __all__ = [
     "Hygiene",
     "Prepared",
     "prepare",
+    "priority",
     "varying_text",
 ]

@@ -34,7 +34,8 @@ from model_foundry.lib.tables.datasets import DATASET_EXPORTS, DatasetExportRow
 from model_foundry.lib.trajectories.store import refresh_session_trajectories
 
 # Hygiene for one dataset of one DuckDB file (its splits are stored there).
-HygieneFactory = Callable[[Path, str], Hygiene]
+HygieneFactory = Callable[[Path, str, float], Hygiene]
+DEFAULT_TEST_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class SessionExport:
     include_active: bool = False
     idle: timedelta = timedelta(minutes=30)
     filters: Sequence[str] = SESSION_FILTERS
+    test_share: float = DEFAULT_TEST_SHARE
     run: str | None = None
 
 
@@ -69,6 +71,8 @@ def foundry_version() -> str:
 def export_session_dataset(
     db_path: str | Path, request: SessionExport, hygiene: HygieneFactory
 ) -> ExportOutcome:
+    if not 0 < request.test_share < 1:
+        raise ValueError(f"test share {request.test_share} must be between 0 and 1")
     version = choose_version(request.out_root, request.name, request.version)
     refresh_session_trajectories(db_path)
     window = SessionWindow(request.idle, request.include_active, request.since, request.until)
@@ -80,10 +84,12 @@ def export_session_dataset(
     with tempfile.TemporaryDirectory(prefix=".spool-", dir=spool_dir) as tmp:
         prepared = prepare(
             session_records(db_path, sessions),
-            hygiene(Path(db_path), request.name),
+            hygiene(Path(db_path), request.name, request.test_share),
             Path(tmp) / "records.parquet",
             SESSIONS.schema,
-            request.filters,
+            # A session's threads share a split; near duplicates join their sessions.
+            group_of=lambda r: r["correlation_id"],
+            filters=request.filters,
         )
         return _write(db_path, request, version, prepared)
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from model_foundry.lib.datasets.layouts import SESSIONS
@@ -34,18 +35,26 @@ class RecordingHygiene:
         return clean, {"password": found} if found else {}
 
     def cluster_index(self) -> RecordingHygiene:
-        self.added: dict[str, str] = {}
+        self.added: list[tuple[str, float]] = []
         return self
 
-    def add(self, key: str, text: str) -> None:
+    def add(self, text: str, priority: float) -> None:
         self.seen_texts.append(text)
-        self.added[key] = self.cluster_of[text.split("\n")[0]]
+        self.added.append((self.cluster_of[text.split("\n")[0]], priority))
 
-    def clusters(self) -> Mapping[str, str]:
-        return self.added
+    def clusters(self) -> np.ndarray:
+        """Per text, the position its cluster keeps: the lowest priority, then the first."""
+        best: dict[str, int] = {}
+        for n, (cluster, prio) in enumerate(self.added):
+            if cluster not in best or prio < self.added[best[cluster]][1]:
+                best[cluster] = n
+        return np.array([best[c] for c, _ in self.added])
 
-    def splits(self, groups: Sequence[str]) -> tuple[dict[str, str], int]:
-        return {g: self.split_of[g] for g in groups}, self.joins
+    def splits(
+        self, groups: Sequence[str], clusters: Sequence[int] | None
+    ) -> tuple[list[str], int]:
+        self.split_groups = list(groups)
+        return [self.split_of[g] for g in groups], self.joins
 
 
 def _record(rid: str, user: str, answers: int = 1, truncated: int = 0) -> dict[str, Any]:
@@ -71,8 +80,12 @@ def test_duplicates_keep_the_longest_and_everyone_follows_its_cluster_split(
     ]
     clusters = {"task one": "c1", "task one again": "c1", "task two with [REDACTED:password]": "c2"}
     clusters |= {"task three": "c3", "task four": "c4"}
-    hygiene = RecordingHygiene(clusters, {"c1": "train", "c2": "test", "c3": "train", "c4": "test"})
-    prepared = prepare(records, hygiene, tmp_path / "spool.parquet", SESSIONS.schema)
+    # Groups are named by the record each cluster keeps.
+    splits = {"a": "train", "b": "train", "c": "test", "d": "train", "e": "test"}
+    hygiene = RecordingHygiene(clusters, splits)
+    prepared = prepare(
+        records, hygiene, tmp_path / "spool.parquet", SESSIONS.schema, group_of=lambda r: r["id"]
+    )
     out = [r for batch in prepared.batches() for r in batch]
     by_id = {r["id"]: r for r in out}
     assert [r["id"] for r in out] == ["a", "b", "c", "d", "e"]
@@ -81,6 +94,7 @@ def test_duplicates_keep_the_longest_and_everyone_follows_its_cluster_split(
     assert by_id["e"]["dropped_by"] == "filter:no_assistant"
     assert prepared.removed_by_filter == {"no_assistant": 1, "truncated": 1}
     assert prepared.duplicates_removed == 1 and prepared.clusters == 4
+    assert by_id["a"]["cluster_id"] == by_id["b"]["cluster_id"] == "b"
     assert {r["id"]: r["split"] for r in out} == {
         "a": "train", "b": "train", "c": "test", "d": "train", "e": "test",
     }  # fmt: skip
@@ -99,7 +113,7 @@ def test_fan_out_samples_are_grouped_by_their_prompt_not_deduplicated(tmp_path: 
     hygiene = RecordingHygiene({}, {"p1": "test"})
     prepared = prepare(
         records, hygiene, tmp_path / "spool.parquet", SESSIONS.schema, filters=("empty",),
-        group_of=lambda r: r["correlation_id"],
+        group_of=lambda r: r["correlation_id"], deduplicate=False,
     )  # fmt: skip
     out = [r for batch in prepared.batches() for r in batch]
     assert [(r["kept"], r["split"], r["cluster_id"]) for r in out] == [
@@ -111,4 +125,7 @@ def test_fan_out_samples_are_grouped_by_their_prompt_not_deduplicated(tmp_path: 
 
 def test_an_unknown_filter_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown dataset filter"):
-        prepare([], RecordingHygiene({}, {}), tmp_path / "s.parquet", SESSIONS.schema, ("typo",))
+        prepare(
+            [], RecordingHygiene({}, {}), tmp_path / "s.parquet", SESSIONS.schema,
+            group_of=str, filters=("typo",),
+        )  # fmt: skip

@@ -1,0 +1,95 @@
+"""The hygiene an export runs, from ``lib/hygiene``: this installation's scrubber, MinHash
+LSH near duplicates over spooled texts, and the stored grouped splits of the DuckDB file."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from model_foundry.lib import storage
+from model_foundry.lib.datasets.texts import TextSpool
+from model_foundry.lib.hygiene.dedup import DedupConfig, find_duplicates
+from model_foundry.lib.hygiene.record import RecordScrubber
+from model_foundry.lib.hygiene.splits import assign_splits
+
+# What a scrub reads of a record: the fields whose text came from people, models or tools.
+_TEXT_FIELDS = ("thread", "tools", "prompt", "response", "reasoning", "params")
+_MESSAGE_TEXT = ("content", "reasoning", "tool_calls", "name")
+
+
+class SpooledClusters:
+    """Texts spooled to a temporary file as they come, clustered when asked."""
+
+    def __init__(self, config: DedupConfig | None = None) -> None:
+        self.config = config or DedupConfig()
+        self._dir = tempfile.TemporaryDirectory(prefix="model-foundry-dedup-")
+        self.texts = TextSpool(Path(self._dir.name) / "texts")
+        self.priority: list[float] = []
+
+    def add(self, text: str, priority: float) -> None:
+        self.texts.append(text)
+        self.priority.append(priority)
+
+    def clusters(self) -> npt.NDArray[np.int64]:
+        self.texts.close_writes()
+        try:
+            found = find_duplicates(self.texts, self.config, self.priority)
+        finally:
+            self.texts.close()
+            self._dir.cleanup()
+        return found.cluster
+
+
+class ExportHygiene:
+    """Hygiene for one dataset of one DuckDB file."""
+
+    def __init__(
+        self, db_path: Path, dataset: str, scrubber: RecordScrubber, test_share: float
+    ) -> None:
+        self.db_path = db_path
+        self.dataset = dataset
+        self.scrubber = scrubber
+        self.ratios = {"train": 1 - test_share, "test": test_share}
+
+    def scrub(self, record: dict[str, Any]) -> tuple[dict[str, Any], Mapping[str, int]]:
+        """The record with its text scrubbed: every field people or tools wrote (contents,
+        reasoning, call arguments and names, the tools schema, the thread's name). Roles,
+        ids, slots, models, times and counts are the pipeline's own and are left as they
+        are: scrubbing them would cost most of the time and find nothing."""
+        text = {key: record[key] for key in _TEXT_FIELDS if key in record}
+        text["messages"] = [
+            {key: m.get(key) for key in _MESSAGE_TEXT} for m in record.get("messages") or []
+        ]
+        clean, counts = self.scrubber.scrub(text)
+        out = {**record, **{k: v for k, v in clean.items() if k != "messages"}}
+        out["messages"] = [
+            {**m, **c} for m, c in zip(record.get("messages") or [], clean["messages"], strict=True)
+        ]
+        return out, counts
+
+    def cluster_index(self) -> SpooledClusters:
+        return SpooledClusters()
+
+    def splits(
+        self, groups: Sequence[str], clusters: Sequence[int] | None
+    ) -> tuple[list[str], int]:
+        # A short transaction of its own: new groups' splits are stored for good here.
+        assigned = storage.run_in_transaction(
+            self.db_path,
+            lambda con: assign_splits(con, self.dataset, groups, clusters, self.ratios),
+        )
+        return assigned.splits, assigned.merges
+
+
+def export_hygiene(db_path: Path, dataset: str, test_share: float) -> ExportHygiene:
+    """This installation's hygiene (its hygiene file and salt) for ``dataset``, with new
+    groups sent to test at ``test_share``."""
+    return ExportHygiene(db_path, dataset, RecordScrubber.from_settings(), test_share)
+
+
+__all__ = ["ExportHygiene", "SpooledClusters", "export_hygiene"]
