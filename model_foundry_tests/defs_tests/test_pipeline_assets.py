@@ -153,7 +153,11 @@ def test_inbox_to_summaries_translations_and_throughput(
         assert count(db_path, "SELECT count(*) FROM flow_edges") > 0
 
         summaries = meta["session_summaries"]
-        assert summaries["summaries_written"] == 4 and summaries["sent"] == 4
+        # The sample agent sessions outgrow the simulator's 1664-token window, so some are
+        # summarised in parts: one request per part, then one per session.
+        assert summaries["summaries_written"] == 4
+        assert summaries["sessions_chunked"] >= 1
+        assert summaries["sent"] == 4 + summaries["part_requests"]
         assert summaries["slots_used"] == ["kindergarten"]
         assert summaries["per_slot"]["kindergarten"]["gen_tps"] > 0
         translations = meta["session_summary_translations"]
@@ -213,7 +217,11 @@ def test_inbox_to_summaries_translations_and_throughput(
         assert failed["session_summaries"]["summaries_written"] == 0
 
         retried = downstream(res, instance)
-        assert retried["session_summaries"]["sent"] == 1
+        # Only what failed or changed is sent: the failed request, and for a session summarised
+        # in parts, its reduce; its unchanged parts come from the store.
+        summary = retried["session_summaries"]
+        assert 1 <= summary["sent"] <= 1 + summary["part_requests"]
+        assert summary["sent"] == summary["requests"] - summary["reused_from_store"]
         assert retried["session_summaries"]["summaries_written"] == 1
         assert retried["session_summary_translations"]["translations_written"] == 1
 
@@ -221,9 +229,11 @@ def test_inbox_to_summaries_translations_and_throughput(
         db_path,
         "SELECT request_key, count(*) FILTER (WHERE status = 'ok'), "
         "count(*) FILTER (WHERE status <> 'ok') FROM llm_completions "
-        "WHERE task = 'session_summary' GROUP BY 1",
+        "WHERE task LIKE 'session_summary%' GROUP BY 1",
     )
-    assert sorted((ok, err) for _, ok, err in per_key) == [(1, 0)] * 4 + [(1, 1)]
+    # Every request succeeded exactly once (nothing resent); one of them failed first.
+    assert {ok for _, ok, _ in per_key} == {1}
+    assert sorted(err for _, _, err in per_key)[-2:] == [0, 1]
     assert count(db_path, "SELECT count(*) FROM session_summaries_latest") == 4
     assert (
         count(
