@@ -139,7 +139,7 @@ def _side(directory: Path, rows: int, new: int, repeat: int) -> dict[str, Any]:
     refresh_inbox_tables(db)
     catch_up_s = time.perf_counter() - started
     with connect(db) as con:
-        con.execute(f"DELETE FROM {SESSION_SUMMARY_QUEUE.name}")
+        con.execute(SESSION_SUMMARY_QUEUE.delete_all_sql())
     rounds = []
     for n in range(repeat):
         fill_mix(db, rows + n * new, rows + (n + 1) * new)

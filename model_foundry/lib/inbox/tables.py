@@ -34,6 +34,14 @@ from model_foundry.lib.events import CHAT_PERSIST, FLOW_LINEAGE, SEMANTIC_SEARCH
 from model_foundry.lib.inbox import counts, positions
 from model_foundry.lib.inbox.store import DEDUPE_WINDOW, MAX_LOOKUP_RANGES
 from model_foundry.lib.tables.summaries import SEED_SUMMARY_QUEUE, SESSION_SUMMARY_QUEUE
+from model_foundry.lib.tables.typed import (
+    CHAT_MESSAGES,
+    CHAT_SESSIONS,
+    FLOW_EDGES,
+    FLOW_NODES,
+    SEMANTIC_SEARCHES,
+    TOOL_CALLS,
+)
 
 STEP = "inbox_tables"
 
@@ -223,14 +231,8 @@ FROM ({_new_events(SEMANTIC_SEARCH, "semantic_searches", seen)}) i
 """
 
 
-TYPED_TABLES = (
-    "chat_messages",
-    "chat_sessions",
-    "tool_calls",
-    "flow_nodes",
-    "flow_edges",
-    "semantic_searches",
-)
+TYPED = (CHAT_MESSAGES, CHAT_SESSIONS, TOOL_CALLS, FLOW_NODES, FLOW_EDGES, SEMANTIC_SEARCHES)
+TYPED_TABLES = tuple(table.name for table in TYPED)
 
 TABLE_COUNTS = {
     "chat_messages": "SELECT count(*) FROM chat_messages",
@@ -355,8 +357,8 @@ def _add_chat(
 def empty_tables(con: duckdb.DuckDBPyConnection) -> None:
     """Empty every typed table and forget the step's position: the next refresh (in the same
     transaction, for :func:`refresh_inbox_tables`) reads the whole inbox."""
-    for table in TYPED_TABLES:
-        con.execute(f"DELETE FROM {table}")
+    for table in TYPED:
+        con.execute(table.delete_all_sql())
     positions.reset(con, STEP)
     counts.reset_counts(con)
 
@@ -384,7 +386,7 @@ def refresh_in(con: duckdb.DuckDBPyConnection, *, rebuild: bool = False) -> Refr
     if rebuild:
         # Made again from the rebuilt messages and the stored summaries, not from what the
         # rebuild touched (every session): a session its summaries cover stays off it.
-        con.execute(f"DELETE FROM {SESSION_SUMMARY_QUEUE.name}")
+        con.execute(SESSION_SUMMARY_QUEUE.delete_all_sql())
         con.execute(SEED_SUMMARY_QUEUE)
     counts.refresh_counts(con)
     result.totals = {name: _rowcount(con, sql) for name, sql in TABLE_COUNTS.items()}

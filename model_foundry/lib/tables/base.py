@@ -163,6 +163,15 @@ class Table(Generic[Row]):
             with suppress(duckdb.Error):
                 con.unregister(staged)
 
+    def delete_all_sql(self) -> str:
+        """``DELETE`` of every row (a rebuild empties its tables in its own transaction)."""
+        return f"DELETE FROM {self.name}"
+
+    def count_sql(self, where: str = "") -> str:
+        """``SELECT count(*)``, optionally filtered (``where`` is SQL with ``?``)."""
+        sql = f"SELECT count(*) FROM {self.name}"
+        return f"{sql} WHERE {where}" if where else sql
+
     def select_sql(self, where: str = "") -> str:
         """``SELECT`` of every column, optionally filtered (``where`` is SQL with ``?``)."""
         sql = f"SELECT {', '.join(self.columns)} FROM {self.name}"

@@ -174,9 +174,7 @@ class SeedQueue:
         return queue_seeded(self.step)
 
     def needed(self, con: duckdb.DuckDBPyConnection) -> bool:
-        row = con.execute(
-            f"SELECT count(*) FROM {DOWNSTREAM_POSITIONS.name} WHERE step = ?", [self.step]
-        ).fetchone()
+        row = con.execute(DOWNSTREAM_POSITIONS.count_sql("step = ?"), [self.step]).fetchone()
         return not (row and row[0])
 
     def statements(self) -> tuple[str, ...]:

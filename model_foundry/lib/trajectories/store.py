@@ -113,8 +113,8 @@ def refresh_in(con: duckdb.DuckDBPyConnection, *, rebuild: bool = False) -> Traj
     """Extend the sessions with the commits after the step's position and advance it; the
     caller owns the transaction."""
     if rebuild:
-        con.execute(f"DELETE FROM {SESSION_TURNS.name}")
-        con.execute(f"DELETE FROM {SESSION_TRAJECTORIES.name}")
+        con.execute(SESSION_TURNS.delete_all_sql())
+        con.execute(SESSION_TRAJECTORIES.delete_all_sql())
         positions.reset(con, STEP)
     span = positions.span(con, STEP)
     result = TrajectoryRefresh(after=span.after, upto=span.upto)
@@ -140,7 +140,7 @@ def refresh_in(con: duckdb.DuckDBPyConnection, *, rebuild: bool = False) -> Traj
             len(turns),
             sessions,
         )
-    row = con.execute(f"SELECT count(*) FROM {SESSION_TRAJECTORIES.name}").fetchone()
+    row = con.execute(SESSION_TRAJECTORIES.count_sql()).fetchone()
     result.threads = int(row[0]) if row else 0
     return result
 
