@@ -285,6 +285,7 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
         ("version", args.version),
         ("prompt_dir", args.prompt_dir),
         ("roles", args.roles),
+        ("license", args.license),
     ):
         if value is not None:
             config[key] = value
@@ -323,7 +324,8 @@ def cmd_dataset_sessions(args: argparse.Namespace) -> int:
     )
     from model_foundry.lib import settings
     from model_foundry.lib.datasets.hygiene import export_hygiene
-    from model_foundry.lib.datasets.session_export import export_session_dataset, figures_line
+    from model_foundry.lib.datasets.published import figures_line
+    from model_foundry.lib.datasets.session_export import export_session_dataset
 
     config = SessionExportConfig(
         name=args.name,
@@ -407,12 +409,13 @@ def _add_dataset(subparsers: Any) -> argparse.ArgumentParser:
     sub = dataset.add_subparsers(dest="dataset_command", required=True)
     p = sub.add_parser("collect", help="prompt sources -> slots -> dataset_samples -> export")
     p.add_argument("--name", default="foundry", help="dataset name (the export folder)")
-    p.add_argument("--version", default=None, help="export version (default: UTC date)")
+    p.add_argument("--version", default=None, help="export version (default: UTC date, suffixed)")
     p.add_argument("--prompt-dir", default=None, help="prompt files (default data/prompts)")
     p.add_argument("--samples", type=int, default=1, help="samples per prompt and role")
     p.add_argument("--roles", nargs="+", default=None, help="roles (default: the profile's)")
     p.add_argument("--no-chat-sessions", action="store_true", help="skip inbox chat prompts")
     p.add_argument("--no-export", action="store_true", help="collect without exporting")
+    p.add_argument("--license", default=None, help="the card's license (default: unknown)")
     p.set_defaults(func=cmd_dataset_collect)
     p = sub.add_parser("sessions", help="finished session trajectories -> a clean export")
     p.add_argument("--name", required=True, help="dataset name (the export folder)")

@@ -11,28 +11,31 @@ from model_foundry.defs import keys
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
-from model_foundry.lib.datasets.export import UnsafeNameError, export_dataset, export_dir
+from model_foundry.lib.datasets.export import UnsafeNameError
+from model_foundry.lib.datasets.hygiene import export_hygiene
 from model_foundry.lib.datasets.prompts import (
     PromptRecord,
     dedupe_prompts,
     duplicates_line,
     load_chat_session_prompts,
     load_prompt_files,
+    near_duplicate_prompts,
 )
-from model_foundry.lib.datasets.samples import (
-    DatasetSamples,
-    chat_roles,
-    default_version,
-    sample_counts,
-)
+from model_foundry.lib.datasets.published import ExportTarget, figures_line
+from model_foundry.lib.datasets.sample_export import export_samples
+from model_foundry.lib.datasets.samples import DatasetSamples, chat_roles, sample_counts
+from model_foundry.lib.datasets.versions import choose_version
 from model_foundry.lib.llm import LlmRun
 
 
 class DatasetCollectionConfig(dg.Config):
     name: str = Field(default="foundry", description="Dataset name (a folder under datasets/).")
     version: str | None = Field(
-        default=None, description="Dataset version; unset: today's UTC date (YYYYMMDD)."
+        default=None,
+        description="Dataset version; unset: today's UTC date (YYYYMMDD), suffixed when finished.",
     )
+    license: str | None = Field(default=None, description="The card's license; unset: unknown.")
+    test_share: float = Field(default=0.05, description="Share of new prompts sent to test.")
     prompt_dir: str | None = Field(
         default=None, description="JSONL/Parquet prompt files; unset: <data dir>/prompts."
     )
@@ -46,7 +49,9 @@ class DatasetCollectionConfig(dg.Config):
     samples_per_prompt: int = Field(default=1, ge=1, description="Samples per prompt and role.")
     max_tokens: int | None = Field(default=None, description="Overrides the slots' max_tokens.")
     temperature: float | None = Field(default=None, description="Overrides the temperature.")
-    export: bool = Field(default=True, description="Write Parquet + JSONL after collecting.")
+    export: bool = Field(
+        default=True, description="Write the export folder (hygiene, views, card) after collecting."
+    )
     output_dir: str | None = Field(
         default=None, description="Export root; unset: <data dir>/datasets."
     )
@@ -68,11 +73,11 @@ def dataset_samples(
     duckdb: FoundryDuckDB,
     slots: SlotsResource,
 ) -> dg.MaterializeResult:
-    version = config.version or default_version()
     out_root = Path(config.output_dir) if config.output_dir else settings.data_dir() / "datasets"
     try:
-        # Before any slot is asked: a name that would escape data/datasets/ is refused.
-        export_dir(out_root, config.name, version)
+        # Before any slot is asked: a name that would escape data/datasets/, or a version
+        # already exported (never changed), is refused in one sentence.
+        version = choose_version(out_root, config.name, config.version)
     except UnsafeNameError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     prompts, read = _prompts(context, config, duckdb)
@@ -103,30 +108,49 @@ def dataset_samples(
             **outcome.batch.metadata(),
         }
         if config.export:
-            started = time.perf_counter()
-            exported = export_dataset(duckdb.database, config.name, version, out_root)
-            context.log.info(f"exported {exported.rows} samples to {exported.path}")
-            run.emit(
-                "model_foundry.dataset_export",
-                dataset=config.name,
-                version=version,
-                samples=outcome.written,
-                samples_by_role=metadata["samples_by_role"],
-                rows=exported.rows,
-                jsonl_rows=exported.jsonl_rows,
-                seconds=round(time.perf_counter() - started, 3),
-            )
-            metadata.update(
-                {
-                    "export_path": exported.path,
-                    "dagster/row_count": exported.rows,
-                    "parquet_rows": exported.rows,
-                    "jsonl_rows": exported.jsonl_rows,
-                }
-            )
+            target = ExportTarget(out_root, config.name, version, config.license)
+            metadata.update(_export(context, run, duckdb, target, config.test_share, metadata))
     # "prompts" counts distinct prompts, i.e. after duplicates were dropped.
     metadata.update(prompts=len(prompts), **read, roles=roles, **run.telemetry.metadata())
     return dg.MaterializeResult(metadata=dagster_metadata(metadata))
+
+
+def _export(
+    context: dg.AssetExecutionContext,
+    run: LlmRun,
+    duckdb: FoundryDuckDB,
+    target: ExportTarget,
+    test_share: float,
+    collected: dict[str, Any],
+) -> dict[str, Any]:
+    """Export the version's samples with hygiene; the materialization's export figures."""
+    started = time.perf_counter()
+    hygiene = export_hygiene(Path(duckdb.database), target.name, test_share)
+    outcome = export_samples(duckdb.database, target, hygiene, f"dagster run {context.run.run_id}")
+    context.log.info(figures_line(outcome))
+    f = outcome.figures
+    kept = sum(f.rows_by_split.values())
+    run.emit(
+        "model_foundry.dataset_export",
+        dataset=target.name,
+        version=target.version,
+        samples=collected["samples_written"],
+        samples_by_role=collected["samples_by_role"],
+        rows=f.records,
+        jsonl_rows=kept,
+        seconds=round(time.perf_counter() - started, 3),
+    )
+    return {
+        "export_path": outcome.path,
+        "dagster/row_count": f.records,
+        "parquet_rows": f.records,
+        "jsonl_rows": kept,
+        "rows_by_split": f.rows_by_split,
+        "redactions_by_kind": f.redactions_by_kind,
+        "removed_by_filter": f.removed_by_filter,
+        "clusters": f.clusters,
+        "split_joins": f.split_joins,
+    }
 
 
 def _prompts(
@@ -143,9 +167,14 @@ def _prompts(
     prompts, duplicates = dedupe_prompts(prompts)
     if duplicates:
         context.log.info(duplicates_line(duplicates))
+    # Near duplicates are asked once, before any slot is: one group per prompt cluster.
+    prompts, near = near_duplicate_prompts(prompts)
+    if near:
+        context.log.info(duplicates_line(near, what="a near duplicate of"))
     return prompts, {
         "prompts_read": read,
         "duplicate_prompts_dropped": len(duplicates),
+        "near_duplicate_prompts_dropped": len(near),
         "prompt_problems": len(problems),
     }
 

@@ -18,11 +18,8 @@ from model_foundry.lib import settings
 from model_foundry.lib.datasets.export import UnsafeNameError
 from model_foundry.lib.datasets.hygiene import export_hygiene
 from model_foundry.lib.datasets.prepare import SESSION_FILTERS
-from model_foundry.lib.datasets.session_export import (
-    SessionExport,
-    export_session_dataset,
-    figures_line,
-)
+from model_foundry.lib.datasets.published import figures_line
+from model_foundry.lib.datasets.session_export import SessionExport, export_session_dataset
 
 
 class SessionExportConfig(dg.Config):

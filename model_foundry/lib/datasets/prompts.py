@@ -15,6 +15,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from model_foundry.lib import storage
+from model_foundry.lib.hygiene.dedup import find_duplicates
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,28 @@ def dedupe_prompts(
     return list(kept.values()), dropped
 
 
-def duplicates_line(duplicates: list[DuplicatePrompt], shown: int = 3) -> str:
+def near_duplicate_prompts(
+    prompts: list[PromptRecord],
+) -> tuple[list[PromptRecord], list[DuplicatePrompt]]:
+    """The prompts left once near duplicates (MinHash LSH, verified Jaccard; see
+    ``lib/hygiene/dedup.py``) are asked once: the first of each cluster is kept, so every
+    role's answers to it are one group, and a near duplicate is never asked at all."""
+    if len(prompts) < 2:
+        return prompts, []
+    texts = ["\n".join(m["content"] for m in p.messages) for p in prompts]
+    found = find_duplicates(texts)
+    kept = [p for p, keep in zip(prompts, found.keep, strict=True) if keep]
+    dropped = [
+        DuplicatePrompt(dropped=p, kept=prompts[int(c)])
+        for p, c, keep in zip(prompts, found.cluster, found.keep, strict=True)
+        if not keep
+    ]
+    return kept, dropped
+
+
+def duplicates_line(
+    duplicates: list[DuplicatePrompt], shown: int = 3, what: str = "the same messages as"
+) -> str:
     """One log line saying which duplicate prompts were dropped."""
     examples = ", ".join(
         f"{d.dropped.prompt_id} ({d.dropped.source}) = {d.kept.prompt_id} ({d.kept.source})"
@@ -151,8 +173,7 @@ def duplicates_line(duplicates: list[DuplicatePrompt], shown: int = 3) -> str:
     )
     more = f" and {len(duplicates) - shown} more" if len(duplicates) > shown else ""
     return (
-        f"dropped {len(duplicates)} duplicate prompt(s), the same messages as an earlier "
-        f"prompt: {examples}{more}"
+        f"dropped {len(duplicates)} duplicate prompt(s), {what} an earlier prompt: {examples}{more}"
     )
 
 
@@ -163,6 +184,7 @@ __all__ = [
     "duplicates_line",
     "load_chat_session_prompts",
     "load_prompt_files",
+    "near_duplicate_prompts",
     "parse_jsonl",
     "prompt_from_row",
 ]

@@ -9,7 +9,6 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +25,6 @@ def is_truncated(finish_reason: str | None) -> bool:
 
 def dataset_task(name: str) -> str:
     return f"dataset:{name}"
-
-
-def default_version(now: datetime | None = None) -> str:
-    """One version per UTC day, so a nightly run that is resumed the same day continues it."""
-    return (now or datetime.now(UTC)).strftime("%Y%m%d")
 
 
 def chat_roles(slot_file: SlotFile, profile: str | None = None) -> list[str]:
@@ -145,7 +139,6 @@ __all__ = [
     "chat_roles",
     "collection_line",
     "dataset_task",
-    "default_version",
     "is_truncated",
     "sample_counts",
     "write_samples",

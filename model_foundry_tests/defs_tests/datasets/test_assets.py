@@ -127,17 +127,24 @@ def test_export_read_back_with_pandas_holds_what_the_table_holds(
     assert last_turns == set(table["response"])
     assert all(m[-1]["role"] == "assistant" and m[0]["role"] == "user" for m in chat["messages"])
     manifest = json.loads((out / "ft" / "v1" / "manifest.json").read_text())
-    assert manifest["rows"] == manifest["jsonl_rows"] == 20
+    assert manifest["records"] == sum(manifest["rows_by_split"].values()) == 20
+    # Every role's answers to one prompt share a split.
+    sides = parquet.groupby("prompt_id")["split"].nunique()
+    assert (sides == 1).all() and (parquet["cluster_id"] == parquet["prompt_id"]).all()
 
-    # Nothing new: a cheap success that sends nothing and writes nothing.
-    again = metadata(collect(db_path, fast_slots, config))
-    assert again["sent"] == 0 and again["samples_written"] == 0
-    assert again["reused_from_store"] == 20 and again["parquet_rows"] == 20
+    # A finished version is never changed: asked again, it is refused before any slot is.
+    with pytest.raises(dg.Failure, match="already exported"):
+        collect(db_path, fast_slots, config)
+
+    # Nothing new in an unfinished version: a cheap success that sends nothing.
+    quiet = {**config, "version": "v0", "export": False}
+    again = metadata(collect(db_path, fast_slots, quiet))
+    assert again["sent"] == 0 and again["reused_from_store"] == 20
 
     # Truncated output is flagged, kept in Parquet and left out of the fine-tuning JSONL.
     short = metadata(collect(db_path, fast_slots, {**config, "version": "v2", "max_tokens": 2}))
     assert short["truncated"] == short["parquet_rows"] == 20
-    assert short["jsonl_rows"] == 0
+    assert short["jsonl_rows"] == 0 and short["removed_by_filter"] == {"empty": 0, "truncated": 20}
     assert (out / "ft" / "v2" / "chat.jsonl").read_text() == ""
 
 

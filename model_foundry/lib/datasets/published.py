@@ -1,0 +1,131 @@
+"""A prepared export written out: its figures, the folder and its ``dataset_exports`` row.
+
+Shared by the session export and the fan-out collection's export: the figures come from
+hygiene (``prepare.py``) and from the kept records as they pass to the writer, so the card
+and the manifest say the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from model_foundry.lib import storage
+from model_foundry.lib.datasets.card import ExportFigures, languages
+from model_foundry.lib.datasets.layouts import Layout
+from model_foundry.lib.datasets.prepare import Prepared, varying_text
+from model_foundry.lib.datasets.writer import write_export
+from model_foundry.lib.tables.datasets import DATASET_EXPORTS, DatasetExportRow
+
+
+@dataclass(frozen=True)
+class ExportTarget:
+    """Where an export goes and under what license (None: ``unknown``, never guessed)."""
+
+    out_root: Path
+    name: str
+    version: str
+    license: str | None = None
+
+
+@dataclass(frozen=True)
+class ExportOutcome:
+    path: Path
+    figures: ExportFigures
+
+
+def foundry_version() -> str:
+    try:
+        return metadata.version("model-foundry")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+class _Kept:
+    """The kept records' sessions (or prompts), models, slots and some text, as they pass."""
+
+    def __init__(self) -> None:
+        self.sessions: set[str] = set()
+        self.models: set[str] = set()
+        self.slots: set[str] = set()
+        self.texts: list[str] = []
+
+    def note(self, batch: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for r in batch:
+            if not r["kept"]:
+                continue
+            self.sessions.add(r.get("correlation_id") or r.get("prompt_id") or r["id"])
+            self.models.update(r.get("models") or ([r["model"]] if r.get("model") else []))
+            self.slots.update(r.get("slots") or ([r["slot"]] if r.get("slot") else []))
+            if len(self.texts) < 2000:
+                self.texts.append(varying_text(r))
+        return batch
+
+    def fill(self, figures: ExportFigures) -> None:
+        figures.sessions = len(self.sessions)
+        figures.models = sorted(self.models)
+        figures.slots = sorted(self.slots)
+        figures.languages = languages(self.texts)
+
+
+def write_prepared(
+    db_path: str | Path,
+    target: ExportTarget,
+    layout: Layout,
+    prepared: Prepared,
+    made_by: Mapping[str, Any],
+) -> ExportOutcome:
+    """Write ``prepared`` to its folder and record it in ``dataset_exports``."""
+    kept = _Kept()
+    figures = ExportFigures(
+        dataset=target.name,
+        version=target.version,
+        kind=layout.config,
+        rows_by_split={},
+        records=prepared.records,
+        sessions=0,
+        models=[],
+        slots=[],
+        redactions_by_kind=prepared.redactions_by_kind,
+        duplicates_removed=prepared.duplicates_removed,
+        clusters=prepared.clusters,
+        removed_by_filter=prepared.removed_by_filter,
+        split_joins=prepared.split_joins,
+        license=target.license or "unknown",
+        languages=[],
+        made_by={
+            "version": foundry_version(),
+            "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            **made_by,
+        },
+    )
+    batches = (kept.note(b) for b in prepared.batches())
+    # The card is written after the last batch: the kept records' figures are known by then.
+    path = write_export(target.out_root, layout, batches, figures, before_card=kept.fill)
+    row = DatasetExportRow(
+        dataset=target.name, version=target.version, path=str(path), rows=prepared.records,
+        jsonl_rows=sum(figures.rows_by_split.values()),
+    )  # fmt: skip
+    sql = DATASET_EXPORTS.insert_sql("replace")
+    storage.run_in_transaction(db_path, lambda con: con.execute(sql, DATASET_EXPORTS.values(row)))
+    return ExportOutcome(path, figures)
+
+
+def figures_line(outcome: ExportOutcome) -> str:
+    f = outcome.figures
+    splits = ", ".join(f"{s} {n}" for s, n in f.rows_by_split.items())
+    redactions = sum(f.redactions_by_kind.values())
+    whose = "sessions" if f.kind == "sessions" else "prompts"
+    return (
+        f"exported {f.dataset}/{f.version} to {outcome.path}: {splits} records from "
+        f"{f.sessions} {whose}; {redactions} redactions, {f.duplicates_removed} duplicates "
+        f"removed in {f.clusters} clusters, filters removed "
+        f"{sum(f.removed_by_filter.values())}"
+    )
+
+
+__all__ = ["ExportOutcome", "ExportTarget", "figures_line", "foundry_version", "write_prepared"]

@@ -1,0 +1,86 @@
+"""The fan-out collection's export: ``dataset_samples`` of a version -> a clean folder.
+
+Every sample is a record (the prompt's messages, then the answer with its reasoning, slot and
+model). Its group is its prompt: near-duplicate prompts were asked once (``prompts.py``), so
+every role's answers to one prompt share a split and no prompt is on both sides. The same
+hygiene, views, card and manifest as the session export (``prepare.py``, ``published.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from model_foundry.lib import storage
+from model_foundry.lib.datasets.export import export_dir
+from model_foundry.lib.datasets.layouts import SAMPLES
+from model_foundry.lib.datasets.prepare import SAMPLE_FILTERS, Hygiene, prepare
+from model_foundry.lib.datasets.published import ExportOutcome, ExportTarget, write_prepared
+
+_SAMPLES = """
+SELECT dataset, version, request_key, prompt_id, source, role, sample_index,
+       messages::VARCHAR AS messages, prompt, response, reasoning, slot, model,
+       params::VARCHAR AS params, prompt_tokens, completion_tokens, finish_reason, is_empty,
+       is_truncated, created_at
+FROM dataset_samples WHERE dataset = ? AND version = ?
+ORDER BY prompt_id, role, sample_index, request_key
+"""
+_FETCH = 1000
+_EMPTY_MESSAGE = {"reasoning": None, "tool_calls": [], "tool_call_id": None, "name": None}
+
+
+def sample_record(row: Mapping[str, Any]) -> dict[str, Any]:
+    """One ``dataset_samples`` row as an export record: its columns (``messages`` now the
+    whole conversation, the answer last) and ``id``, its request key."""
+    asked = [
+        {**_EMPTY_MESSAGE, "role": m["role"], "content": m.get("content"), "slot": None,
+         "model": None}
+        for m in json.loads(row["messages"])
+    ]  # fmt: skip
+    answer = {
+        **_EMPTY_MESSAGE, "role": "assistant", "content": row["response"],
+        "reasoning": row["reasoning"], "slot": row["slot"], "model": row["model"],
+    }  # fmt: skip
+    created = row["created_at"]
+    return {
+        **row,
+        "id": row["request_key"],
+        "messages": [*asked, answer],
+        "created_at": created.isoformat() if created is not None else None,
+    }
+
+
+def sample_records(db_path: str | Path, name: str, version: str) -> Iterator[dict[str, Any]]:
+    with storage.connect(db_path) as con:
+        cursor = con.execute(_SAMPLES, [name, version])
+        columns = [d[0] for d in cursor.description]
+        while rows := cursor.fetchmany(_FETCH):
+            for values in rows:
+                yield sample_record(dict(zip(columns, values, strict=True)))
+
+
+def export_samples(
+    db_path: str | Path, target: ExportTarget, hygiene: Hygiene, run: str | None = None
+) -> ExportOutcome:
+    """Export the samples of ``target``'s version (chosen, and checked unfinished, by the
+    caller before any slot was asked)."""
+    spool_dir = export_dir(target.out_root, target.name, target.version).parent
+    spool_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".spool-", dir=spool_dir) as tmp:
+        prepared = prepare(
+            sample_records(db_path, target.name, target.version),
+            hygiene,
+            Path(tmp) / "records.parquet",
+            SAMPLES.schema,
+            group_of=lambda r: r["prompt_id"],
+            deduplicate=False,
+            filters=SAMPLE_FILTERS,
+        )
+        made_by = {"run": run or "model-foundry dataset collect"}
+        return write_prepared(db_path, target, SAMPLES, prepared, made_by)
+
+
+__all__ = ["export_samples", "sample_record", "sample_records"]
