@@ -157,11 +157,12 @@ def _downstream(instance: dg.DagsterInstance) -> None:
 
 def _collect(instance: dg.DagsterInstance) -> dict[str, Any] | None:
     from model_foundry.defs.datasets.assets import dataset_samples
+    from model_foundry.defs.datasets.session_export import session_dataset
     from model_foundry.defs.throughput.assets import slot_throughput
 
-    print("dataset collection (what the nightly schedule runs):")
+    print("dataset collection and session export (what the nightly schedule runs):")
     result = materialize(
-        [dataset_samples],
+        [dataset_samples, session_dataset],
         ops={"dataset_samples": {"config": {"name": "demo", "prompt_dir": str(_prompt_dir())}}},
         instance=instance,
         **QUIET,
@@ -170,6 +171,13 @@ def _collect(instance: dg.DagsterInstance) -> dict[str, Any] | None:
     if dataset is not None:
         print("  " + collection_line(dataset))
         _print_causes(dataset)
+    sessions = _metadata(result, "session_dataset")
+    if sessions is not None:
+        print(
+            f"  session_dataset: {sessions['rows_by_split']} records from "
+            f"{sessions['sessions']} sessions, redactions {sessions['redactions_by_kind']}, "
+            f"{sessions['duplicates_removed']} duplicates removed -> {sessions['export_path']}"
+        )
     materialize([slot_throughput], instance=instance, **QUIET)
     return dataset
 

@@ -56,6 +56,11 @@ def test_a_session_is_exported_once_it_is_idle(tmp_path: Path) -> None:
         active = export_sessions(con, SessionWindow())
         every = export_sessions(con, SessionWindow(include_active=True))
         past = export_sessions(con, SessionWindow(now=datetime(2000, 1, 1, tzinfo=UTC)))
+        later = datetime(2100, 1, 1, tzinfo=UTC)
+        since_later = export_sessions(con, SessionWindow(since=later))
+        until_later = export_sessions(con, SessionWindow(until=later))
+        until_past = export_sessions(con, SessionWindow(until=datetime(2000, 1, 1, tzinfo=UTC)))
     # sample_events starts `count` minutes ago, one second apart: all idle for 98 minutes.
     assert active == every and len(every) == 2
-    assert past == []
+    assert past == [] == since_later == until_past
+    assert until_later == every

@@ -1,0 +1,88 @@
+"""The fan-out collection's export loads with datasets 3.6 and 5.x as its card says, each
+record as samples.parquet holds it, and near-duplicate prompts are asked once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pyarrow.parquet as pq
+import pytest
+
+from model_foundry.defs.datasets.assets import dataset_samples
+from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
+from model_foundry.devtools import hf_datasets
+from model_foundry.lib.datasets.layouts import SAMPLES
+
+pytestmark = pytest.mark.timeout(300)
+LOADER = Path(__file__).parents[2] / "lib_tests" / "datasets" / "hf_loader.py"
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory, fast_slots: Path) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("samples")
+    prompts = tmp / "prompts" / "p.jsonl"
+    prompts.parent.mkdir()
+    topics = ["zone maps", "row groups", "the WAL", "checkpoints", "ART indexes", "vacuum",
+              "compression", "MVCC"]  # fmt: skip
+    rows = [
+        {"id": f"p{i}", "prompt": f"Explain {t} in DuckDB: how they are built, when they are "
+         f"read, what they cost in memory and on disk, and how a query planner uses {t} to "
+         "skip work, with one short example in SQL."}
+        for i, t in enumerate(topics)
+    ]  # fmt: skip
+    # A near duplicate of p0 (its last word changed): asked once, with p0.
+    rows.append({**rows[0], "id": "near", "prompt": rows[0]["prompt"].replace("SQL.", "Python.")})
+    prompts.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    config = {
+        "name": "fan", "version": "v1", "prompt_dir": str(prompts.parent),
+        "include_chat_sessions": False, "output_dir": str(tmp / "datasets"),
+        "license": "cc-by-4.0", "test_share": 0.4,
+    }  # fmt: skip
+    result = dg.materialize(
+        [dataset_samples],
+        resources={
+            "duckdb": FoundryDuckDB(database=str(tmp / "f.duckdb")),
+            "slots": SlotsResource(slot_file=str(fast_slots)),
+        },
+        run_config={"ops": {"dataset_samples": {"config": config}}},
+    )
+    meta = result.asset_materializations_for_node("dataset_samples")[0].metadata
+    return {
+        "folder": tmp / "datasets" / "fan" / "v1",
+        "meta": {k: v.value for k, v in meta.items()},
+    }
+
+
+def test_near_duplicate_prompts_are_asked_once(exported) -> None:
+    meta = exported["meta"]
+    assert meta["near_duplicate_prompts_dropped"] == 1 and meta["prompts"] == 8
+    rows = pq.read_table(exported["folder"] / "samples.parquet").to_pylist()
+    assert "near" not in {r["prompt_id"] for r in rows}
+
+
+@pytest.mark.parametrize("environment", list(hf_datasets.ENVIRONMENTS))
+def test_the_samples_config_loads_as_written(exported, environment, tmp_path) -> None:
+    try:
+        python = hf_datasets.build(environment, log=False)
+    except hf_datasets.EnvironmentUnavailable as exc:
+        pytest.skip(f"{environment} cannot be built here (no package index?): {exc}")
+    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    env["HF_HOME"] = str(tmp_path / "hf")
+    folder = exported["folder"]
+    done = subprocess.run(
+        [str(python), str(LOADER), str(folder)], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["header"]["license"] == "cc-by-4.0"
+    source = pq.read_table(folder / "samples.parquet").to_pylist()
+    columns = [f.name for f in SAMPLES.schema]
+    loaded = result["loaded"]["samples"]
+    assert sum(len(rows) for rows in loaded.values()) == len(source) > 0
+    for split, rows in loaded.items():
+        assert rows == [{c: r[c] for c in columns} for r in source if r["split"] == split]
