@@ -4,7 +4,8 @@ LSH near duplicates over spooled texts, and the stored grouped splits of the Duc
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ class SpooledClusters:
         self.config = config or DedupConfig()
         self._dir = tempfile.TemporaryDirectory(prefix="model-foundry-dedup-")
         self.texts = TextSpool(Path(self._dir.name) / "texts")
-        self.priority: list[float] = []
+        self.priority = array("d")
 
     def add(self, text: str, priority: float) -> None:
         self.texts.append(text)
@@ -76,7 +77,7 @@ class ExportHygiene:
         return SpooledClusters()
 
     def splits(
-        self, groups: Sequence[str], clusters: Sequence[int] | None
+        self, groups: Sequence[str], clusters: Sequence[Hashable] | None
     ) -> tuple[list[str], int]:
         # A short transaction of its own: new groups' splits are stored for good here.
         assigned = storage.run_in_transaction(

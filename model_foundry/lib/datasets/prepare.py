@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -62,7 +62,7 @@ class Hygiene(Protocol):
     def cluster_index(self) -> ClusterIndex: ...
 
     def splits(
-        self, groups: Sequence[str], clusters: Sequence[int] | None
+        self, groups: Sequence[str], clusters: Sequence[Hashable] | None
     ) -> tuple[list[str], int]:
         """Each record's split from its group's stored one (groups linked by a near-duplicate
         cluster share a side; new groups are stored now), and how many joins of groups on
@@ -129,6 +129,39 @@ class Prepared:
             yield rows
 
 
+class _Groups(Sequence[str]):
+    """Each record's group as a 4-byte code into the distinct names: a session's threads
+    (or a prompt's samples) share one string, not one each."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.code: dict[str, int] = {}
+        self.codes = array("i")
+
+    def append(self, name: str) -> None:
+        code = self.code.get(name)
+        if code is None:
+            code = self.code[name] = len(self.names)
+            self.names.append(name)
+        self.codes.append(code)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        if isinstance(index, slice):
+            return [self.names[c] for c in self.codes[index]]
+        return self.names[self.codes[index]]
+
+    def __iter__(self) -> Iterator[str]:
+        names = self.names
+        return (names[c] for c in self.codes)
+
+
 class _Pass:
     """The first pass: scrub, flag and spool each record, keeping only small arrays."""
 
@@ -138,7 +171,7 @@ class _Pass:
         self.redactions: Counter[str] = Counter()
         self.removed: Counter[str] = Counter()
         self.dropped = array("b")
-        self.groups: list[str] = []
+        self.groups = _Groups()
         self.schema = pa.schema(
             [f for f in prepared.schema if f.name not in ("cluster_id", "split")]
         )
@@ -190,10 +223,9 @@ def _name_clusters(prepared: Prepared, kept_at: npt.NDArray[np.int64]) -> None:
     prepared.duplicates_removed = int(duplicate.sum())
 
 
-def _name_groups(prepared: Prepared, groups: Sequence[str]) -> None:
-    prepared.cluster_names = sorted(set(groups))
-    position = {g: n for n, g in enumerate(prepared.cluster_names)}
-    prepared.cluster_at = np.array([position[g] for g in groups], dtype=np.int64)
+def _name_groups(prepared: Prepared, groups: _Groups) -> None:
+    prepared.cluster_names = list(groups.names)
+    prepared.cluster_at = np.frombuffer(groups.codes, dtype=np.int32).astype(np.int64)
 
 
 def prepare(
@@ -223,8 +255,7 @@ def prepare(
         _name_clusters(prepared, kept_at)
     else:
         _name_groups(prepared, first.groups)
-    clusters = kept_at.tolist() if kept_at is not None else None
-    splits, prepared.split_joins = hygiene.splits(first.groups, clusters)
+    splits, prepared.split_joins = hygiene.splits(first.groups, kept_at)
     prepared.split_names = sorted(set(splits))
     position = {name: n for n, name in enumerate(prepared.split_names)}
     prepared.split_at = np.array([position[x] for x in splits], dtype=np.int8)

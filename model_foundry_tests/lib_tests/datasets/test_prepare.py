@@ -4,7 +4,7 @@ the stated rule, every record in its group's split, figures that add up."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ class RecordingHygiene:
         return np.array([best[c] for c, _ in self.added])
 
     def splits(
-        self, groups: Sequence[str], clusters: Sequence[int] | None
+        self, groups: Sequence[str], clusters: Sequence[Hashable] | None
     ) -> tuple[list[str], int]:
         self.split_groups = list(groups)
         return [self.split_of[g] for g in groups], self.joins
