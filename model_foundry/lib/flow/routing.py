@@ -17,6 +17,7 @@ from datetime import date, datetime
 from pathlib import PurePosixPath
 
 from model_foundry.lib.slots.config import Slot, SlotFile
+from model_foundry.lib.tables.sessions import SessionRoutingRow
 
 UNKNOWN_SLOT = "unknown"
 
@@ -31,25 +32,6 @@ class ChatTurn:
     model: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SlotShare:
-    """One ``session_routing`` row: a slot's part of one session's turns on one day."""
-
-    correlation_id: str
-    day: date
-    slot: str
-    roles: tuple[str, ...]
-    model: str | None
-    turns: int
-    prompt_tokens: int
-    completion_tokens: int
-    # This slot's turns on this day over all of the session's turns: a session's rows sum to 1.
-    share: float
-    session_turns: int
-    # Slot names these turns gave that the slot file lacks (mostly the unknown bucket's).
-    named_as: tuple[str, ...] = ()
 
 
 def _model_stem(model: str) -> str:
@@ -90,15 +72,19 @@ def _describe(name: str, slot_file: SlotFile) -> tuple[tuple[str, ...], str | No
     return tuple(slot.all_roles), slot.model
 
 
-def session_shares(turns: Iterable[ChatTurn], slot_file: SlotFile) -> list[SlotShare]:
-    """Per session, day and slot: turns, tokens and the share of the session's turns."""
+def session_shares(turns: Iterable[ChatTurn], slot_file: SlotFile) -> list[SessionRoutingRow]:
+    """The ``session_routing`` rows of ``turns``' sessions: per session, day and slot, the
+    turns, their tokens and their share of the session's turns (a session's shares sum to 1)."""
     groups: dict[tuple[str, date, str], list[ChatTurn]] = defaultdict(list)
     per_session: Counter[str] = Counter()
+    last_at: dict[str, datetime] = {}
     for turn in turns:
         groups[(turn.correlation_id, turn.occurred_at.date(), slot_for(turn, slot_file))].append(
             turn
         )
         per_session[turn.correlation_id] += 1
+        seen = last_at.get(turn.correlation_id, turn.occurred_at)
+        last_at[turn.correlation_id] = max(seen, turn.occurred_at)
     rows = []
     for (session, day, slot), members in sorted(groups.items()):
         roles, model = _describe(slot, slot_file)
@@ -107,7 +93,7 @@ def session_shares(turns: Iterable[ChatTurn], slot_file: SlotFile) -> list[SlotS
             model = models.most_common(1)[0][0] if models else None
         named = tuple(unknown_slot_names(members, slot_file))
         rows.append(
-            SlotShare(
+            SessionRoutingRow(
                 correlation_id=session,
                 day=day,
                 slot=slot,
@@ -118,6 +104,7 @@ def session_shares(turns: Iterable[ChatTurn], slot_file: SlotFile) -> list[SlotS
                 completion_tokens=sum(t.completion_tokens or 0 for t in members),
                 share=len(members) / per_session[session],
                 session_turns=per_session[session],
+                session_last_at=last_at[session],
                 named_as=named,
             )
         )
@@ -228,7 +215,6 @@ __all__ = [
     "UNKNOWN_SLOT",
     "ChatTurn",
     "RoutingVerdict",
-    "SlotShare",
     "idle_sentence",
     "routing_verdict",
     "session_shares",

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -197,30 +196,6 @@ def load_session_graph(db_path: str | Path, correlation_id: str) -> FlowGraph | 
         return session_graphs(con, [correlation_id]).get(correlation_id)
 
 
-def routing_rows(turns: list[ChatTurn], slot_file: SlotFile) -> list[SessionRoutingRow]:
-    """The ``session_routing`` rows of the sessions whose turns are ``turns``."""
-    last_at: dict[str, datetime] = {}
-    for t in turns:
-        last_at[t.correlation_id] = max(last_at.get(t.correlation_id, t.occurred_at), t.occurred_at)
-    return [
-        SessionRoutingRow(
-            correlation_id=s.correlation_id,
-            day=s.day,
-            slot=s.slot,
-            roles=s.roles,
-            model=s.model,
-            turns=s.turns,
-            prompt_tokens=s.prompt_tokens,
-            completion_tokens=s.completion_tokens,
-            share=s.share,
-            session_turns=s.session_turns,
-            session_last_at=last_at[s.correlation_id],
-            named_as=s.named_as,
-        )
-        for s in session_shares(turns, slot_file)
-    ]
-
-
 def turns_by_slot(rows: list[SessionRoutingRow]) -> dict[str, int]:
     """Turns per slot over ``rows``, busiest first."""
     counts: dict[str, int] = defaultdict(int)
@@ -255,7 +230,7 @@ def refresh_session_routing(db_path: str | Path, slot_file: SlotFile) -> Routing
                 TURNS_SQL, [pending]
             ).fetchall()
         ]
-        rows = routing_rows(turns, slot_file)
+        rows = session_shares(turns, slot_file)
         # A session's days and slots can change as it grows: its old rows go, all of them.
         con.execute(
             "DELETE FROM session_routing WHERE correlation_id IN (SELECT unnest(?::VARCHAR[]))",
@@ -289,7 +264,6 @@ __all__ = [
     "recent_verdict",
     "refresh_session_flow",
     "refresh_session_routing",
-    "routing_rows",
     "session_graphs",
     "turns_by_slot",
 ]
