@@ -107,7 +107,15 @@ def dataset_samples(
             **sample_counts(outcome.rows),
             **outcome.batch.metadata(),
         }
-        if config.export:
+        failed = int(metadata.get("failed") or 0)
+        if config.export and failed:
+            # An exported version is finished for good: one with requests still to answer
+            # stays unfinished, so the next run resumes it instead of being refused.
+            context.log.warning(
+                f"dataset {config.name}/{version}: {failed} requests failed, so it is not "
+                "exported yet; run the collection again to finish and export it"
+            )
+        elif config.export:
             target = ExportTarget(out_root, config.name, version, config.license)
             metadata.update(_export(context, run, duckdb, target, config.test_share, metadata))
     # "prompts" counts distinct prompts, i.e. after duplicates were dropped.
