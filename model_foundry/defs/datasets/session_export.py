@@ -5,7 +5,7 @@ materialization's metadata. ``model-foundry dataset sessions`` runs the same exp
 the daemon.
 """
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -38,14 +38,22 @@ class SessionExportConfig(dg.Config):
     output_dir: str | None = Field(default=None, description="Export root; unset: datasets/.")
 
 
+def _utc(value: str | None) -> datetime | None:
+    """An ISO time; one without a zone is UTC, as the inbox's times are."""
+    if not value:
+        return None
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
 def session_export_request(config: SessionExportConfig, run: str | None) -> SessionExport:
     out_root = Path(config.output_dir) if config.output_dir else settings.data_dir() / "datasets"
     return SessionExport(
         name=config.name,
         out_root=out_root,
         version=config.version,
-        since=datetime.fromisoformat(config.since) if config.since else None,
-        until=datetime.fromisoformat(config.until) if config.until else None,
+        since=_utc(config.since),
+        until=_utc(config.until),
         license=config.license,
         include_active=config.include_active,
         idle=timedelta(minutes=settings.session_idle_minutes()),
