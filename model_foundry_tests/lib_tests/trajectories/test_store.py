@@ -64,3 +64,22 @@ def test_a_session_is_exported_once_it_is_idle(tmp_path: Path) -> None:
     assert active == every and len(every) == 2
     assert past == [] == since_later == until_past
     assert until_later == every
+
+
+def test_a_growing_session_is_longer_in_the_next_export_never_twice(tmp_path: Path) -> None:
+    events = list(sample_events(300, sessions=1, seed=13))
+    db = tmp_path / "foundry.duckdb"
+    _store(db, events[:163], 1)
+    refresh_session_trajectories(db)
+    before = {r["id"]: r for r in _records(db)}
+    _store(db, events[163:], 164)
+    refresh_session_trajectories(db)
+    after = _records(db)
+    ids = [r["id"] for r in after]
+    assert len(ids) == len(set(ids)), "a thread twice in one export"
+    grown = {r["id"]: r for r in after}
+    assert set(before) <= set(grown)
+    assert any(grown[i]["turns"] > before[i]["turns"] for i in before)
+    for rid, old in before.items():
+        # The thread keeps what it had: the earlier turns, in order, then the new ones.
+        assert grown[rid]["messages"][: len(old["messages"])] == old["messages"]
