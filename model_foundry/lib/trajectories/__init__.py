@@ -3,6 +3,7 @@
 - ``turns``: one turn in OpenAI's chat shape, read from whatever a publisher sent.
 - ``state``: what a thread remembers between runs (identities, calls, tools, lineage).
 - ``builder``: events -> new turns per thread, both persistence styles, tool-event matching.
+- ``calls``: tools schemas, tool turns tied to their calls, turns a tool event already made.
 - ``records``: a thread's turns -> its trajectory record(s), long threads in parts.
 """
 

@@ -14,7 +14,10 @@ starts a new thread, and new turns go to the thread that last grew (``main`` at 
 
 ``llm.tool_call`` events: one whose call (tool name and arguments, or its ``tool_call_id``)
 an assistant turn of the session already holds is matched to it and only adds lineage; any
-other becomes an assistant tool call and its ``tool`` turn, appended where it happened.
+other becomes an assistant tool call and its ``tool`` turn, appended where it happened. When
+the thread's next chat event then brings that call (an assistant turn of only such calls,
+and the ``tool`` turn answering it), those chat turns are the ones already added and are not
+added again.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from datetime import datetime
 from typing import Any
 
 from model_foundry.lib.events import CHAT_PERSIST, TOOL_CALL
+from model_foundry.lib.trajectories.calls import add_tools, answer, made_from_events
 from model_foundry.lib.trajectories.state import CallState, ThreadState
 from model_foundry.lib.trajectories.turns import (
     ToolCall,
@@ -148,7 +152,7 @@ class SessionBuilder:
         thread = self._thread(name)
         self.current = name
         thread.saw(event.event_id, event.occurred_at)
-        self._tools(thread, payload.get("tools"))
+        add_tools(thread, payload.get("tools"))
         fresh = turns[have:]
         slot = payload.get("slot") if isinstance(payload.get("slot"), str) else None
         model = payload.get("model") if isinstance(payload.get("model"), str) else None
@@ -157,6 +161,9 @@ class SessionBuilder:
         )
         out = []
         for n, turn in enumerate(fresh):
+            thread.chat_identities.append(ids[have + n])
+            if made_from_events(thread, turn):
+                continue
             if turn.role == "assistant":
                 last = n == len(fresh) - 1
                 turn = turn.with_source(
@@ -167,34 +174,14 @@ class SessionBuilder:
                 thread.wrote(slot, model)
                 thread.calls += [CallState(c.id, c.name, c.arguments) for c in turn.tool_calls]
             elif turn.role == "tool":
-                turn = self._answer(thread, turn)
+                turn = answer(thread, turn)
             turn = turn.with_source(event_id=event.event_id, occurred_at=event.occurred_at)
-            thread.chat_identities.append(ids[have + n])
             out.append(self._append(thread, turn))
-        return out
-
-    def _answer(self, thread: ThreadState, turn: Turn) -> Turn:
-        """A chat ``tool`` turn answers a call: the one it names, else the first open one of
-        the same tool (publishers that leave out ``tool_call_id``)."""
+        # Only the chat event right after a tool event may bring its call: later ones that
+        # call the same tool with the same arguments made a call of their own.
         for call in thread.calls:
-            if call.answered:
-                continue
-            if turn.tool_call_id == call.id or (
-                turn.tool_call_id is None and (turn.name in (None, call.name))
-            ):
-                call.answered = True
-                return turn.with_source(tool_call_id=call.id, name=turn.name or call.name)
-        return turn
-
-    @staticmethod
-    def _tools(thread: ThreadState, tools: Any) -> None:
-        for tool in tools if isinstance(tools, list) else []:
-            if not isinstance(tool, dict):
-                continue
-            function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
-            name = function.get("name")
-            if isinstance(name, str) and name:
-                thread.tools[name] = tool
+            call.claimed = call.claimed or call.from_event
+        return out
 
     def _append(self, thread: ThreadState, turn: Turn) -> NewTurn:
         new = NewTurn(self.correlation_id, thread.thread, thread.turns, turn)
@@ -231,7 +218,9 @@ class SessionBuilder:
             tool,
             arguments_text(arguments),
         )
-        thread.calls.append(CallState(call.id, call.name, call.arguments, True, True))
+        thread.calls.append(
+            CallState(call.id, call.name, call.arguments, True, True, from_event=True)
+        )
         where = {
             "event_id": event.event_id,
             "occurred_at": event.occurred_at,

@@ -23,6 +23,9 @@ class CallState:
     arguments: str
     matched: bool = False
     answered: bool = False
+    # Made from a tool event no chat turn held (yet); claimed once a chat turn brings it.
+    from_event: bool = False
+    claimed: bool = False
 
 
 @dataclass
@@ -43,6 +46,8 @@ class ThreadState:
     tool_events: int = 0
     tool_events_matched: int = 0
     tool_errors: int = 0
+    # A chat call id -> the id of the call made earlier from its tool event.
+    aliases: dict[str, str] = field(default_factory=dict)
 
     def saw(self, event_id: str, occurred_at: datetime) -> None:
         if not self.event_ids or self.event_ids[-1] != event_id:

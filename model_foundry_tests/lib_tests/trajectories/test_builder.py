@@ -117,6 +117,34 @@ def test_a_tool_event_no_chat_holds_becomes_a_call_and_its_result_in_time() -> N
     assert answer["tool_call_id"] == call["id"] and answer["name"] == "obsidian.search"
 
 
+def test_a_tool_event_before_the_chat_that_holds_its_call_is_in_the_record_once() -> None:
+    call = {"id": "c1", "type": "function", "function": {"name": "grep", "arguments": '{"p": 1}'}}
+    events = [
+        _chat(0, [{"role": "user", "content": "find it"}], thread_id="w0"),
+        _tool(1, "grep", {"p": 1}, thread_id="w0"),  # published before the chat with its call
+        _chat(
+            2,
+            [
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "name": "grep", "content": "ok"},
+                {"role": "assistant", "content": "Found it."},
+            ],
+            thread_id="w0",
+        ),
+        # A later call of the same tool with the same arguments is a call of its own.
+        _chat(
+            3,
+            [{"role": "assistant", "content": None, "tool_calls": [{**call, "id": "c2"}]}],
+            thread_id="w0",
+        ),
+    ]
+    (record,) = _records(events)
+    roles = [m["role"] for m in record["messages"]]
+    assert roles == ["user", "assistant", "tool", "assistant", "assistant"]
+    assert record["messages"][3]["content"] == "Found it."
+    assert record["messages"][4]["tool_calls"][0]["id"] == "c2"
+
+
 def test_matching_compares_arguments_as_json_whatever_their_form() -> None:
     asked = {
         "role": "assistant",
