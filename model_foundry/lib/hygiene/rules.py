@@ -27,15 +27,34 @@ _E = r"(?![A-Za-z0-9_])"
 @dataclass(frozen=True)
 class Rule:
     """One pattern: what its match is called (``kind``, the marker's type), the expression
-    and a check that the captured ``secret`` group is real (default: not a placeholder)."""
+    and a check that the captured ``secret`` group is real (default: not a placeholder).
+
+    ``keywords`` are literal strings every match contains (in lower case when the pattern
+    ignores case): a text holding none of them cannot match, so the rule skips it
+    (gitleaks' ``keywords`` idea; ``secrets.KeywordIndex`` finds them in one scan). Empty:
+    the rule always runs."""
 
     kind: str
     pattern: re.Pattern[str]
     accept: Callable[[str], bool] = lambda value: not is_placeholder(value)
+    keywords: tuple[str, ...] = ()
+
+    @property
+    def ignores_case(self) -> bool:
+        return bool(self.pattern.flags & re.IGNORECASE)
 
 
-def _rule(kind: str, expression: str, flags: int = 0) -> Rule:
-    return Rule(kind, re.compile(expression, flags))
+def _rule(kind: str, expression: str, flags: int = 0, keywords: tuple[str, ...] = ()) -> Rule:
+    return Rule(kind, re.compile(expression, flags), keywords=keywords)
+
+
+# The literal characters a prefix expression opens with (``sk-ant-`` of ``sk-ant-(?:api)``).
+_LITERAL_HEAD = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _literal_head(prefix: str) -> tuple[str, ...]:
+    head = _LITERAL_HEAD.match(prefix)
+    return (head.group(0),) if head else ()
 
 
 def _after_prefix(prefix: re.Pattern[str]) -> Callable[[str], bool]:
@@ -48,9 +67,18 @@ def _after_prefix(prefix: re.Pattern[str]) -> Callable[[str], bool]:
     return accept
 
 
-def _prefixed(kind: str, prefix: str, body: str, flags: int = 0) -> Rule:
+def _prefixed(
+    kind: str, prefix: str, body: str, flags: int = 0, keywords: tuple[str, ...] | None = None
+) -> Rule:
+    """A token of a fixed ``prefix``; its keywords are the prefix's literal head unless given
+    (a prefix that opens with an alternation names its own)."""
     expression = f"{_B}(?P<secret>{prefix}{body}){_E}"
-    return Rule(kind, re.compile(expression, flags), _after_prefix(re.compile(prefix)))
+    return Rule(
+        kind,
+        re.compile(expression, flags),
+        _after_prefix(re.compile(prefix)),
+        _literal_head(prefix) if keywords is None else keywords,
+    )
 
 
 def _decodes_to_user_and_password(value: str) -> bool:
@@ -68,6 +96,7 @@ PRIVATE_KEY = _rule(
     "private_key",
     r"(?P<secret>-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
     r"(?:[\s\S]*?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|(?:\\[nr]|[\s\S])*?(?=\"|$)))",
+    keywords=("PRIVATE KEY",),
 )
 
 URL_PASSWORD = Rule(
@@ -76,6 +105,7 @@ URL_PASSWORD = Rule(
         r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@\"'<>]{1,128}:(?P<secret>[^\s/?#@\"'<>]{1,256})@"
         r"(?=[\w\[.-])"
     ),
+    keywords=("://",),
 )
 
 PROVIDER_RULES: tuple[Rule, ...] = (
@@ -97,10 +127,21 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     _rule(
         "slack_webhook",
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9+/_-]{20,})",
+        keywords=("hooks.slack.com",),
     ),
-    _prefixed("stripe_key", r"(?:sk|rk|pk)_(?:live|test)_", r"[A-Za-z0-9]{20,250}"),
+    _prefixed(
+        "stripe_key",
+        r"(?:sk|rk|pk)_(?:live|test)_",
+        r"[A-Za-z0-9]{20,250}",
+        keywords=("_live_", "_test_"),
+    ),
     _prefixed("stripe_key", r"whsec_", r"[A-Za-z0-9]{24,}"),
-    _prefixed("aws_access_key_id", r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])", r"[A-Z2-7]{16}"),
+    _prefixed(
+        "aws_access_key_id",
+        r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])",
+        r"[A-Z2-7]{16}",
+        keywords=("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+    ),
     _prefixed("aws_bedrock_api_key", r"ABSK", r"[A-Za-z0-9+/]{100,300}={0,2}"),
     _prefixed("google_api_key", r"AIza", r"[A-Za-z0-9_-]{35}"),
     _prefixed("google_oauth_secret", r"GOCSPX-", r"[A-Za-z0-9_-]{28}"),
@@ -113,16 +154,19 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         "discord_bot_token",
         r"[MNO]",
         r"[A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}",
+        keywords=(),
     ),
     _rule(
         "discord_webhook",
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/"
         r"(?P<secret>[A-Za-z0-9_-]{50,})",
+        keywords=("discord",),
     ),
     # In API URLs the token follows "bot" directly: /bot123456789:AA...
     _rule(
         "telegram_bot_token",
         rf"(?:(?<=bot)|{_B})(?P<secret>\d{{8,10}}:AA[A-Za-z0-9_-]{{32,34}}){_E}",
+        keywords=(":AA",),
     ),
     _prefixed("pypi_token", r"pypi-", r"[A-Za-z0-9_-]{50,}"),
     _prefixed("shopify_token", r"shp(?:at|ca|pa|ss)_", r"[a-fA-F0-9]{32}"),
@@ -130,13 +174,19 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     _rule(
         "azure_storage_key",
         r"(?i)(?:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/]{40,100}={0,2})",
+        keywords=("accountkey=", "sharedaccesskey="),
     ),
     _rule(
         "azure_client_secret",
         r"(?<![A-Za-z0-9_~.])(?P<secret>[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34})"
         r"(?![A-Za-z0-9_~.-])",
+        keywords=("Q~",),
     ),
-    _rule("azure_sas_signature", r"[?&]sig=(?P<secret>[A-Za-z0-9%+/]{30,}={0,2})"),
+    _rule(
+        "azure_sas_signature",
+        r"[?&]sig=(?P<secret>[A-Za-z0-9%+/]{30,}={0,2})",
+        keywords=("sig=",),
+    ),
     _prefixed("databricks_token", r"dapi", r"[a-f0-9]{32}(?:-\d)?"),
     _prefixed("linear_api_key", r"lin_api_", r"[A-Za-z0-9]{40}"),
     _prefixed("notion_token", r"ntn_", r"\d{11}[A-Za-z0-9]{35}"),
@@ -156,6 +206,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     _rule(
         "jwt",
         rf"{_B}(?P<secret>eyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{8,}}){_E}",
+        keywords=("eyJ",),
     ),
 )
 
@@ -174,16 +225,19 @@ AUTH_HEADER_RULES: tuple[Rule, ...] = (
         "bearer_token",
         re.compile(r"(?i)\bBearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{12,})"),
         looks_random,
+        ("bearer",),
     ),
     Rule(
         "basic_auth",
         re.compile(r"(?i)\bBasic\s+(?P<secret>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])"),
         _decodes_to_user_and_password,
+        ("basic",),
     ),
     _rule(
         "password",
         r"\bcurl\b[^\n]*?\s(?:-u|--user)[ =](?P<q>[\"']?)[^\s:\"']{1,64}:"
         r"(?P<secret>[^\s\"']{3,128})(?P=q)",
+        keywords=("curl",),
     ),
 )
 
