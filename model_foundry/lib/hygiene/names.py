@@ -184,8 +184,16 @@ def _sub_flags(text: str, counts: Counter[str]) -> str:
     return _FLAG.sub(repl, text)
 
 
+# Every name secret_name_kind accepts holds one of these, lower-cased ("apiKey" -> "apikey"):
+# a text without any has no secret name, and the six patterns need not walk it.
+_NAME_HINTS = ("pass", "pwd", "token", "auth", "secret", "cred", "key", "private")
+
+
 def scrub_named(text: str, counts: Counter[str]) -> str:
     """Replace every value whose name (key, variable, flag) says it is secret."""
+    lowered = text.lower()
+    if not any(hint in lowered for hint in _NAME_HINTS):
+        return text
     text = _sub(_QUOTED, text, counts, unquoted=False)
     text = _sub(_ENV_LINE, text, counts, unquoted=False)
     text = _sub(_COLON_LINE, text, counts, unquoted=True)
