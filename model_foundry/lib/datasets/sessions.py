@@ -9,7 +9,6 @@ so memory follows the largest batch of sessions, not the export.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -19,10 +18,11 @@ from typing import Any
 import duckdb
 
 from model_foundry.lib import storage
-from model_foundry.lib.tables.base import fetch
+from model_foundry.lib.tables.trajectories import SESSION_TURNS
 from model_foundry.lib.trajectories.records import DEFAULT_MAX_TURNS, trajectory_records
 from model_foundry.lib.trajectories.state import ThreadState
-from model_foundry.lib.trajectories.turns import ToolCall, Turn
+from model_foundry.lib.trajectories.store import stored_turn
+from model_foundry.lib.trajectories.turns import Turn
 
 DEFAULT_IDLE = timedelta(minutes=30)
 _BATCH_SESSIONS = 500
@@ -65,54 +65,16 @@ def export_sessions(con: duckdb.DuckDBPyConnection, window: SessionWindow) -> li
     return [r[0] for r in rows]
 
 
-@dataclass(frozen=True)
-class _StoredTurn:
-    correlation_id: str
-    thread: str
-    role: str
-    content: str | None
-    reasoning: str | None
-    tool_calls: str
-    tool_call_id: str | None
-    name: str | None
-    slot: str | None
-    model: str | None
-    event_id: str
-    occurred_at: datetime | None
-    finish_reason: str | None
-    tool_error: bool
-    origin: str
-
-    def turn(self) -> Turn:
-        calls = tuple(
-            ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"])
-            for c in json.loads(self.tool_calls)
-        )
-        return Turn(
-            role=self.role,
-            content=self.content,
-            tool_calls=calls,
-            tool_call_id=self.tool_call_id,
-            name=self.name,
-            reasoning=self.reasoning,
-            slot=self.slot,
-            model=self.model,
-            event_id=self.event_id,
-            occurred_at=self.occurred_at,
-            finish_reason=self.finish_reason,
-            tool_error=self.tool_error,
-            origin=self.origin,
-        )
-
-
 _STATES = """
 SELECT state::VARCHAR FROM session_trajectories
 WHERE correlation_id IN (SELECT unnest(?::VARCHAR[]))
 """
 
+# session_turns' rows, tool_calls as the JSON text its row type holds.
 _TURNS = """
-SELECT correlation_id, thread, role, content, reasoning, tool_calls::VARCHAR AS tool_calls,
-       tool_call_id, name, slot, model, event_id, occurred_at, finish_reason, tool_error, origin
+SELECT correlation_id, thread, turn_index, role, content, reasoning,
+       tool_calls::VARCHAR AS tool_calls, tool_call_id, name, slot, model, event_id,
+       occurred_at, finish_reason, tool_error, origin
 FROM session_turns WHERE correlation_id IN (SELECT unnest(?::VARCHAR[]))
 ORDER BY correlation_id, thread, turn_index
 """
@@ -133,10 +95,10 @@ def session_records(
                     ThreadState.from_json(r[0]) for r in con.execute(_STATES, [batch]).fetchall()
                 )
             }
-            stored = fetch(con, _StoredTurn, _TURNS, [batch])
+            stored = SESSION_TURNS.rows(con, _TURNS, [batch])
         turns: dict[tuple[str, str], list[Turn]] = {}
         for row in stored:
-            turns.setdefault((row.correlation_id, row.thread), []).append(row.turn())
+            turns.setdefault((row.correlation_id, row.thread), []).append(stored_turn(row))
         del stored
         for key in sorted(turns):
             yield from trajectory_records(states[key], turns[key], max_turns)

@@ -27,6 +27,7 @@ from model_foundry.lib.tables.trajectories import (
 )
 from model_foundry.lib.trajectories.builder import NewTurn, SessionEvent, build_sessions
 from model_foundry.lib.trajectories.state import ThreadState
+from model_foundry.lib.trajectories.turns import ToolCall, Turn
 
 STEP = "session_trajectories"
 
@@ -80,6 +81,29 @@ def _turn_row(new: NewTurn) -> SessionTurnRow:
         finish_reason=t.finish_reason,
         tool_error=t.tool_error,
         origin=t.origin,
+    )
+
+
+def stored_turn(row: SessionTurnRow) -> Turn:
+    """The turn a ``session_turns`` row holds: the inverse of :func:`_turn_row`."""
+    calls = tuple(
+        ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"])
+        for c in json.loads(row.tool_calls)
+    )
+    return Turn(
+        role=row.role,
+        content=row.content,
+        tool_calls=calls,
+        tool_call_id=row.tool_call_id,
+        name=row.name,
+        reasoning=row.reasoning,
+        slot=row.slot,
+        model=row.model,
+        event_id=row.event_id,
+        occurred_at=row.occurred_at,
+        finish_reason=row.finish_reason,
+        tool_error=row.tool_error,
+        origin=row.origin,
     )
 
 
