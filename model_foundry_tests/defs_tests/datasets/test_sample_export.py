@@ -4,8 +4,6 @@ record as samples.parquet holds it, and near-duplicate prompts are asked once.""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +15,9 @@ from model_foundry.defs.datasets.assets import dataset_samples
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.devtools import hf_datasets
 from model_foundry.lib.datasets.layouts import SAMPLES
+from model_foundry_tests.hf_loading import load_offline
 
 pytestmark = pytest.mark.timeout(300)
-LOADER = Path(__file__).parents[2] / "lib_tests" / "datasets" / "hf_loader.py"
 
 
 @pytest.fixture(scope="module")
@@ -67,18 +65,8 @@ def test_near_duplicate_prompts_are_asked_once(exported) -> None:
 
 @pytest.mark.parametrize("environment", list(hf_datasets.ENVIRONMENTS))
 def test_the_samples_config_loads_as_written(exported, environment, tmp_path) -> None:
-    try:
-        python = hf_datasets.build(environment, log=False)
-    except hf_datasets.EnvironmentUnavailable as exc:
-        pytest.skip(f"{environment} cannot be built here (no package index?): {exc}")
-    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
-    env["HF_HOME"] = str(tmp_path / "hf")
     folder = exported["folder"]
-    done = subprocess.run(
-        [str(python), str(LOADER), str(folder)], capture_output=True, text=True, env=env
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout)
+    result = load_offline(environment, folder, tmp_path / "hf")
     assert result["header"]["license"] == "cc-by-4.0"
     source = pq.read_table(folder / "samples.parquet").to_pylist()
     columns = [f.name for f in SAMPLES.schema]

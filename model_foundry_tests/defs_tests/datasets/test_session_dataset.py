@@ -4,7 +4,6 @@ of agent sessions with planted secrets, the export loaded by datasets 3.6 and 5.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -21,11 +20,11 @@ from model_foundry.lib.datasets.layouts import SESSIONS
 from model_foundry.lib.events import InboxEvent, validate_message
 from model_foundry.lib.inbox.publish import OutgoingEvent, sample_events
 from model_foundry.lib.inbox.store import write_batch
+from model_foundry_tests.hf_loading import load_offline
 from model_foundry_tests.pipeline_helpers import clean_env
 
 pytestmark = pytest.mark.timeout(600)
 
-LOADER = Path(__file__).parents[2] / "lib_tests" / "datasets" / "hf_loader.py"
 # What the sample sessions plant (lib/inbox/sample_sessions.py), found in the raw events.
 PLANTED = [
     re.compile(p)
@@ -134,18 +133,8 @@ def test_splits_stay_put_when_the_inbox_grows(exported) -> None:
 
 @pytest.mark.parametrize("environment", list(hf_datasets.ENVIRONMENTS))
 def test_datasets_loads_the_export_with_tool_calls_intact(exported, environment, tmp_path) -> None:
-    try:
-        python = hf_datasets.build(environment, log=False)
-    except hf_datasets.EnvironmentUnavailable as exc:
-        pytest.skip(f"{environment} cannot be built here (no package index?): {exc}")
-    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
-    env["HF_HOME"] = str(tmp_path / "hf")
     folder = exported["folder"]
-    done = subprocess.run(
-        [str(python), str(LOADER), str(folder)], capture_output=True, text=True, env=env
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout)
+    result = load_offline(environment, folder, tmp_path / "hf")
     assert result["header"]["license"] == "mit"
     source = pq.read_table(folder / "samples.parquet").to_pylist()
     columns = [f.name for f in SESSIONS.schema]

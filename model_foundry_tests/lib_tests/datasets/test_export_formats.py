@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,8 +24,8 @@ from model_foundry.lib.events import InboxEvent, validate_message
 from model_foundry.lib.inbox.publish import sample_events
 from model_foundry.lib.inbox.store import write_batch
 from model_foundry.lib.trajectories.store import refresh_session_trajectories
+from model_foundry_tests.hf_loading import load_offline
 
-LOADER = Path(__file__).with_name("hf_loader.py")
 OPENAI_MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name", "weight"}
 
 
@@ -153,21 +151,7 @@ def test_the_card_header_names_every_config_file(export) -> None:
 @pytest.mark.parametrize("environment", list(hf_datasets.ENVIRONMENTS))
 def test_datasets_loads_every_record_as_it_was_written(export, environment: str, tmp_path) -> None:
     folder, records = export
-    try:
-        python = hf_datasets.build(environment, log=False)
-    except hf_datasets.EnvironmentUnavailable as exc:
-        pytest.skip(f"{environment} cannot be built here (no package index?): {exc}")
-    env = {
-        **os.environ,
-        "HF_DATASETS_OFFLINE": "1",
-        "HF_HUB_OFFLINE": "1",
-        "HF_HOME": str(tmp_path / "hf"),
-    }
-    done = subprocess.run(
-        [str(python), str(LOADER), str(folder)], capture_output=True, text=True, env=env
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    result = json.loads(done.stdout)
+    result = load_offline(environment, folder, tmp_path / "hf")
     assert result["header"]["license"] == "unknown"
     loaded = result["loaded"]["sessions"]
     assert set(loaded) == {"train", "test"}
