@@ -52,6 +52,13 @@ def _histogram(name: str, doc: str, figures: dict[str, HistogramFigures]) -> His
     return family
 
 
+def _by_slot(name: str, doc: str, per_slot: dict[str, int]) -> CounterMetricFamily:
+    family = CounterMetricFamily(name, doc, labels=["slot"])
+    for slot, n in sorted(per_slot.items()):
+        family.add_metric([slot], n)
+    return family
+
+
 def duckdb_families(figures: DuckDBFigures, now: float) -> Iterator[Metric]:
     events = CounterMetricFamily(
         "model_foundry_inbox_events",
@@ -104,10 +111,7 @@ def duckdb_families(figures: DuckDBFigures, now: float) -> Iterator[Metric]:
             figures.generation_tokens,
         ),
     ):
-        family = CounterMetricFamily(name, doc, labels=["slot"])
-        for slot, n in sorted(per_slot.items()):
-            family.add_metric([slot], n)
-        yield family
+        yield _by_slot(name, doc, per_slot)
 
     yield _histogram(
         "model_foundry_completion_ttft_seconds",
@@ -158,10 +162,7 @@ def session_families(figures: DuckDBFigures) -> Iterator[Metric]:
             figures.session_completion_tokens,
         ),
     ):
-        family = CounterMetricFamily(name, doc, labels=["slot"])
-        for slot, n in sorted(per_slot.items()):
-            family.add_metric([slot], n)
-        yield family
+        yield _by_slot(name, doc, per_slot)
     events = CounterMetricFamily(
         "model_foundry_flow_events",
         "Lineage events stored in flow_nodes and flow_edges, by kind.",
