@@ -19,7 +19,6 @@ of the largest size within 1.5x of the smallest.
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import re
 import shutil
 import tempfile
@@ -30,7 +29,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from model_foundry.devtools.bench.ingest import _peak_rss_mb
+from model_foundry.devtools.bench.process import in_fresh_process, peak_rss_mb
 from model_foundry.lib.datasets.hygiene import export_hygiene
 from model_foundry.lib.datasets.session_export import SessionExport, export_session_dataset
 from model_foundry.lib.datasets.sessions import SessionWindow, export_sessions, session_records
@@ -145,7 +144,7 @@ def _plain(db_path: str, out: str, queue: Any) -> None:
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")
             n += 1
     seconds = time.perf_counter() - started
-    queue.put(Measured(seconds, n, Path(out).stat().st_size / 2**20, _peak_rss_mb()))
+    queue.put(Measured(seconds, n, Path(out).stat().st_size / 2**20, peak_rss_mb()))
 
 
 def _hygiene(db_path: str, out_root: str, queue: Any) -> None:
@@ -155,17 +154,7 @@ def _hygiene(db_path: str, out_root: str, queue: Any) -> None:
     )
     outcome = export_session_dataset(db_path, request, export_hygiene)
     seconds = time.perf_counter() - started
-    queue.put(Measured(seconds, outcome.figures.records, 0.0, _peak_rss_mb()))
-
-
-def _in_fresh_process(target: Any, *args: str) -> Measured:
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=target, args=(*args, queue))
-    proc.start()
-    measured = queue.get(timeout=6 * 3600)
-    proc.join()
-    return measured
+    queue.put(Measured(seconds, outcome.figures.records, 0.0, peak_rss_mb()))
 
 
 def leaked_secrets(folder: Path) -> set[str]:
@@ -186,9 +175,11 @@ def leaked_secrets(folder: Path) -> set[str]:
 def bench_size(directory: Path, records: int) -> dict[str, Any]:
     db = directory / f"sessions-{records}.duckdb"
     fill_s = fill(db, records)
-    plain = _in_fresh_process(_plain, str(db), str(directory / f"plain-{records}.jsonl"))
+    plain = in_fresh_process(
+        _plain, str(db), str(directory / f"plain-{records}.jsonl"), timeout_s=6 * 3600
+    )
     out_root = directory / f"exports-{records}"
-    hygiene = _in_fresh_process(_hygiene, str(db), str(out_root))
+    hygiene = in_fresh_process(_hygiene, str(db), str(out_root), timeout_s=6 * 3600)
     planted = 2 * len(range(0, records, PLANT_EVERY))
     leaked = leaked_secrets(out_root / "bench" / "v1")
     manifest = json.loads((out_root / "bench" / "v1" / "manifest.json").read_text())

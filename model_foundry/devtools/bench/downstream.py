@@ -19,7 +19,6 @@ Each figure is the best of the rounds; ``*_ratio`` is the big inbox's against th
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import shutil
 import tempfile
 import time
@@ -29,7 +28,7 @@ from typing import Any
 
 import duckdb
 
-from model_foundry.devtools.bench.ingest import _peak_rss_mb
+from model_foundry.devtools.bench.process import in_fresh_process, peak_rss_mb
 from model_foundry.lib.events import CHAT_PERSIST, FLOW_LINEAGE, SEMANTIC_SEARCH, TOOL_CALL
 from model_foundry.lib.inbox.positions import next_commit_seq
 from model_foundry.lib.inbox.tables import refresh_inbox_tables
@@ -119,17 +118,11 @@ def _measure(db_path: str, queue: Any) -> None:
         read_figures(con)
     exporter_s = time.perf_counter() - started
     added = sum(result.added.values())
-    queue.put(Measured(refresh_s, added, select_s, exporter_s, _peak_rss_mb()))
+    queue.put(Measured(refresh_s, added, select_s, exporter_s, peak_rss_mb()))
 
 
 def measure_in_fresh_process(db_path: Path) -> Measured:
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_measure, args=(str(db_path), queue))
-    proc.start()
-    measured = queue.get(timeout=3600)
-    proc.join()
-    return measured
+    return in_fresh_process(_measure, str(db_path), timeout_s=3600)
 
 
 def _side(directory: Path, rows: int, new: int, repeat: int) -> dict[str, Any]:

@@ -19,12 +19,8 @@ fresh process, so ``peak_rss_mb`` is the drain's own high-water mark, not the pu
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import multiprocessing as mp
-import resource
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -35,6 +31,7 @@ from typing import Any
 import duckdb
 from nats.js.api import AckPolicy, ConsumerConfig
 
+from model_foundry.devtools.bench.process import in_fresh_process, peak_rss_mb
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.inbox.drain import DEFAULT_BATCH_SIZE, drain_subject
@@ -46,23 +43,6 @@ from model_foundry.lib.storage import connect
 
 # Correlation ids of prefilled rows start with this, so counts can leave them out.
 PREFILL_TAG = "prefill-"
-
-
-def _peak_rss_mb() -> float:
-    """This process's own peak resident memory in MB.
-
-    Not ``ru_maxrss``: Linux carries the high-water mark of the memory a process had before
-    ``exec`` into it, and a spawned child's memory before ``exec`` is a copy of the parent's.
-    With ``--prefill`` the parent has just written millions of rows through DuckDB, so every
-    child reported the parent's ~1 GB. ``VmHWM`` is the peak of the process's current memory
-    map, which ``exec`` starts afresh."""
-    with contextlib.suppress(OSError), open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024, 1)  # the kernel reports KiB
-    # Without /proc (not Linux): ru_maxrss, KiB on Linux and bytes on macOS.
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
 
 
 def prefill_inbox(db_path: str | Path, rows: int, *, end: datetime | None = None) -> float:
@@ -155,7 +135,7 @@ def _drain_child(url: str, db_path: str, batch_size: int, out: Any) -> None:
         return totals
 
     result = asyncio.run(run())
-    result["peak_rss_mb"] = _peak_rss_mb()
+    result["peak_rss_mb"] = peak_rss_mb()
     out.put(result)
 
 
@@ -210,7 +190,7 @@ def _baseline_child(url: str, side: str, consumers: list[str], batch_size: int, 
         return {"received": received, "seconds": time.perf_counter() - started}
 
     result = asyncio.run(run())
-    result["peak_rss_mb"] = _peak_rss_mb()
+    result["peak_rss_mb"] = peak_rss_mb()
     out.put(result)
 
 
@@ -219,19 +199,9 @@ async def _publish(url: str, events: int) -> int:
         return await publish_events(nc, sample_events(events, sessions=50))
 
 
-def _in_child(target: Any, *args: Any) -> dict[str, Any]:
-    ctx = mp.get_context("spawn")
-    out = ctx.Queue()
-    proc = ctx.Process(target=target, args=(*args, out))
-    proc.start()
-    result = out.get()
-    proc.join()
-    return result
-
-
 def drain_in_fresh_process(url: str, db_path: str | Path, batch_size: int) -> dict[str, Any]:
     """Every subject drained by a new process: its counts, seconds and ``peak_rss_mb``."""
-    return _in_child(_drain_child, url, str(db_path), batch_size)
+    return in_fresh_process(_drain_child, url, str(db_path), batch_size)
 
 
 def _stored(db_path: str) -> dict[str, int]:
@@ -252,7 +222,7 @@ def _round(
     if template is not None:
         shutil.copyfile(template, db_path)
     result: dict[str, Any] = {
-        side: _in_child(_baseline_child, server.url, side, names[side], batch_size)
+        side: in_fresh_process(_baseline_child, server.url, side, names[side], batch_size)
         for side in ("raw", "same")
     }
     result["drain"] = drain_in_fresh_process(server.url, db_path, batch_size)
