@@ -1,5 +1,6 @@
 """The hygiene an export runs, from ``lib/hygiene``: this installation's scrubber, MinHash
-LSH near duplicates over spooled texts, and the stored grouped splits of the DuckDB file."""
+LSH near duplicates over spooled shingle sets, and the stored grouped splits of the DuckDB
+file."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.texts import TextSpool
-from model_foundry.lib.hygiene.dedup import DedupConfig, find_duplicates
+from model_foundry.lib.datasets.spool import HashSpool
+from model_foundry.lib.hygiene.dedup import DedupConfig, find_duplicate_sketches, text_sketch
 from model_foundry.lib.hygiene.record import RecordScrubber
 from model_foundry.lib.hygiene.splits import assign_splits
 
@@ -24,24 +25,29 @@ _MESSAGE_TEXT = ("content", "reasoning", "tool_calls", "name")
 
 
 class SpooledClusters:
-    """Texts spooled to a temporary file as they come, clustered when asked."""
+    """Each text's sketch (exact key and shingle set) made as it comes, the sets spooled to a
+    temporary file; clustered when asked."""
 
     def __init__(self, config: DedupConfig | None = None) -> None:
         self.config = config or DedupConfig()
         self._dir = tempfile.TemporaryDirectory(prefix="model-foundry-dedup-")
-        self.texts = TextSpool(Path(self._dir.name) / "texts")
+        self.sets = HashSpool(Path(self._dir.name) / "shingles")
+        self.exact = array("Q")
         self.priority = array("d")
 
     def add(self, text: str, priority: float) -> None:
-        self.texts.append(text)
+        exact, shingles = text_sketch(text, self.config.ngram)
+        self.sets.append(shingles)
+        self.exact.append(exact)
         self.priority.append(priority)
 
     def clusters(self) -> npt.NDArray[np.int64]:
-        self.texts.close_writes()
+        self.sets.close_writes()
         try:
-            found = find_duplicates(self.texts, self.config, self.priority)
+            exact = np.frombuffer(self.exact, dtype=np.uint64)
+            found = find_duplicate_sketches(self.sets, exact, self.config, self.priority)
         finally:
-            self.texts.close()
+            self.sets.close()
             self._dir.cleanup()
         return found.cluster
 

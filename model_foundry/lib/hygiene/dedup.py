@@ -1,11 +1,16 @@
 """Exact and near duplicates among records' texts: MinHash LSH, every candidate verified.
 
-1. A text is lower-cased and split into words; texts with the same words are exact
-   duplicates (a 64-bit digest each) and only the first of them goes on.
-2. Shingles are word 3-grams, hashed by rensa. Shingles found in more than
-   ``common_share`` of a seeded sample of the texts are dropped: a system prompt, a tool
-   schema or a template that many records share is not what makes two records alike. (The
-   export also leaves the system turn and the ``tools`` out of the text it passes here.)
+1. A text is lower-cased and split into words, each word hashed once by rensa. Texts with
+   the same words are exact duplicates (a 64-bit digest of the word hashes each) and only
+   the first of them goes on.
+2. Shingles are word 3-grams: the three words' hashes folded into one uint64 in numpy (odd
+   multipliers, then splitmix64's finaliser), so no shingle string is ever built. A text's
+   *sketch* is its exact key and its sorted shingle set, made once per text
+   (:func:`text_sketch`); an export spools the sets, not the texts. Shingles found in more
+   than ``common_share`` of a seeded sample of the texts are dropped: a system prompt, a
+   tool schema or a template that many records share is not what makes two records alike.
+   (The export also leaves the system turn and the ``tools`` out of the text it passes
+   here.)
 3. rensa's MinHash gives ``bands * rows`` values per text; each band of ``rows`` values is
    folded into one uint64. Only these band keys are kept: ``bands * 8`` bytes per text in a
    numpy array, no Python object per record.
@@ -25,6 +30,8 @@ not the sketch, decides.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -85,28 +92,56 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def _shingles(tokens: list[str], n: int) -> list[str]:
-    if len(tokens) < n:
-        return [" ".join(tokens)] if tokens else []
-    return [" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+@functools.cache
+def _fold(ngram: int) -> U64:
+    """The odd multipliers that fold ``ngram`` word hashes into one shingle hash."""
+    rng = np.random.default_rng(0x5EED + ngram)
+    return rng.integers(1, 2**63, size=ngram, dtype=np.uint64) | np.uint64(1)
 
 
-def _exact_keys(texts: Sequence[str]) -> U64:
-    keys = RMinHash.hash_token_sets([[" ".join(words(t))] for t in texts])
-    return np.array([k[0] for k in keys], dtype=np.uint64)
+def _mix(x: U64) -> U64:
+    """splitmix64's finaliser, in place: every input bit reaches every output bit."""
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def text_sketch(text: str, ngram: int = 3) -> tuple[int, U64]:
+    """What dedup needs of a text: its exact key (same words, same key) and its sorted set of
+    word ``ngram`` shingle hashes (a text shorter than ``ngram`` words is one shingle)."""
+    tokens = words(text)
+    if not tokens:
+        return _EMPTY_KEY, np.empty(0, dtype=np.uint64)
+    hashed = np.asarray(RMinHash.hash_token_sets([tokens])[0], dtype=np.uint64)
+    exact = int.from_bytes(hashlib.blake2b(hashed.tobytes(), digest_size=8).digest(), "little")
+    width = min(ngram, len(hashed))
+    count = len(hashed) - width + 1
+    fold = _fold(ngram)
+    with np.errstate(over="ignore"):
+        shingles = hashed[:count] * fold[0]
+        for k in range(1, width):
+            shingles += hashed[k : k + count] * fold[k]
+        return exact, np.unique(_mix(shingles))
+
+
+_EMPTY_KEY = int.from_bytes(hashlib.blake2b(b"", digest_size=8).digest(), "little")
 
 
 class _Shingler:
-    """Hashed shingle sets of texts, without the shingles common to many of them."""
+    """Texts' shingle sets, without the shingles common to many of them."""
 
-    def __init__(self, texts: Sequence[str], config: DedupConfig) -> None:
-        self.texts = texts
+    def __init__(self, sets: Sequence[U64], config: DedupConfig) -> None:
+        self.sets = sets
         self.config = config
         self.common: U64 = np.empty(0, dtype=np.uint64)
 
     def hashes(self, index: int) -> U64:
-        raw = RMinHash.hash_token_sets([_shingles(words(self.texts[index]), self.config.ngram)])
-        unique = np.unique(np.array(raw[0], dtype=np.uint64))
+        unique = self.sets[index]
+        if not self.common.size:
+            return unique
         return unique[~np.isin(unique, self.common, assume_unique=True)]
 
     def learn_common(self, indexes: I64) -> None:
@@ -115,7 +150,7 @@ class _Shingler:
         sample = rng.choice(indexes, size=take, replace=False) if take < len(indexes) else indexes
         if take < 20:
             return
-        seen = np.concatenate([self.hashes(int(i)) for i in sample] or [np.empty(0, np.uint64)])
+        seen = np.concatenate([self.sets[int(i)] for i in sample] or [np.empty(0, np.uint64)])
         values, df = np.unique(seen, return_counts=True)
         self.common = values[df > max(2, self.config.common_share * take)]
 
@@ -190,7 +225,13 @@ class UnionFind:
             self.parent[max(ra, rb)] = min(ra, rb)
 
     def roots(self) -> I64:
-        return np.array([self.find(i) for i in range(len(self.parent))], dtype=np.int64)
+        """Every element's root, by pointer jumping in numpy (a root is its own parent)."""
+        roots = self.parent.copy()
+        while True:
+            jumped = roots[roots]
+            if np.array_equal(jumped, roots):
+                return roots
+            roots = jumped
 
 
 def jaccard(a: U64, b: U64) -> float:
@@ -222,8 +263,9 @@ def _kept(roots: I64, priority: npt.NDArray[np.float64]) -> I64:
     order = np.lexsort((np.arange(len(roots)), priority, roots))
     first = np.ones(len(order), dtype=bool)
     first[1:] = roots[order][1:] != roots[order][:-1]
-    keeper_of_root = dict(zip(roots[order][first].tolist(), order[first].tolist(), strict=True))
-    return np.array([keeper_of_root[r] for r in roots.tolist()], dtype=np.int64)
+    keeper_of_root = np.empty(len(roots), dtype=np.int64)
+    keeper_of_root[roots[order][first]] = order[first]
+    return keeper_of_root[roots]
 
 
 def find_duplicates(
@@ -233,22 +275,36 @@ def find_duplicates(
 ) -> DedupResult:
     """Cluster ``texts`` into exact and near duplicates (see the module doc)."""
     config = config or DedupConfig()
-    n = len(texts)
+    sketches = [text_sketch(t, config.ngram) for t in texts]
+    exact = np.array([k for k, _ in sketches], dtype=np.uint64)
+    return find_duplicate_sketches([s for _, s in sketches], exact, config, priority)
+
+
+def find_duplicate_sketches(
+    sets: Sequence[U64],
+    exact: U64,
+    config: DedupConfig | None = None,
+    priority: Sequence[float] | None = None,
+) -> DedupResult:
+    """:func:`find_duplicates` over texts' sketches (:func:`text_sketch`): ``sets[i]`` the
+    sorted shingle set of text ``i`` and ``exact[i]`` its exact key. ``sets`` is read by
+    position (a spool on disk will do)."""
+    config = config or DedupConfig()
+    n = len(exact)
     if n == 0:
         return DedupResult(np.empty(0, np.int64), np.empty(0, bool))
-    exact = _exact_keys(texts)
     _, first_of, group = np.unique(exact, return_index=True, return_inverse=True)
     reps = np.sort(first_of).astype(np.int64)
     rep_of_group = np.empty(len(first_of), dtype=np.int64)
     rep_of_group[np.argsort(first_of)] = np.arange(len(first_of))
-    shingler = _Shingler(texts, config)
+    shingler = _Shingler(sets, config)
     shingler.learn_common(reps)
     bands, usable = signatures_to_bands(shingler, reps, config)
     pairs = candidate_pairs(bands, usable, config.max_bucket)
     uf = UnionFind(len(reps))
     verified = _verify(pairs, reps, shingler, uf, config.threshold)
     rep_roots = reps[uf.roots()]
-    roots = rep_roots[rep_of_group[group]]
+    roots = rep_roots[rep_of_group[group.reshape(-1)]]
     weights = np.asarray(priority if priority is not None else np.zeros(n), dtype=np.float64)
     cluster = _kept(roots, weights)
     return DedupResult(
@@ -267,8 +323,10 @@ __all__ = [
     "DedupResult",
     "UnionFind",
     "candidate_pairs",
+    "find_duplicate_sketches",
     "find_duplicates",
     "jaccard",
     "signatures_to_bands",
+    "text_sketch",
     "words",
 ]

@@ -24,11 +24,10 @@ from model_foundry.lib.hygiene.dedup import (
     DedupConfig,
     UnionFind,
     _band_keys,
-    _shingles,
     candidate_pairs,
     find_duplicates,
     jaccard,
-    words,
+    text_sketch,
 )
 
 LAYOUTS = ((16, 8), (21, 6), (25, 5), (32, 4), (42, 3))
@@ -116,15 +115,8 @@ def perturbed_recall(config: DedupConfig, count: int = 300, seed: int = 3) -> tu
     texts = [" ".join(s) for s in originals] + [perturb(s, rng) for s in originals]
     result = find_duplicates(texts, config)
     found = sum(result.cluster[i] == result.cluster[count + i] for i in range(count))
-    sims = [
-        jaccard(
-            np.unique(RMinHash.hash_token_sets([_shingles(words(texts[i]), config.ngram)])[0]),
-            np.unique(
-                RMinHash.hash_token_sets([_shingles(words(texts[count + i]), config.ngram)])[0]
-            ),
-        )
-        for i in range(count)
-    ]
+    sets = [text_sketch(t, config.ngram)[1] for t in texts]
+    sims = [jaccard(sets[i], sets[count + i]) for i in range(count)]
     return found / count, min(sims)
 
 
