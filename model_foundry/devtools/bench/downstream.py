@@ -13,6 +13,9 @@ sessions) and a fresh process, as a Dagster run would be, times:
   new events touched, as in a pipeline that keeps up;
 - ``exporter_s``: the Prometheus exporter's read of DuckDB (:func:`read_figures`).
 
+After the rounds, ``views_s`` times reading each view of :data:`TIMED_VIEWS` whole
+(``SELECT count(*) FROM (SELECT * FROM view)``), once, on a fresh read-only connection.
+
 Each figure is the best of the rounds; ``*_ratio`` is the big inbox's against the small one's.
 """
 
@@ -42,6 +45,9 @@ EVENTS_PER_SESSION = 300
 # Rows per commit of the fill: each is one commit of the writer, as a long drain makes many.
 FILL_COMMIT_ROWS = 500_000
 SUMMARY_BATCH = 8
+# The views people query ad hoc, whose time at 10M inbox rows the docs state.
+TIMED_VIEWS = ("session_overview", "tool_call_stats", "slot_throughput_hourly", "dataset_stats")
+_VIEW_READS = {v: f"SELECT count(*) FROM (SELECT * FROM {v})" for v in TIMED_VIEWS}
 
 # Event i: session i // 300, one a second from 2025-01-01. Of every 20 events 12 are chat
 # (3 messages each, usage on the event), 4 tool calls (one in 50 an error), 3 lineage (nodes
@@ -125,6 +131,17 @@ def measure_in_fresh_process(db_path: Path) -> Measured:
     return in_fresh_process(_measure, str(db_path), timeout_s=3600)
 
 
+def view_times(db_path: str | Path) -> dict[str, float]:
+    """Seconds to read each of :data:`TIMED_VIEWS` whole, each on a fresh connection."""
+    times = {}
+    for view in TIMED_VIEWS:
+        with duckdb.connect(str(db_path), read_only=True) as con:
+            started = time.perf_counter()
+            con.execute(_VIEW_READS[view]).fetchone()
+            times[view] = round(time.perf_counter() - started, 4)
+    return times
+
+
 def _side(directory: Path, rows: int, new: int, repeat: int) -> dict[str, Any]:
     db = directory / f"inbox-{rows}.duckdb"
     fill_s = fill_mix(db, 0, rows)
@@ -147,6 +164,7 @@ def _side(directory: Path, rows: int, new: int, repeat: int) -> dict[str, Any]:
         "catch_up_s": round(catch_up_s, 1),
         "file_mb": round(db.stat().st_size / 2**20),
         **best,
+        "views_s": view_times(db),
         "rounds": [asdict(m) for m in rounds],
     }
 
@@ -177,4 +195,11 @@ def main(args: Any) -> int:
     return 0
 
 
-__all__ = ["fill_mix", "main", "measure_in_fresh_process", "run_bench_downstream"]
+__all__ = [
+    "TIMED_VIEWS",
+    "fill_mix",
+    "main",
+    "measure_in_fresh_process",
+    "run_bench_downstream",
+    "view_times",
+]
