@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -248,6 +249,12 @@ def _first_error(exc: BaseException) -> BaseException:
     return seen
 
 
+# How far back a stored copy is looked for beyond the time it could first have been written:
+# DuckDB's now() is this machine's clock, which a time sync may step back. The inbox's
+# duplicate window is the same hour (lib/inbox/store.py).
+CLOCK_STEP_MARGIN = timedelta(hours=1)
+
+
 def _rollback_quietly(con: duckdb.DuckDBPyConnection) -> None:
     # A failed statement may already have aborted the transaction; either way we are done.
     with suppress(duckdb.Error):
@@ -272,6 +279,7 @@ def insert_new_rows(
 
 
 __all__ = [
+    "CLOCK_STEP_MARGIN",
     "BatchWriter",
     "DuckDBBusyError",
     "backoff_delays",

@@ -15,6 +15,7 @@ import pytest
 from model_foundry.lib import storage
 from model_foundry.lib.inbox import store
 from model_foundry.lib.tables import registry
+from model_foundry.lib.tables.splits import DATASET_SPLIT_GROUPS, SplitGroupRow
 from model_foundry.lib.tables.summaries import SESSION_SUMMARY_PARTS, SummaryPartRow
 from model_foundry.lib.tables.typed import CHAT_SESSIONS, ChatSessionRow
 
@@ -122,28 +123,32 @@ def test_the_inbox_writer_builds_exactly_the_tables_insert_columns() -> None:
 
 def test_rows_go_in_by_name_and_come_back_by_name(db_path: Path) -> None:
     parts = [SummaryPartRow("s", "c", 1, i, f"r{i}", i * 3 + 1, i * 3 + 3) for i in range(3)]
+    groups = [SplitGroupRow("d", f"g{i}", "train") for i in range(3)]
     when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
     session = ChatSessionRow("c", when, when, 2, 5, 2, 3, ["m1", "m2"], [], 10, None, when)
     with storage.connect(db_path) as con:
-        assert SESSION_SUMMARY_PARTS.insert(con, parts, on_conflict="nothing") == 3
-        # The stored keys are kept, the new one is added.
-        again = [*parts[1:], SummaryPartRow("s", "c", 2, 0, "top", 1, 3)]
-        assert SESSION_SUMMARY_PARTS.insert(con, again, on_conflict="nothing") == 1
+        assert SESSION_SUMMARY_PARTS.insert(con, parts) == 3
+        assert DATASET_SPLIT_GROUPS.insert(con, groups, on_conflict="nothing") == 3
+        # A keyed table keeps the stored keys and adds the new one.
+        again = [*groups[1:], SplitGroupRow("d", "g3", "test")]
+        assert DATASET_SPLIT_GROUPS.insert(con, again, on_conflict="nothing") == 1
         with pytest.raises(duckdb.ConstraintException):
-            SESSION_SUMMARY_PARTS.insert(con, parts[:1])
+            DATASET_SPLIT_GROUPS.insert(con, groups[:1])
         assert CHAT_SESSIONS.insert(con, [session]) == 1
         read = SESSION_SUMMARY_PARTS.rows(
             con, SESSION_SUMMARY_PARTS.select_sql("level = ?") + " ORDER BY part_index", [1]
         )
         sessions = CHAT_SESSIONS.rows(con)
         con.execute(
-            SESSION_SUMMARY_PARTS.insert_sql("replace"),
-            SESSION_SUMMARY_PARTS.values(SummaryPartRow("s", "c", 2, 0, "top2", 1, 3)),
+            DATASET_SPLIT_GROUPS.insert_sql("replace"),
+            DATASET_SPLIT_GROUPS.values(SplitGroupRow("d", "g0", "validation")),
         )
-        replaced = SESSION_SUMMARY_PARTS.rows(con, SESSION_SUMMARY_PARTS.select_sql("level = 2"))
+        replaced = DATASET_SPLIT_GROUPS.rows(
+            con, DATASET_SPLIT_GROUPS.select_sql("group_id = 'g0'")
+        )
     assert [(r.part_index, r.request_key, r.first_item, r.last_item) for r in read] == [
         (i, f"r{i}", i * 3 + 1, i * 3 + 3) for i in range(3)
     ]
     assert all(r.created_at is not None for r in read)  # filled by the database
     assert sessions == [session]
-    assert [r.request_key for r in replaced] == ["top2"]
+    assert [r.split for r in replaced] == ["validation"]

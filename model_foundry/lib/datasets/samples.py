@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.prompts import PromptRecord
 from model_foundry.lib.llm import Answer, Body, Request, WorkKind
@@ -41,11 +43,42 @@ class Sample:
     index: int
 
 
+# The keys of one version's stored samples among ``?``: dataset_samples is appended a
+# version at a time, so DuckDB's min-max index on dataset and version skips the row groups
+# of other versions (docs/events-at-scale.md measures it).
+STORED_SAMPLES_SQL = f"""
+SELECT DISTINCT request_key FROM {DATASET_SAMPLES.name}
+WHERE dataset = ? AND version = ? AND request_key IN (SELECT unnest(?::VARCHAR[]))
+"""
+
+
+def _new_samples(
+    con: duckdb.DuckDBPyConnection, rows: Sequence[DatasetSampleRow]
+) -> list[DatasetSampleRow]:
+    """``rows`` whose version holds no sample of their request key yet, each key once."""
+    versions: dict[tuple[str, str], list[DatasetSampleRow]] = {}
+    for r in rows:
+        versions.setdefault((r.dataset, r.version), []).append(r)
+    new = []
+    for (dataset, version), group in versions.items():
+        keys = list(dict.fromkeys(r.request_key for r in group))
+        found = con.execute(STORED_SAMPLES_SQL, [dataset, version, keys]).fetchall()
+        stored = {k for (k,) in found}
+        for r in group:
+            if r.request_key not in stored:
+                stored.add(r.request_key)
+                new.append(r)
+    return new
+
+
 def write_samples(db_path: str | Path, rows: Sequence[DatasetSampleRow]) -> int:
-    table = DATASET_SAMPLES
-    return storage.insert_new_rows(
-        db_path, table.insert_sql("nothing"), [table.values(r) for r in rows]
-    )
+    """The samples their version does not hold yet (by request key), in one transaction; how
+    many were new. No key index: the check reads the version's rows only."""
+
+    def work(con: duckdb.DuckDBPyConnection) -> int:
+        return DATASET_SAMPLES.insert(con, _new_samples(con, rows))
+
+    return storage.run_in_transaction(db_path, work) if rows else 0
 
 
 class DatasetSamples(WorkKind[Sample, DatasetSampleRow]):

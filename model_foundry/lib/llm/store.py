@@ -81,16 +81,31 @@ def completion_event(attempt: Attempt, request: Planned) -> dict[str, Any]:
     }
 
 
+# No index on request_key (it would grow in memory with the table): this scans the
+# request_key column of every attempt, and DuckDB reads the other columns only for the
+# rows that match (docs/events-at-scale.md measures it). Newest first, so the first answer
+# of each key is its latest.
 FINISHED_SQL = """
 SELECT request_key, coalesce(content, '') AS content, reasoning, slot, model, prompt_tokens,
        completion_tokens, latency_s, gen_tps, finish_reason
 FROM llm_completions
 WHERE status = 'ok' AND request_key IN (SELECT unnest(?::VARCHAR[]))
-    -- Blank answers stored as ok before they became EmptyAnswer errors are not answers: such
-    -- a request is asked again.
-    AND regexp_matches(coalesce(content, ''), '[^[:space:]]')
-QUALIFY row_number() OVER (PARTITION BY request_key ORDER BY recorded_at DESC) = 1
+ORDER BY recorded_at DESC
 """
+
+# What SQL's [:space:] holds: a stored answer of only these is blank.
+_SPACE = " \t\n\v\f\r"
+
+
+def _latest_answers(found: Iterable[Completion]) -> dict[str, Completion]:
+    """The first (newest) answer of each key that is not blank. Blank answers stored as ok
+    before they became EmptyAnswer errors are not answers: such a request is asked again."""
+    answers: dict[str, Completion] = {}
+    for c in found:
+        if c.request_key not in answers and c.content.strip(_SPACE):
+            answers[c.request_key] = c
+    return answers
+
 
 LAST_ERRORS_SQL = """
 SELECT request_key, error_class, error FROM llm_completions
@@ -120,7 +135,7 @@ class CompletionStore:
             return {}
         with storage.connect(self.db_path) as con:
             found = fetch(con, lambda **r: Completion(**r, reused=True), FINISHED_SQL, [keys])
-        return {c.request_key: c for c in found}
+        return _latest_answers(found)
 
     def last_errors(self, keys: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
         """(error class, error) of each key's latest attempt, where it failed."""

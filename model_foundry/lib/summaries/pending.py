@@ -31,11 +31,14 @@ class SessionToSummarise:
     # The queue's commit_seq when the messages were read: storing the summary takes the
     # session off the queue unless a later commit queued it again.
     queued_commit: int = 0
+    # When the session joined the queue: a summary of these messages stored before is newer
+    # (lib/summaries/rows.py looks for one only since then).
+    queued_at: datetime | None = None
 
 
 # The queue is as small as the backlog; no session or summary is read to find the work.
 QUEUED_SESSIONS_SQL = """
-SELECT correlation_id, first_at, last_at, commit_seq
+SELECT correlation_id, first_at, last_at, commit_seq, queued_at
 FROM session_summary_queue
 ORDER BY correlation_id
 LIMIT ?
@@ -48,6 +51,7 @@ class _Queued:
     first_at: datetime
     last_at: datetime
     commit_seq: int
+    queued_at: datetime
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,7 @@ def sessions_to_summarise(db_path: str | Path, limit: int) -> list[SessionToSumm
     with storage.connect(db_path) as con:
         queued, messages = _read_queued(con, limit)
     commits = {q.correlation_id: q.commit_seq for q in queued}
+    queued_at = {q.correlation_id: q.queued_at for q in queued}
     sessions: dict[str, SessionToSummarise] = {}
     for m in messages:
         s = sessions.get(m.correlation_id)
@@ -100,6 +105,7 @@ def sessions_to_summarise(db_path: str | Path, limit: int) -> list[SessionToSumm
                 correlation_id=m.correlation_id, chat_events=0, event_ids=[],
                 first_event_at=m.occurred_at, last_event_at=m.occurred_at, lines=[],
                 queued_commit=commits[m.correlation_id],
+                queued_at=queued_at[m.correlation_id],
             )  # fmt: skip
         if m.event_id not in s.event_ids:
             s.event_ids.append(m.event_id)
@@ -124,12 +130,15 @@ LIMIT ?
 """
 
 # Only the row groups in the queued summaries' times: session_summaries is appended in
-# created_at order.
+# created_at order. A queue row names its summary by key and created_at (the same now()),
+# so a summary of another session with the same key, stored at another time, is not read.
 SUMMARIES_SQL = """
-SELECT request_key AS summary_key, correlation_id, language, summary
-FROM session_summaries
-WHERE created_at BETWEEN ? AND ? AND request_key IN (SELECT unnest(?::VARCHAR[]))
-ORDER BY created_at, request_key
+SELECT s.request_key AS summary_key, s.correlation_id, s.language, s.summary
+FROM session_summaries s
+JOIN (SELECT unnest(?::VARCHAR[]) AS summary_key, unnest(?::TIMESTAMPTZ[]) AS created_at) q
+  ON s.request_key = q.summary_key AND s.created_at = q.created_at
+WHERE s.created_at BETWEEN ? AND ?
+ORDER BY s.created_at, s.request_key
 """
 
 
@@ -147,7 +156,8 @@ def summaries_to_translate(db_path: str | Path, limit: int) -> list[SummaryToTra
             return []
         times = [q.created_at for q in queued]
         keys = [q.summary_key for q in queued]
-        return fetch(con, SummaryToTranslate, SUMMARIES_SQL, [min(times), max(times), keys])
+        params = [keys, times, min(times), max(times)]
+        return fetch(con, SummaryToTranslate, SUMMARIES_SQL, params)
 
 
 __all__ = [

@@ -4,7 +4,8 @@ the summarised sessions taken off ``session_summary_queue``."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -62,20 +63,12 @@ def part_rows(summarised: list[Summarised]) -> list[SummaryPartRow]:
     ]
 
 
-def write_summaries(db_path: str | Path, rows: Sequence[SummaryRow]) -> int:
-    """The summaries not stored yet; how many were new."""
-    table = SESSION_SUMMARIES
-    return storage.insert_new_rows(
-        db_path, table.insert_sql("nothing"), [table.values(r) for r in rows]
-    )
-
-
-def write_summary_parts(db_path: str | Path, rows: Sequence[SummaryPartRow]) -> int:
-    table = SESSION_SUMMARY_PARTS
-    return storage.insert_new_rows(
-        db_path, table.insert_sql("nothing"), [table.values(r) for r in rows]
-    )
-
+# A summary of the same session and request stored since ``?``. A session's summaries are
+# appended in created_at order, so this reads only the row groups written since then.
+STORED_SUMMARY_SQL = (
+    f"SELECT count(*) FROM {SESSION_SUMMARIES.name} "
+    "WHERE created_at >= ? AND correlation_id = ? AND request_key = ?"
+)
 
 # A session leaves the queue only if no commit after the summary's read queued it again.
 DEQUEUE_SQL = (
@@ -90,34 +83,70 @@ QUEUE_TRANSLATION_SQL = (
 )
 
 
+def _earliest_copy(queued_at: datetime | None) -> datetime:
+    """Since when a stored copy of a summary could exist (see :func:`store_summaries`)."""
+    if queued_at is None:
+        queued_at = datetime.now(UTC)
+    return queued_at - storage.CLOCK_STEP_MARGIN
+
+
+def _store_new(
+    con: duckdb.DuckDBPyConnection, rows: Sequence[SummaryRow], since: Mapping[str, datetime]
+) -> list[SummaryRow]:
+    """Insert each row its session has no copy of since ``since[correlation_id]``, each new
+    one queued for its translation; the rows inserted."""
+    insert = SESSION_SUMMARIES.insert_sql()
+    written = []
+    for r in rows:
+        found = con.execute(
+            STORED_SUMMARY_SQL, [since[r.correlation_id], r.correlation_id, r.request_key]
+        ).fetchone()
+        if found and found[0]:
+            continue
+        con.execute(insert, SESSION_SUMMARIES.values(r))
+        # now() is the transaction's start: the summary's created_at.
+        con.execute(QUEUE_TRANSLATION_SQL, [r.request_key])
+        written.append(r)
+    return written
+
+
+def write_summaries(db_path: str | Path, rows: Sequence[SummaryRow]) -> int:
+    """The summaries not stored in the last :data:`storage.CLOCK_STEP_MARGIN` (rows of no
+    queued session); how many were new."""
+    since = {r.correlation_id: _earliest_copy(None) for r in rows}
+    return len(storage.run_in_transaction(db_path, lambda con: _store_new(con, rows, since)))
+
+
 def store_summaries(
     db_path: str | Path, rows: Sequence[SummaryRow], summarised: Sequence[Summarised]
 ) -> int:
     """The summaries not stored yet (each queued for its translation) and their parts, and
     their sessions off the summary queue, in one transaction: a run killed at any instant
-    did all of it or none (then the next run summarises the session again, and a summary
-    stored before is not stored twice: its request key is the key). Returns how many
-    summaries were new."""
-    stored = {r.request_key for r in rows}
-    done = [s for s in summarised if s.request.key in stored]
-    parts = part_rows(list(summarised))
+    did all of it or none (then the next run summarises the session again). Returns how
+    many summaries were new.
+
+    No key index: a copy of a summary (the same session and request key) can only have
+    been stored since its session joined the queue (``queued_at``), as each stored summary
+    covering a queue row's messages takes the session off or leaves it queued with newer
+    messages, and newer messages make another request. So only the summaries created since
+    then, less :data:`storage.CLOCK_STEP_MARGIN`, are looked at. A summary's parts are
+    stored with it, and only with a summary stored here, so they are never stored twice."""
+    since = {s.session.correlation_id: _earliest_copy(s.session.queued_at) for s in summarised}
+    since |= {r.correlation_id: _earliest_copy(None) for r in rows if r.correlation_id not in since}
+    made = {(s.session.correlation_id, s.request.key): s for s in summarised}
 
     def work(con: duckdb.DuckDBPyConnection) -> int:
-        insert = SESSION_SUMMARIES.insert_sql("nothing")
-        written = 0
-        for r in rows:
-            if con.execute(insert, list(SESSION_SUMMARIES.values(r))).fetchone()[0]:
-                # now() is the transaction's start: the summary's created_at.
-                con.execute(QUEUE_TRANSLATION_SQL, [r.request_key])
-                written += 1
-        parts_sql = SESSION_SUMMARY_PARTS.insert_sql("nothing")
-        for p in parts:
-            con.execute(parts_sql, list(SESSION_SUMMARY_PARTS.values(p)))
-        for s in done:
-            con.execute(DEQUEUE_SQL, [s.session.correlation_id, s.session.queued_commit])
-        return written
+        written = _store_new(con, rows, since)
+        new = [made.get((r.correlation_id, r.request_key)) for r in written]
+        for p in part_rows([s for s in new if s is not None]):
+            con.execute(SESSION_SUMMARY_PARTS.insert_sql(), SESSION_SUMMARY_PARTS.values(p))
+        stored = {r.request_key for r in rows}
+        for s in summarised:
+            if s.request.key in stored:
+                con.execute(DEQUEUE_SQL, [s.session.correlation_id, s.session.queued_commit])
+        return len(written)
 
-    return storage.run_in_transaction(db_path, work) if rows or parts else 0
+    return storage.run_in_transaction(db_path, work) if rows else 0
 
 
 def record_summaries(run: LlmRun, outcome: SummaryOutcome) -> int:
@@ -142,5 +171,4 @@ __all__ = [
     "store_summaries",
     "summary_row",
     "write_summaries",
-    "write_summary_parts",
 ]

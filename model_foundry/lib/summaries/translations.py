@@ -27,19 +27,31 @@ TRANSLATION_TASK = "session_summary_translation"
 
 
 DEQUEUE_SQL = f"DELETE FROM {SESSION_SUMMARY_TRANSLATION_QUEUE.name} WHERE summary_key = ?"
+QUEUED_SQL = SESSION_SUMMARY_TRANSLATION_QUEUE.count_sql("summary_key = ?")
 
 
 def write_translations(db_path: str | Path, rows: Sequence[TranslationRow]) -> int:
-    """The translations not stored yet, their summaries off the translation queue, in one
-    transaction; how many were new."""
+    """The translations of summaries still waiting in the translation queue, and those
+    summaries off it, in one transaction; how many were new.
+
+    No key index: a summary joins the queue once, when it is stored (a summary is never
+    stored twice, lib/summaries/rows.py), and leaves it in the transaction that stores its
+    translation. So a translation whose summary is no longer queued is stored already, and
+    the check reads only the queue, as small as the backlog. (Two sessions whose summaries
+    share a request key, the same transcript, each get their row: ``correlation_id``.)"""
     table = SESSION_SUMMARY_TRANSLATIONS
-    insert = table.insert_sql("nothing")
 
     def work(con: duckdb.DuckDBPyConnection) -> int:
-        written = sum(con.execute(insert, list(table.values(r))).fetchone()[0] for r in rows)
+        new: dict[tuple[str, str], TranslationRow] = {}
         for r in rows:
-            con.execute(DEQUEUE_SQL, [r.summary_key])
-        return written
+            found = con.execute(QUEUED_SQL, [r.summary_key]).fetchone()
+            if found and found[0]:
+                new.setdefault((r.summary_key, r.correlation_id), r)
+        for r in new.values():
+            con.execute(table.insert_sql(), table.values(r))
+        for key in dict.fromkeys(r.summary_key for r in rows):
+            con.execute(DEQUEUE_SQL, [key])
+        return len(new)
 
     return storage.run_in_transaction(db_path, work) if rows else 0
 

@@ -1,4 +1,10 @@
-"""``llm_completions``: one row per attempt at a request, the completions store's table."""
+"""``llm_completions``: one row per attempt at a request, the completions store's table.
+
+No key and no index: ``attempt_id`` is a new uuid4 per attempt, written once, so nothing
+needs checking on insert; the store finds a request's answer by scanning ``request_key``
+(lib/llm/store.py, measured in docs/events-at-scale.md). An index would grow in memory with
+the table.
+"""
 
 from __future__ import annotations
 
@@ -49,7 +55,7 @@ LLM_COMPLETIONS: Table[CompletionRow] = Table(
     CompletionRow,
     """
     CREATE TABLE IF NOT EXISTS llm_completions (
-        attempt_id VARCHAR PRIMARY KEY,
+        attempt_id VARCHAR NOT NULL,
         request_key VARCHAR NOT NULL,
         task VARCHAR NOT NULL,
         role VARCHAR NOT NULL,
@@ -79,9 +85,6 @@ LLM_COMPLETIONS: Table[CompletionRow] = Table(
         recorded_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )
     """,
-    indexes=(
-        "CREATE INDEX IF NOT EXISTS llm_completions_request_key ON llm_completions (request_key)",
-    ),
 )
 
 __all__ = ["LLM_COMPLETIONS", "CompletionRow"]

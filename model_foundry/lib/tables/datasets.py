@@ -76,8 +76,7 @@ DATASET_SAMPLES: Table[DatasetSampleRow] = Table(
         is_empty BOOLEAN NOT NULL,
         is_truncated BOOLEAN NOT NULL,
         run_id VARCHAR,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        PRIMARY KEY (dataset, version, request_key)
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )
     """,
 )

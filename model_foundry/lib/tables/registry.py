@@ -154,6 +154,29 @@ class KeylessMove:
 
 
 @dataclass(frozen=True)
+class DropIndex:
+    """An index files from before kept and the table no longer has: its ART grows in memory
+    with the table, as a key's does."""
+
+    index: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.index}: dropped"
+
+    def needed(self, con: duckdb.DuckDBPyConnection) -> bool:
+        row = con.execute(
+            "SELECT count(*) FROM duckdb_indexes() WHERE index_name = ?", [self.index]
+        ).fetchone()
+        return bool(row and row[0])
+
+    def statements(self) -> tuple[str, ...]:
+        if not self.index.isidentifier():
+            raise ValueError(f"{self.index!r} is not a plain identifier")
+        return (f"DROP INDEX IF EXISTS {self.index}",)
+
+
+@dataclass(frozen=True)
 class SeedQueue:
     """A file made before a work queue gets in it what its run used to find by reading every
     row of the tables behind it, once: the seed and its ``downstream_positions`` mark (which
@@ -203,8 +226,10 @@ SEEDS: tuple[str, ...] = (
 
 # The inbox gets its column before any move, which copies it by name. A typed table moved
 # here keeps its rows; its step, which has no position yet on such a file, reads the whole
-# inbox once and adds only what the table lacks (lib/inbox/tables.py).
-MIGRATIONS: tuple[AddCommitSeq | KeylessMove | SeedQueue, ...] = (
+# inbox once and adds only what the table lacks (lib/inbox/tables.py). The LLM tables' rows
+# move as they are: their writers check for a stored copy within a bounded range instead
+# (lib/summaries/rows.py, lib/summaries/translations.py, lib/datasets/samples.py).
+MIGRATIONS: tuple[AddCommitSeq | KeylessMove | DropIndex | SeedQueue, ...] = (
     AddCommitSeq(),
     KeylessMove(PIPELINE_EVENT_INBOX),
     KeylessMove(PIPELINE_EVENT_DEAD_LETTER),
@@ -214,6 +239,12 @@ MIGRATIONS: tuple[AddCommitSeq | KeylessMove | SeedQueue, ...] = (
     KeylessMove(FLOW_NODES),
     KeylessMove(FLOW_EDGES),
     KeylessMove(SEMANTIC_SEARCHES),
+    DropIndex("llm_completions_request_key"),
+    KeylessMove(LLM_COMPLETIONS),
+    KeylessMove(SESSION_SUMMARIES),
+    KeylessMove(SESSION_SUMMARY_TRANSLATIONS),
+    KeylessMove(SESSION_SUMMARY_PARTS),
+    KeylessMove(DATASET_SAMPLES),
     *QUEUES,
 )
 
@@ -267,6 +298,7 @@ __all__ = [
     "VIEWS",
     "VIEW_NAMES",
     "AddCommitSeq",
+    "DropIndex",
     "KeylessMove",
     "SeedQueue",
     "create_all",

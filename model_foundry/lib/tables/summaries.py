@@ -97,7 +97,7 @@ SESSION_SUMMARIES: Table[SummaryRow] = Table(
     SummaryRow,
     """
     CREATE TABLE IF NOT EXISTS session_summaries (
-        request_key VARCHAR PRIMARY KEY,
+        request_key VARCHAR NOT NULL,
         correlation_id VARCHAR NOT NULL,
         chat_events BIGINT NOT NULL,
         event_ids JSON NOT NULL,
@@ -122,7 +122,7 @@ SESSION_SUMMARY_TRANSLATIONS: Table[TranslationRow] = Table(
     TranslationRow,
     """
     CREATE TABLE IF NOT EXISTS session_summary_translations (
-        summary_key VARCHAR PRIMARY KEY,
+        summary_key VARCHAR NOT NULL,
         correlation_id VARCHAR NOT NULL,
         request_key VARCHAR NOT NULL,
         source_lang VARCHAR NOT NULL,
@@ -154,8 +154,7 @@ SESSION_SUMMARY_PARTS: Table[SummaryPartRow] = Table(
         request_key VARCHAR NOT NULL,
         first_item INTEGER NOT NULL,
         last_item INTEGER NOT NULL,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        PRIMARY KEY (summary_key, level, part_index)
+        created_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )
     """,
 )

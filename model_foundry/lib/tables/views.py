@@ -46,7 +46,8 @@ SESSION_OVERVIEW = View(
     LEFT JOIN chat_sessions c USING (correlation_id)
     LEFT JOIN tools t USING (correlation_id)
     LEFT JOIN session_summaries_latest s USING (correlation_id)
-    LEFT JOIN session_summary_translations tr ON tr.summary_key = s.request_key
+    LEFT JOIN session_summary_translations tr
+        ON tr.summary_key = s.request_key AND tr.correlation_id = s.correlation_id
     """,
 )
 

@@ -1,0 +1,211 @@
+"""The LLM tables without a key: a file written with their keys moves once and keeps every
+row; after the move an answered request is still reused and never asked again, and a
+summary, a translation or a sample already stored is refused. Real DuckDB files."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from model_foundry.lib import storage
+from model_foundry.lib.datasets.samples import write_samples
+from model_foundry.lib.llm import Body, Completion, CompletionStore, Planned, Request
+from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.summaries.mapreduce import PartRecord, Summarised
+from model_foundry.lib.summaries.pending import SessionToSummarise
+from model_foundry.lib.summaries.rows import store_summaries, summary_row
+from model_foundry.lib.summaries.translations import write_translations
+from model_foundry.lib.tables.base import Table
+from model_foundry.lib.tables.completions import LLM_COMPLETIONS, CompletionRow
+from model_foundry.lib.tables.datasets import DATASET_SAMPLES, DatasetSampleRow
+from model_foundry.lib.tables.summaries import (
+    SESSION_SUMMARIES,
+    SESSION_SUMMARY_PARTS,
+    SESSION_SUMMARY_TRANSLATIONS,
+    SummaryPartRow,
+    SummaryRow,
+    TranslationRow,
+)
+
+# Each table's key in the layout before this one.
+OLD_KEYS: dict[Table, str] = {
+    LLM_COMPLETIONS: "attempt_id",
+    SESSION_SUMMARIES: "request_key",
+    SESSION_SUMMARY_TRANSLATIONS: "summary_key",
+    SESSION_SUMMARY_PARTS: "summary_key, level, part_index",
+    DATASET_SAMPLES: "dataset, version, request_key",
+}
+OLD_INDEX = "CREATE INDEX llm_completions_request_key ON llm_completions (request_key)"
+WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def keyed_ddl(table: Table, key: str) -> str:
+    """The table as files before had it: the same columns, and its PRIMARY KEY."""
+    end = table.ddl.rindex(")")
+    return f"{table.ddl[:end].rstrip()},\n        PRIMARY KEY ({key})\n    )"
+
+
+def attempt_row(key: str, n: int, status: str, content: str | None) -> CompletionRow:
+    return CompletionRow(
+        f"attempt-{key}-{n}", key, "task", "role", "slot", "model", "simulator", status, n,
+        False, None if status == "ok" else "HTTPError", None, None, 10, 5, 0.5, 0.1, 100.0,
+        20.0, "stop", content, None, "model", "{}", "{}", "run-old", WHEN,
+    )  # fmt: skip
+
+
+def summary(key: str, session: str, chat_events: int) -> SummaryRow:
+    return SummaryRow(
+        key, session, chat_events, json.dumps([f"e{i}" for i in range(chat_events)]), WHEN,
+        WHEN, "en", f"summary {key}", "slot", "model", 10, 5, 0.5, 20.0, "run-old",
+    )  # fmt: skip
+
+
+def translation(summary_key: str, session: str) -> TranslationRow:
+    return TranslationRow(
+        summary_key, session, f"t-{summary_key}", "en", "ja", f"summary {summary_key}",
+        f"翻訳 {summary_key}", "translator", "model", 10, 5, 0.5, 20.0, "run-old",
+    )  # fmt: skip
+
+
+def sample(version: str, key: str) -> DatasetSampleRow:
+    return DatasetSampleRow(
+        "lab", version, key, f"p-{key}", "prompts.jsonl", "role", 0, "[]", "a prompt",
+        f"answer {key}", None, "slot", "model", "{}", 10, 5, "stop", False, False, "run-old",
+    )  # fmt: skip
+
+
+OLD_ROWS: dict[Table, list] = {
+    LLM_COMPLETIONS: [
+        attempt_row("k-ok", 1, "ok", "first answer"),
+        attempt_row("k-ok", 2, "ok", "second answer"),
+        attempt_row("k-blank", 1, "ok", "  \n"),
+        attempt_row("k-failed", 1, "error", None),
+    ],
+    SESSION_SUMMARIES: [summary("s-1", "session-a", 3), summary("s-2", "session-b", 4)],
+    SESSION_SUMMARY_TRANSLATIONS: [translation("s-1", "session-a")],
+    SESSION_SUMMARY_PARTS: [SummaryPartRow("s-2", "session-b", 1, 0, "p-0", 1, 2)],
+    DATASET_SAMPLES: [sample("v1", "q-1"), sample("v1", "q-2")],
+}
+
+
+@pytest.fixture
+def migrated(tmp_path: Path) -> Path:
+    """A file of the keyed layout with rows in each table, opened once by the product."""
+    db = tmp_path / "keyed.duckdb"
+    with duckdb.connect(str(db)) as con:
+        for table, key in OLD_KEYS.items():
+            con.execute(keyed_ddl(table, key))
+            for row in OLD_ROWS[table]:  # one transaction each: created_at in row order
+                assert table.insert(con, [row]) == 1
+        con.execute(OLD_INDEX)
+    with storage.connect(db):
+        pass
+    return db
+
+
+def stored(db: Path, table: Table) -> list:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return table.rows(con, table.select_sql() + f" ORDER BY {OLD_KEYS[table]}")
+
+
+def test_the_move_keeps_every_row_and_leaves_no_key_or_index(migrated: Path) -> None:
+    with duckdb.connect(str(migrated), read_only=True) as con:
+        keys = con.execute(
+            "SELECT table_name FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'"
+        ).fetchall()
+        indexes = con.execute("SELECT index_name FROM duckdb_indexes()").fetchall()
+    assert not {t.name for t in OLD_KEYS} & {k for (k,) in keys}
+    assert indexes == []
+    for table, rows in OLD_ROWS.items():
+        # created_at / recorded_at came with the rows: only the columns written are compared.
+        kept = [table.values(r) for r in stored(migrated, table)]
+        assert sorted(kept, key=str) == sorted((table.values(r) for r in rows), key=str)
+
+
+def planned(key: str) -> Planned:
+    request = Request("task", "role", Body(prompt=f"prompt of {key}"))
+    return Planned(request, key, "model", {})
+
+
+def test_an_answered_request_is_still_reused_after_the_move(migrated: Path) -> None:
+    store = CompletionStore(migrated, run_id="run-new")
+    keys = ["k-ok", "k-blank", "k-failed", "k-never"]
+    found = store.finished(keys)
+    # The newest answer; a blank one and a failed one are asked again.
+    assert {k: c.content for k, c in found.items()} == {"k-ok": "second answer"}
+    assert found["k-ok"].reused
+
+    store.record(
+        Attempt("k-failed", "task", "role", "slot", "model", "simulator", "ok", attempt=2,
+                content="now answered"),
+        planned("k-failed"),
+    )  # fmt: skip
+    again = store.finished(keys)
+    assert {k: c.content for k, c in again.items()} == {
+        "k-ok": "second answer",
+        "k-failed": "now answered",
+    }
+    assert len(stored(migrated, LLM_COMPLETIONS)) == len(OLD_ROWS[LLM_COMPLETIONS]) + 1
+
+
+def summarised(row: SummaryRow, parts: int = 0) -> Summarised:
+    session = SessionToSummarise(
+        row.correlation_id, row.chat_events, json.loads(row.event_ids), WHEN, WHEN, [],
+        queued_commit=0, queued_at=datetime.now(UTC),
+    )  # fmt: skip
+    completion = Completion(row.request_key, row.summary, None, "slot", "model", 10, 5, 0.5,
+                            20.0, "stop")  # fmt: skip
+    records = [PartRecord(1, i, f"{row.request_key}-part-{i}", i + 1, i + 1) for i in range(parts)]
+    return Summarised(session, planned(row.request_key), completion, "en", records)
+
+
+def store(db: Path, rows: list[SummaryRow], parts: int = 0) -> int:
+    done = [summarised(r, parts) for r in rows]
+    made = [summary_row(d, "run-new") for d in done]
+    return store_summaries(db, [r for r in made if r is not None], done)
+
+
+def test_a_stored_summary_is_refused_and_a_new_one_stored_once_with_its_parts(
+    migrated: Path,
+) -> None:
+    assert store(migrated, [summary("s-2", "session-b", 4)], parts=2) == 0
+    assert store(migrated, [summary("s-3", "session-b", 6)], parts=2) == 1
+    assert store(migrated, [summary("s-3", "session-b", 6)], parts=2) == 0
+    # The same transcript in another session is that session's own summary.
+    assert store(migrated, [summary("s-3", "session-c", 6)]) == 1
+    kept = [(r.request_key, r.correlation_id) for r in stored(migrated, SESSION_SUMMARIES)]
+    assert sorted(kept) == [
+        ("s-1", "session-a"),
+        ("s-2", "session-b"),
+        ("s-3", "session-b"),
+        ("s-3", "session-c"),
+    ]
+    parts = [(p.summary_key, p.part_index) for p in stored(migrated, SESSION_SUMMARY_PARTS)]
+    assert parts == [("s-2", 0), ("s-3", 0), ("s-3", 1)]
+
+
+def test_a_translation_is_stored_once_while_its_summary_waits(migrated: Path) -> None:
+    # The move seeded the queue with the summary no translation covered: s-2.
+    assert write_translations(migrated, [translation("s-1", "session-a")]) == 0
+    assert write_translations(migrated, [translation("s-2", "session-b")]) == 1
+    assert write_translations(migrated, [translation("s-2", "session-b")]) == 0
+    kept = [
+        (t.summary_key, t.correlation_id) for t in stored(migrated, SESSION_SUMMARY_TRANSLATIONS)
+    ]
+    assert kept == [("s-1", "session-a"), ("s-2", "session-b")]
+    with duckdb.connect(str(migrated), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM session_summary_translation_queue").fetchone() == (
+            0,
+        )
+
+
+def test_a_stored_sample_is_refused_in_its_version_only(migrated: Path) -> None:
+    assert write_samples(migrated, [sample("v1", "q-1"), sample("v1", "q-3")]) == 1
+    assert write_samples(migrated, [sample("v2", "q-1"), sample("v2", "q-1")]) == 1
+    assert write_samples(migrated, [sample("v1", "q-3"), sample("v2", "q-1")]) == 0
+    kept = [(s.version, s.request_key) for s in stored(migrated, DATASET_SAMPLES)]
+    assert sorted(kept) == [("v1", "q-1"), ("v1", "q-2"), ("v1", "q-3"), ("v2", "q-1")]
