@@ -15,16 +15,18 @@ from model_foundry.lib.datasets.export import UnsafeNameError
 from model_foundry.lib.datasets.hygiene import export_hygiene
 from model_foundry.lib.datasets.prompts import (
     PromptRecord,
+    advance_chat_prompts,
     dedupe_prompts,
     duplicates_line,
-    load_chat_session_prompts,
     load_prompt_files,
     near_duplicate_prompts,
+    read_chat_session_prompts,
 )
 from model_foundry.lib.datasets.published import ExportTarget, figures_line
 from model_foundry.lib.datasets.sample_export import export_samples
 from model_foundry.lib.datasets.samples import DatasetSamples, chat_roles, sample_counts
 from model_foundry.lib.datasets.versions import choose_version
+from model_foundry.lib.inbox.positions import Span
 from model_foundry.lib.llm import LlmRun
 
 
@@ -80,7 +82,7 @@ def dataset_samples(
         version = choose_version(out_root, config.name, config.version)
     except UnsafeNameError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
-    prompts, read = _prompts(context, config, duckdb)
+    prompts, read, chat_span = _prompts(context, config, duckdb)
     params: dict[str, Any] = {}
     if config.max_tokens is not None:
         params["max_tokens"] = config.max_tokens
@@ -118,6 +120,9 @@ def dataset_samples(
         elif config.export:
             target = ExportTarget(out_root, config.name, version, config.license)
             metadata.update(_export(context, run, duckdb, target, config.test_share, metadata))
+        if not failed and chat_span is not None:
+            # Finished: the next version asks the sessions that begin after these.
+            advance_chat_prompts(duckdb.database, chat_span)
     # "prompts" counts distinct prompts, i.e. after duplicates were dropped.
     metadata.update(prompts=len(prompts), **read, roles=roles, **run.telemetry.metadata())
     return dg.MaterializeResult(metadata=dagster_metadata(metadata))
@@ -163,14 +168,18 @@ def _export(
 
 def _prompts(
     context: dg.AssetExecutionContext, config: DatasetCollectionConfig, duckdb: FoundryDuckDB
-) -> tuple[list[PromptRecord], dict[str, int]]:
-    """The distinct prompts of every source, and how many were read, dropped and refused."""
+) -> tuple[list[PromptRecord], dict[str, int], Span | None]:
+    """The distinct prompts of every source, how many were read, dropped and refused, and
+    the inbox span the chat session prompts came from."""
     prompt_dir = Path(config.prompt_dir) if config.prompt_dir else settings.data_dir() / "prompts"
     prompts, problems = load_prompt_files(prompt_dir)
     for problem in problems[:20]:
         context.log.warning(f"skipped prompt {problem}")
+    chat_span = None
     if config.include_chat_sessions:
-        prompts += load_chat_session_prompts(duckdb.database, config.max_chat_prompts)
+        chat = read_chat_session_prompts(duckdb.database, config.max_chat_prompts, config.name)
+        prompts += chat.prompts
+        chat_span = chat.span
     read = len(prompts)
     prompts, duplicates = dedupe_prompts(prompts)
     if duplicates:
@@ -179,12 +188,16 @@ def _prompts(
     prompts, near = near_duplicate_prompts(prompts)
     if near:
         context.log.info(duplicates_line(near, what="a near duplicate of"))
-    return prompts, {
-        "prompts_read": read,
-        "duplicate_prompts_dropped": len(duplicates),
-        "near_duplicate_prompts_dropped": len(near),
-        "prompt_problems": len(problems),
-    }
+    return (
+        prompts,
+        {
+            "prompts_read": read,
+            "duplicate_prompts_dropped": len(duplicates),
+            "near_duplicate_prompts_dropped": len(near),
+            "prompt_problems": len(problems),
+        },
+        chat_span,
+    )
 
 
 dataset_collection_job = dg.define_asset_job(

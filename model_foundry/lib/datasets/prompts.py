@@ -2,20 +2,27 @@
 
 Prompt sources are JSONL and Parquet files under ``data/prompts/`` (a row has ``prompt`` or
 ``messages``, optionally ``id`` and ``system``) and prompts derived from the inbox (the
-opening user message of each chat session). The same prompt (same messages) from two sources
+opening user message of each chat session that began since the dataset's last finished
+version, read by commit position). The same prompt (same messages) from two sources
 or under two ids is asked once.
 """
 
 import hashlib
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 
 from model_foundry.lib import storage
+from model_foundry.lib.events import CHAT_PERSIST
 from model_foundry.lib.hygiene.dedup import find_duplicates
+from model_foundry.lib.inbox import positions
+from model_foundry.lib.inbox.tables import STEP as TYPED_STEP
+from model_foundry.lib.inbox.tables import merged_ranges
+from model_foundry.lib.tables.base import fetch
 
 
 @dataclass(frozen=True)
@@ -95,22 +102,96 @@ def load_prompt_files(prompt_dir: Path) -> tuple[list[PromptRecord], list[str]]:
     return prompts, problems
 
 
-CHAT_SESSION_PROMPTS_SQL = """
+# Each dataset reads the inbox by its own position (``downstream_positions``), so a version
+# asks the sessions that began since the last finished one, and nothing is read twice.
+CHAT_PROMPTS_STEP = "dataset_chat_prompts"
+
+
+def chat_prompts_step(dataset: str) -> str:
+    """The ``downstream_positions`` step of ``dataset``'s chat session prompts."""
+    return f"{CHAT_PROMPTS_STEP}:{dataset}"
+
+
+# The sessions whose first chat event is in the span, oldest first: the span's chat events
+# (their commits' row groups only), each session's earliest, against its chat_sessions row
+# (one per session; rows are rewritten as sessions grow, so the ones untouched since the
+# span's first event are skipped by the min-max index on last_at).
+NEW_SESSIONS_SQL = f"""
+WITH span AS (
+    SELECT i.correlation_id, min(i.commit_seq) AS first_commit, min(i.occurred_at) AS first_at
+    FROM pipeline_event_inbox i
+    WHERE {positions.IN_SPAN} AND i.subject = '{CHAT_PERSIST}'
+    GROUP BY i.correlation_id
+)
+SELECT s.correlation_id, span.first_commit, s.first_at, s.last_at
+FROM span JOIN chat_sessions s USING (correlation_id)
+WHERE s.last_at >= (SELECT min(first_at) FROM span) AND s.first_at >= span.first_at
+ORDER BY span.first_commit, s.first_at, s.correlation_id
+"""
+
+
+def _opening_messages_sql(ranges: int) -> str:
+    """Each session's first non-empty user message, read only in the sessions' time ranges
+    (chat_messages is appended in about ``occurred_at`` order)."""
+    within = " OR ".join("occurred_at BETWEEN ? AND ?" for _ in range(ranges)) or "false"
+    return f"""
 SELECT correlation_id, content
 FROM chat_messages
-WHERE role = 'user' AND coalesce(trim(content), '') <> ''
+WHERE ({within}) AND correlation_id IN (SELECT unnest(?::VARCHAR[]))
+  AND role = 'user' AND coalesce(trim(content), '') <> ''
 QUALIFY row_number() OVER (
     PARTITION BY correlation_id ORDER BY occurred_at, event_id, message_index
 ) = 1
 ORDER BY correlation_id
-LIMIT ?
 """
 
 
-def load_chat_session_prompts(db_path: str | Path, limit: int) -> list[PromptRecord]:
+@dataclass(frozen=True)
+class _NewSession:
+    correlation_id: str
+    first_commit: int
+    first_at: datetime
+    last_at: datetime
+
+
+@dataclass(frozen=True)
+class ChatPrompts:
+    """The opening prompts of the sessions that began in ``span``; :func:`advance_chat_prompts`
+    records the span as read once the version that asked them is finished."""
+
+    prompts: list[PromptRecord]
+    span: positions.Span
+
+
+def _within_limit(found: list[_NewSession], limit: int, span: positions.Span) -> positions.Span:
+    """The span cut after the commit of the ``limit``-th new session, so the sessions past
+    it wait for the next version; one commit that begins more sessions than ``limit`` is read
+    whole and only its first ``limit`` are asked."""
+    if len(found) <= limit:
+        return span
+    last = found[max(limit, 1) - 1].first_commit
+    return positions.Span(span.step, span.after, last)
+
+
+def read_chat_session_prompts(db_path: str | Path, limit: int, dataset: str) -> ChatPrompts:
+    """The opening user message of each chat session that began after ``dataset``'s
+    position, at most ``limit``, read only as far as the typed tables are (chat_sessions
+    must hold every session of the span)."""
+    step = chat_prompts_step(dataset)
     with storage.connect(db_path) as con:
-        rows = con.execute(CHAT_SESSION_PROMPTS_SQL, [limit]).fetchall()
-    return [
+        con.execute("BEGIN TRANSACTION")
+        try:
+            upto = min(positions.last_commit_seq(con), positions.position(con, TYPED_STEP))
+            span = positions.Span(step, positions.position(con, step), upto)
+            found = [] if span.empty else fetch(con, _NewSession, NEW_SESSIONS_SQL, span.params)
+            span = _within_limit(found, limit, span)
+            chosen = [f for f in found if f.first_commit <= span.upto][:limit]
+            ranges = merged_ranges([(f.first_at, f.last_at) for f in chosen])
+            params = [*(t for r in ranges for t in r), [f.correlation_id for f in chosen]]
+            rows = con.execute(_opening_messages_sql(len(ranges)), params).fetchall()
+        finally:
+            con.execute("COMMIT")
+    prompts = [
         PromptRecord(
             prompt_id=f"chat:{corr}",
             source="inbox:chat_sessions",
@@ -118,6 +199,16 @@ def load_chat_session_prompts(db_path: str | Path, limit: int) -> list[PromptRec
         )
         for corr, content in rows
     ]
+    return ChatPrompts(prompts, span)
+
+
+def advance_chat_prompts(db_path: str | Path, span: positions.Span) -> None:
+    """Record ``span`` as read: the next version starts after it. Called once the version
+    that asked its prompts is finished, so a version resumed after failures reads them
+    again (their answers are reused, lib/llm/store.py)."""
+    if span.empty:
+        return
+    storage.run_in_transaction(db_path, lambda con: positions.advance(con, span))
 
 
 @dataclass(frozen=True)
@@ -178,13 +269,17 @@ def duplicates_line(
 
 
 __all__ = [
+    "CHAT_PROMPTS_STEP",
+    "ChatPrompts",
     "DuplicatePrompt",
     "PromptRecord",
+    "advance_chat_prompts",
+    "chat_prompts_step",
     "dedupe_prompts",
     "duplicates_line",
-    "load_chat_session_prompts",
     "load_prompt_files",
     "near_duplicate_prompts",
     "parse_jsonl",
     "prompt_from_row",
+    "read_chat_session_prompts",
 ]
