@@ -275,11 +275,14 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
     if args.version is not None:
         check_name(args.version, "version")
 
+    if args.judge:
+        _require_judge()
     config: dict[str, Any] = {
         "name": args.name,
         "samples_per_prompt": args.samples,
         "include_chat_sessions": not args.no_chat_sessions,
         "export": not args.no_export,
+        "judge": args.judge,
     }
     for key, value in (
         ("version", args.version),
@@ -298,8 +301,44 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
     print(collection_line(meta))
     for line in cause_lines(meta.get("failure_causes") or {}, indent="  "):
         print(line)
+    if args.judge:
+        judged = result.asset_materializations_for_node("dataset_judgements")
+        if not judged:
+            raise UserError("judging the answers failed; the run log above says why")
+        meta["judgements"] = _print_judgements(judged[0].metadata)
     print(json.dumps(meta, default=str))
     return 0 if result.success else 1
+
+
+def _require_judge() -> None:
+    """--judge without a judge slot is refused in one sentence, before anything runs."""
+    from model_foundry.lib import settings
+    from model_foundry.lib.slots.config import NoSlotForRoleError, load_slot_file
+
+    try:
+        load_slot_file(settings.slot_file_path()).for_judging(None)
+    except NoSlotForRoleError as exc:
+        raise UserError(f"--judge refused: {exc}") from None
+
+
+def _print_judgements(metadata: Any) -> dict[str, Any]:
+    """The judge's pairs, agreement rate and win-rate table, printed; its plain metadata."""
+    from model_foundry.lib.datasets.card import win_rate_table
+    from model_foundry.lib.llm import cause_lines
+
+    meta = {k: getattr(v, "value", v) for k, v in metadata.items() if k != "win_rate_table"}
+    rate = meta.get("agreement_rate")
+    shown = "n/a" if rate is None else f"{rate:.1%}"
+    print(
+        f"judge {', '.join(meta.get('judge_models') or []) or 'none'}: "
+        f"{meta.get('preference_pairs', 0)} preference pairs, agreement rate {shown}, "
+        f"{meta.get('ties', 0)} ties, {meta.get('judgements_unparsed', 0)} answers unparsed, "
+        f"{meta.get('self_judgements_skipped', 0)} self-judgements skipped"
+    )
+    for line in cause_lines(meta.get("failure_causes") or {}, indent="  "):
+        print(line)
+    print(win_rate_table(meta.get("win_rates") or []))
+    return meta
 
 
 def _time(value: str | None, flag: str) -> str | None:
@@ -416,6 +455,11 @@ def _add_dataset(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--no-chat-sessions", action="store_true", help="skip inbox chat prompts")
     p.add_argument("--no-export", action="store_true", help="collect without exporting")
     p.add_argument("--license", default=None, help="the card's license (default: unknown)")
+    p.add_argument(
+        "--judge",
+        action="store_true",
+        help="have the judge slot compare the answers and export preference pairs",
+    )
     p.set_defaults(func=cmd_dataset_collect)
     p = sub.add_parser("sessions", help="finished session trajectories -> a clean export")
     p.add_argument("--name", required=True, help="dataset name (the export folder)")

@@ -37,10 +37,16 @@ def materialize(
 
 
 def collect_dataset(config: dict[str, Any]) -> dg.ExecuteInProcessResult:
-    """Materialize ``dataset_samples`` with ``config`` (the asset's run config)."""
+    """Materialize ``dataset_samples`` with ``config`` (the collection's run config), and
+    with ``judge`` set, ``dataset_judgements`` after it with the same config."""
     from model_foundry.defs.datasets.assets import dataset_samples
 
-    return materialize([dataset_samples], ops={"dataset_samples": {"config": config}})
+    if not config.get("judge"):
+        return materialize([dataset_samples], ops={"dataset_samples": {"config": config}})
+    from model_foundry.defs.datasets.judgements import dataset_judgements
+
+    ops = {"dataset_samples": {"config": config}, "dataset_judgements": {"config": config}}
+    return materialize([dataset_samples, dataset_judgements], ops=ops)
 
 
 __all__ = ["collect_dataset", "materialize"]

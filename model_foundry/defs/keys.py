@@ -14,11 +14,13 @@ FLOW_LINEAGE = dg.AssetKey("flow_lineage")
 SESSION_SUMMARIES = dg.AssetKey("session_summaries")
 SESSION_SUMMARY_TRANSLATIONS = dg.AssetKey("session_summary_translations")
 DATASET_SAMPLES = dg.AssetKey("dataset_samples")
+DATASET_JUDGEMENTS = dg.AssetKey("dataset_judgements")
 SESSION_TRAJECTORIES = dg.AssetKey("session_trajectories")
 SESSION_DATASET = dg.AssetKey("session_dataset")
 
 __all__ = [
     "CHAT_MESSAGES",
+    "DATASET_JUDGEMENTS",
     "DATASET_SAMPLES",
     "FLOW_LINEAGE",
     "INBOX",

@@ -183,6 +183,16 @@ def dataset_cron() -> str:
     return _get("MODEL_FOUNDRY_DATASET_CRON", DEFAULT_DATASET_CRON)
 
 
+def dataset_judge() -> bool:
+    """Whether the nightly collection has its answers judged (MODEL_FOUNDRY_DATASET_JUDGE)."""
+    raw = _get("MODEL_FOUNDRY_DATASET_JUDGE", "false").strip().lower()
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    raise ValueError(f"MODEL_FOUNDRY_DATASET_JUDGE={raw!r}: must be true or false")
+
+
 DEFAULT_SESSION_IDLE_MINUTES = 30.0
 
 

@@ -28,6 +28,7 @@ from model_foundry.lib.datasets.samples import DatasetSamples, chat_roles, sampl
 from model_foundry.lib.datasets.versions import choose_version
 from model_foundry.lib.inbox.positions import Span
 from model_foundry.lib.llm import LlmRun
+from model_foundry.lib.slots.config import NoSlotForRoleError
 
 
 class DatasetCollectionConfig(dg.Config):
@@ -53,6 +54,13 @@ class DatasetCollectionConfig(dg.Config):
     temperature: float | None = Field(default=None, description="Overrides the temperature.")
     export: bool = Field(
         default=True, description="Write the export folder (hygiene, views, card) after collecting."
+    )
+    judge: bool = Field(
+        default=False,
+        description=(
+            "Have the profile's judge slot compare each prompt's answers (dataset_judgements) "
+            "and export the agreed pairs as the preference config."
+        ),
     )
     output_dir: str | None = Field(
         default=None, description="Export root; unset: <data dir>/datasets."
@@ -82,6 +90,9 @@ def dataset_samples(
         version = choose_version(out_root, config.name, config.version)
     except UnsafeNameError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
+    if config.judge:
+        # Refused before any slot is asked: judged answers need a judge.
+        require_judge(slots)
     prompts, read, chat_span = _prompts(context, config, duckdb)
     params: dict[str, Any] = {}
     if config.max_tokens is not None:
@@ -117,9 +128,14 @@ def dataset_samples(
                 f"dataset {config.name}/{version}: {failed} requests failed, so it is not "
                 "exported yet; run the collection again to finish and export it"
             )
+        elif config.export and config.judge:
+            context.log.info(
+                f"dataset {config.name}/{version}: exported after dataset_judgements, with its "
+                "preference pairs"
+            )
         elif config.export:
             target = ExportTarget(out_root, config.name, version, config.license)
-            metadata.update(_export(context, run, duckdb, target, config.test_share, metadata))
+            metadata.update(export_collection(context, run, duckdb, target, config.test_share))
         if not failed and chat_span is not None:
             # Finished: the next version asks the sessions that begin after these.
             advance_chat_prompts(duckdb.database, chat_span)
@@ -128,18 +144,30 @@ def dataset_samples(
     return dg.MaterializeResult(metadata=dagster_metadata(metadata))
 
 
-def _export(
+def require_judge(slots: SlotsResource) -> None:
+    """A ``dg.Failure`` in one sentence when the active profile has no judge slot."""
+    try:
+        slots.load().for_judging(slots.profile)
+    except NoSlotForRoleError as exc:
+        raise dg.Failure(description=f"--judge refused: {exc}", allow_retries=False) from None
+
+
+def export_collection(
     context: dg.AssetExecutionContext,
     run: LlmRun,
     duckdb: FoundryDuckDB,
     target: ExportTarget,
     test_share: float,
-    collected: dict[str, Any],
+    *,
+    judged: bool = False,
 ) -> dict[str, Any]:
-    """Export the version's samples with hygiene; the materialization's export figures."""
+    """Export the version's samples (and with ``judged``, its preference pairs) with hygiene;
+    the materialization's export figures."""
     started = time.perf_counter()
     hygiene = export_hygiene(Path(duckdb.database), target.name, test_share)
-    outcome = export_samples(duckdb.database, target, hygiene, f"dagster run {context.run.run_id}")
+    outcome = export_samples(
+        duckdb.database, target, hygiene, f"dagster run {context.run.run_id}", judged=judged
+    )
     context.log.info(figures_line(outcome))
     f = outcome.figures
     kept = sum(f.rows_by_split.values())
@@ -147,10 +175,9 @@ def _export(
         "model_foundry.dataset_export",
         dataset=target.name,
         version=target.version,
-        samples=collected["samples_written"],
-        samples_by_role=collected["samples_by_role"],
         rows=f.records,
         jsonl_rows=kept,
+        preference_rows=sum(f.configs.get("preference", {}).values()),
         seconds=round(time.perf_counter() - started, 3),
     )
     return {
@@ -163,6 +190,7 @@ def _export(
         "removed_by_filter": f.removed_by_filter,
         "clusters": f.clusters,
         "split_joins": f.split_joins,
+        **({"preference_rows_by_split": f.configs["preference"]} if judged else {}),
     }
 
 
@@ -202,10 +230,12 @@ def _prompts(
 
 dataset_collection_job = dg.define_asset_job(
     "dataset_collection_job",
-    selection=dg.AssetSelection.assets(dataset_samples, keys.SESSION_DATASET),
+    selection=dg.AssetSelection.assets(
+        dataset_samples, keys.DATASET_JUDGEMENTS, keys.SESSION_DATASET
+    ),
     description=(
-        "Collect a versioned dataset from the prompt sources and export it, and export the "
-        "finished sessions' trajectories."
+        "Collect a versioned dataset from the prompt sources, judge its answers (judge: true) "
+        "and export it, and export the finished sessions' trajectories."
     ),
 )
 
@@ -214,11 +244,24 @@ def dataset_cron() -> str:
     return settings.dataset_cron()
 
 
+def nightly_run_config() -> dict[str, Any]:
+    """The nightly run's config: the defaults, and ``judge: true`` for both of the
+    collection's steps when MODEL_FOUNDRY_DATASET_JUDGE says so."""
+    if not settings.dataset_judge():
+        return {}
+    judged = {"config": {"judge": True}}
+    return {"ops": {"dataset_samples": judged, "dataset_judgements": judged}}
+
+
 dataset_collection_schedule = dg.ScheduleDefinition(
     name="dataset_collection_schedule",
     job=dataset_collection_job,
     cron_schedule=dataset_cron(),
     execution_timezone=settings.timezone(),
+    run_config=nightly_run_config(),
     default_status=dg.DefaultScheduleStatus.RUNNING,
-    description="Nightly dataset collection (MODEL_FOUNDRY_DATASET_CRON, default 03:00 UTC).",
+    description=(
+        "Nightly dataset collection (MODEL_FOUNDRY_DATASET_CRON, default 03:00 UTC; "
+        "MODEL_FOUNDRY_DATASET_JUDGE=true judges the answers too)."
+    ),
 )

@@ -29,7 +29,11 @@ Like the real servers, requests beyond ``parallel`` wait in a queue. Latency is
 ``prompt_tokens / prompt_tps + completion_tokens / gen_tps`` divided by ``speed``. Output is
 derived from the prompt (``echo: <last user message, words reversed>``, at most
 ``SIM_ANSWER_TOKENS`` tokens of it, so a summary is shorter than a long text it summarises;
-the translator answers ``[<target lang>] <text>``) so tests can check it. Reasoning is
+the translator answers ``[<target lang>] <text>``; a seeded request, a dataset's sample, ends
+with ``(sampled by <model>, seed <n>)``, so two models' samples differ) so tests can check
+it. A request whose answer a JSON schema constrains (the runtime's ``structured_output``
+shape) gets a value that follows the schema (``schema.py``), as from a server with
+constrained decoding. Reasoning is
 emitted when thinking is on: vLLM's ``reasoning`` field, llama.cpp's ``reasoning_content``, or
 Gemma 4 channel markers.
 
@@ -41,11 +45,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from model_foundry.devtools.simulator import tokenizer
+from model_foundry.devtools.simulator.schema import instance as schema_instance
 from model_foundry.lib.slots.config import Slot
 from model_foundry.lib.slots.context import DEFAULT_ANSWER_RESERVE
 from model_foundry.lib.slots.runtimes import runtime_for
@@ -175,13 +182,28 @@ def _limit(words: list[str], max_tokens: int | None) -> tuple[list[str], bool]:
     return words, False
 
 
-def answer_chat(body: dict[str, Any], style: ReasoningStyle) -> SimAnswer:
+def answer_chat(
+    body: dict[str, Any], style: ReasoningStyle, schema: Mapping[str, Any] | None = None
+) -> SimAnswer:
+    """The echo of the last user message; with a JSON ``schema`` (constrained decoding), a
+    value that follows it, drawn from the whole conversation, as JSON text."""
     messages = body.get("messages") or []
     user = [m for m in messages if m.get("role") == "user"]
     last = _text_of(user[-1].get("content")) if user else ""
     prompt_tokens = tokenizer.count_chat(messages)
     reasoning = _reasoning_for(last) if thinking_requested(body) and style != "none" else None
-    words, cut = _limit(echo_text(last).split(), body.get("max_tokens"))
+    if schema is not None:
+        seed = json.dumps(messages, sort_keys=True, ensure_ascii=False)
+        text = json.dumps(schema_instance(schema, seed), ensure_ascii=False)
+        # Constrained output is never cut mid-value: a server's grammar ends the JSON.
+        words, cut = text.split(" "), False
+    else:
+        text = echo_text(last)
+        if body.get("seed") is not None:
+            # A seeded request is a sample (a dataset's): each model answers it its own way,
+            # as different models do, so their answers can be compared.
+            text += f" (sampled by {body.get('model')}, seed {body['seed']})"
+        words, cut = _limit(text.split(), body.get("max_tokens"))
     content = " ".join(words)
     completion_tokens = len(words) + (count_tokens(reasoning) if reasoning else 0)
     if reasoning and style == "gemma-channel":

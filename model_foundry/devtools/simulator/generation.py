@@ -99,7 +99,9 @@ class Generation:
                     400, "request body is not JSON", "invalid_request_error"
                 )
             answer = (
-                answer_chat(body, self.sim.reasoning_style) if chat else answer_completion(body)
+                answer_chat(body, self.sim.reasoning_style, self.sim.runtime.requested_schema(body))
+                if chat
+                else answer_completion(body)
             )
             request_text = json.dumps(body.get("messages") if chat else body.get("prompt"))
             fault = self._pick_fault(request_text, answer.prompt_tokens)

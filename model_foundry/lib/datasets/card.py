@@ -63,20 +63,25 @@ class ExportFigures:
     languages: list[str]
     made_by: dict[str, Any] = field(default_factory=dict)
     files: dict[str, Any] = field(default_factory=dict)
+    # Rows per split of each config beside the main one (``preference``).
+    configs: dict[str, dict[str, int]] = field(default_factory=dict)
+    # The judge's figures (``preferences.PreferenceFigures``), when the version was judged.
+    preference: dict[str, Any] | None = None
+
+
+def _config(name: str, rows_by_split: Mapping[str, int]) -> dict[str, Any]:
+    splits = [s for s, n in rows_by_split.items() if n]
+    return {
+        "config_name": name,
+        "data_files": [{"split": s, "path": f"hf/{name}/{s}.parquet"} for s in splits],
+    }
 
 
 def header(layout: Layout, figures: ExportFigures) -> dict[str, Any]:
-    splits = [s for s, n in figures.rows_by_split.items() if n]
+    # A config with no rows has no files to list, and load_dataset refuses an empty one.
+    extra = [_config(n, rows) for n, rows in figures.configs.items() if any(rows.values())]
     return {
-        "configs": [
-            {
-                "config_name": layout.config,
-                "data_files": [
-                    {"split": s, "path": f"hf/{layout.config}/{s}.parquet"} for s in splits
-                ],
-                "default": True,
-            }
-        ],
+        "configs": [{**_config(layout.config, figures.rows_by_split), "default": True}, *extra],
         "language": figures.languages or ["en"],
         "license": figures.license,
         "task_categories": list(layout.task_categories),
@@ -88,6 +93,56 @@ def header(layout: Layout, figures: ExportFigures) -> dict[str, Any]:
 
 def _counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none"
+
+
+def win_rate_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Each model's win rate against each other model, per prompt language, as Markdown."""
+    if not rows:
+        return "No agreed judgements between different models yet."
+    lines = [
+        "| language | model | opponent | comparisons | wins | losses | ties | win rate |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        rate = "n/a" if r["win_rate"] is None else f"{r['win_rate']:.3f}"
+        lines.append(
+            f"| {r['language']} | {r['model']} | {r['opponent']} | {r['comparisons']} | "
+            f"{r['wins']} | {r['losses']} | {r['ties']} | {rate} |"
+        )
+    return "\n".join(lines)
+
+
+def preference_section(figures: ExportFigures) -> str:
+    """The card's part on the ``preference`` config: the judge, agreement, ties, pairs."""
+    p = figures.preference
+    if p is None:
+        return ""
+    rate = "n/a" if p["agreement_rate"] is None else f"{p['agreement_rate']:.1%}"
+    rows = figures.configs.get("preference", {})
+    return f"""
+## Preference pairs (`preference` config)
+
+Each prompt's answers were compared two at a time by a judge model, each comparison asked
+twice with the answers swapped. A pair is kept only when both orders chose the same answer.
+
+- Judge model: {", ".join(p["judge_models"]) or "none"}.
+- Comparisons: {p["comparisons"]}; both orders parsed: {p["both_parsed"]}; agreement rate:
+  {rate}; ties (the orders disagreed, or scored both answers equal): {p["ties"]};
+  comparisons with an unparsed judge answer: {p["with_unparsed"]}.
+- Pairs per split: {_counts(rows)}. Pairs per model pairing: {_counts(p["pairs_by_pairing"])}.
+- Each pair takes its prompt's split, so no prompt in test has a pair in train.
+
+Columns: `prompt` (messages), `chosen` and `rejected` (one assistant message each), as in
+TRL's conversational preference format; `score_chosen` and `score_rejected` (1-10, the mean
+over both orders), `model_chosen`, `model_rejected` and `judge_model`.
+`openai/preference/<split>.jsonl` holds the same pairs in OpenAI's preference fine-tuning
+format. Load it with `load_dataset("path/to/{figures.dataset}/{figures.version}",
+"preference")`.
+
+Win rates from the agreed judgements:
+
+{win_rate_table(p["win_rates"])}
+"""
 
 
 def card_text(layout: Layout, figures: ExportFigures) -> str:
@@ -125,7 +180,7 @@ by model-foundry.
 - `samples.parquet`: every record, kept or not, with its flags, cluster id, split and
   lineage, for DuckDB.
 - `manifest.json`: these figures, machine-readable.
-
+{preference_section(f)}
 ## How it was made
 
 model-foundry {made.get("version", "unknown")}, run {made.get("run", "outside Dagster")},
@@ -146,4 +201,12 @@ huggingface-cli upload <user>/<repo> . . --repo-type dataset
 """
 
 
-__all__ = ["ExportFigures", "card_text", "header", "languages", "size_category"]
+__all__ = [
+    "ExportFigures",
+    "card_text",
+    "header",
+    "languages",
+    "preference_section",
+    "size_category",
+    "win_rate_table",
+]

@@ -79,6 +79,9 @@ class ExportHygiene:
         ]
         return out, counts
 
+    def scrub_value(self, value: Any) -> tuple[Any, Mapping[str, int]]:
+        return self.scrubber.scrub(value)
+
     def cluster_index(self) -> SpooledClusters:
         return SpooledClusters()
 

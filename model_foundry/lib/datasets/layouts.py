@@ -140,4 +140,41 @@ SAMPLES = Layout(
     tags=("chat", "synthetic", "model-foundry"),
 )
 
-__all__ = ["MESSAGE", "SAMPLES", "SESSIONS", "Layout", "openai_message"]
+_TURN = pa.struct([("role", pa.string()), ("content", pa.string())])
+
+
+def preference_openai(record: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's preference fine-tuning line: the input messages, the preferred answer and
+    the other one."""
+    return {
+        "input": {"messages": record["prompt"]},
+        "preferred_output": record["chosen"],
+        "non_preferred_output": record["rejected"],
+    }
+
+
+# TRL's conversational preference format, with the judge's scores and who wrote what.
+PREFERENCE = Layout(
+    config="preference",
+    schema=pa.schema(
+        [
+            ("id", pa.string()),
+            ("prompt_id", pa.string()),
+            ("language", pa.string()),
+            ("prompt", pa.list_(_TURN)),
+            ("chosen", pa.list_(_TURN)),
+            ("rejected", pa.list_(_TURN)),
+            ("score_chosen", pa.float64()),
+            ("score_rejected", pa.float64()),
+            ("model_chosen", pa.string()),
+            ("model_rejected", pa.string()),
+            ("judge_model", pa.string()),
+            ("split", pa.string()),
+        ]
+    ),
+    openai=preference_openai,
+    task_categories=("text-generation",),
+    tags=("preference", "dpo", "llm-as-judge", "model-foundry"),
+)
+
+__all__ = ["MESSAGE", "PREFERENCE", "SAMPLES", "SESSIONS", "Layout", "openai_message"]

@@ -59,6 +59,10 @@ class Hygiene(Protocol):
         """A scrubbed copy of ``record`` and the markers written, by kind."""
         ...
 
+    def scrub_value(self, value: Any) -> tuple[Any, Mapping[str, int]]:
+        """A scrubbed copy of any JSON-like ``value`` (every string in it) and the markers."""
+        ...
+
     def cluster_index(self) -> ClusterIndex: ...
 
     def splits(

@@ -7,7 +7,7 @@ and the manifest say the same.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
@@ -16,7 +16,8 @@ from typing import Any
 
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.card import ExportFigures, languages
-from model_foundry.lib.datasets.layouts import Layout
+from model_foundry.lib.datasets.layouts import PREFERENCE, Layout
+from model_foundry.lib.datasets.preferences import PreferenceFigures
 from model_foundry.lib.datasets.prepare import Prepared, varying_text
 from model_foundry.lib.datasets.writer import write_export
 from model_foundry.lib.tables.datasets import DATASET_EXPORTS, DatasetExportRow
@@ -78,9 +79,21 @@ def write_prepared(
     layout: Layout,
     prepared: Prepared,
     made_by: Mapping[str, Any],
+    *,
+    also: Sequence[tuple[Layout, Callable[[], Iterable[dict[str, Any]]]]] = (),
+    preference: PreferenceFigures | None = None,
 ) -> ExportOutcome:
-    """Write ``prepared`` to its folder and record it in ``dataset_exports``."""
+    """Write ``prepared`` to its folder, with the configs ``also`` gives and the judge's
+    ``preference`` figures, and record it in ``dataset_exports``."""
     kept = _Kept()
+
+    def before_card(f: ExportFigures) -> None:
+        kept.fill(f)
+        if preference is not None:
+            # After every config is written: the pairs per split and their markers are known.
+            preference.pairs_by_split = dict(f.configs.get(PREFERENCE.config, {}))
+            f.preference = preference.as_dict()
+
     figures = ExportFigures(
         dataset=target.name,
         version=target.version,
@@ -105,7 +118,9 @@ def write_prepared(
     )
     batches = (kept.note(b) for b in prepared.batches())
     # The card is written after the last batch: the kept records' figures are known by then.
-    path = write_export(target.out_root, layout, batches, figures, before_card=kept.fill)
+    path = write_export(
+        target.out_root, layout, batches, figures, before_card=before_card, also=also
+    )
     row = DatasetExportRow(
         dataset=target.name, version=target.version, path=str(path), rows=prepared.records,
         jsonl_rows=sum(figures.rows_by_split.values()),

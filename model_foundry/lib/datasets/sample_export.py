@@ -10,15 +10,22 @@ from __future__ import annotations
 
 import json
 import tempfile
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.export import export_dir
-from model_foundry.lib.datasets.layouts import SAMPLES
+from model_foundry.lib.datasets.layouts import PREFERENCE, SAMPLES
+from model_foundry.lib.datasets.preferences import (
+    PreferenceFigures,
+    pair_records,
+    preference_figures,
+)
 from model_foundry.lib.datasets.prepare import SAMPLE_FILTERS, Hygiene, prepare
 from model_foundry.lib.datasets.published import ExportOutcome, ExportTarget, write_prepared
+from model_foundry.lib.hygiene.splits import stored_splits
 
 _SAMPLES = """
 SELECT dataset, version, request_key, prompt_id, source, role, sample_index,
@@ -62,11 +69,34 @@ def sample_records(db_path: str | Path, name: str, version: str) -> Iterator[dic
                 yield sample_record(dict(zip(columns, values, strict=True)))
 
 
+def scrubbed_pairs(
+    db_path: str | Path, target: ExportTarget, hygiene: Hygiene, figures: PreferenceFigures
+) -> Iterator[dict[str, Any]]:
+    """The version's preference pairs, scrubbed like every record, each in the split its
+    prompt group was stored with when the samples were split (``figures`` counts the
+    markers written)."""
+    counts: Counter[str] = Counter()
+    with storage.connect(db_path) as con:
+        split_of = stored_splits(con, target.name)
+    for record in pair_records(db_path, target.name, target.version, split_of):
+        text = {k: record[k] for k in ("prompt", "chosen", "rejected")}
+        clean, found = hygiene.scrub_value(text)
+        counts.update(found)
+        figures.redactions_by_kind = dict(sorted(counts.items()))
+        yield {**record, **clean}
+
+
 def export_samples(
-    db_path: str | Path, target: ExportTarget, hygiene: Hygiene, run: str | None = None
+    db_path: str | Path,
+    target: ExportTarget,
+    hygiene: Hygiene,
+    run: str | None = None,
+    *,
+    judged: bool = False,
 ) -> ExportOutcome:
     """Export the samples of ``target``'s version (chosen, and checked unfinished, by the
-    caller before any slot was asked)."""
+    caller before any slot was asked); with ``judged``, the ``preference`` config of its
+    agreed judgements too."""
     spool_dir = export_dir(target.out_root, target.name, target.version).parent
     spool_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".spool-", dir=spool_dir) as tmp:
@@ -80,7 +110,14 @@ def export_samples(
             filters=SAMPLE_FILTERS,
         )
         made_by = {"run": run or "model-foundry dataset collect"}
-        return write_prepared(db_path, target, SAMPLES, prepared, made_by)
+        if not judged:
+            return write_prepared(db_path, target, SAMPLES, prepared, made_by)
+        judging = preference_figures(db_path, target.name, target.version)
+        return write_prepared(
+            db_path, target, SAMPLES, prepared, made_by,
+            also=[(PREFERENCE, lambda: scrubbed_pairs(db_path, target, hygiene, judging))],
+            preference=judging,
+        )  # fmt: skip
 
 
 __all__ = ["export_samples", "sample_record", "sample_records"]

@@ -84,17 +84,52 @@ class _Views:
         }
 
 
+def _write_also(
+    staging: Path, layout: Layout, records: Iterable[dict[str, Any]]
+) -> tuple[dict[str, int], dict[str, str]]:
+    """Another config's records (each with its ``split``): ``hf/<config>/<split>.parquet``
+    and ``openai/<config>/<split>.jsonl``; rows and files per split."""
+    hf: dict[str, pq.ParquetWriter] = {}
+    lines: dict[str, TextIO] = {}
+    rows: dict[str, int] = {}
+    (staging / "hf" / layout.config).mkdir(parents=True, exist_ok=True)
+    (staging / "openai" / layout.config).mkdir(parents=True, exist_ok=True)
+    try:
+        for batch in batched(records):
+            for split in SPLITS:
+                chosen = [r for r in batch if r["split"] == split]
+                if not chosen:
+                    continue
+                if split not in hf:
+                    path = staging / "hf" / layout.config / f"{split}.parquet"
+                    hf[split] = pq.ParquetWriter(path, layout.schema)
+                    lines[split] = (staging / "openai" / layout.config / f"{split}.jsonl").open(
+                        "w", encoding="utf-8"
+                    )
+                hf[split].write_table(pa.Table.from_pylist(chosen, schema=layout.schema))
+                for r in chosen:
+                    lines[split].write(json.dumps(layout.openai(r), ensure_ascii=False) + "\n")
+                rows[split] = rows.get(split, 0) + len(chosen)
+    finally:
+        for split in hf:
+            hf[split].close()
+            lines[split].close()
+    return rows, {s: f"hf/{layout.config}/{s}.parquet" for s in rows}
+
+
 def write_export(
     out_root: Path,
     layout: Layout,
     batches: Iterable[Sequence[dict[str, Any]]],
     figures: ExportFigures,
     before_card: Callable[[ExportFigures], None] | None = None,
+    also: Sequence[tuple[Layout, Callable[[], Iterable[dict[str, Any]]]]] = (),
 ) -> Path:
     """Write the folder for the records of ``batches`` (each with ``split``, ``cluster_id``,
     ``kept`` and ``dropped_by``), one batch in memory at a time; ``figures`` gets the rows per
-    split and the files, and ``before_card`` may add what only the records showed. Returns
-    the folder."""
+    split and the files, and ``before_card`` may add what only the records showed. ``also``
+    adds configs of other records (a layout and what yields its records, called after the
+    main records are written: their splits are stored by then). Returns the folder."""
     final = export_dir(out_root, figures.dataset, figures.version)
     if (final / MANIFEST).is_file():
         raise FinishedVersionError(
@@ -110,6 +145,10 @@ def write_export(
         finally:
             figures.files = views.close()
         figures.rows_by_split = dict(views.rows)
+        for other, records in also:
+            rows, files = _write_also(staging, other, records())
+            figures.configs[other.config] = rows
+            figures.files.setdefault("configs", {})[other.config] = files
         if before_card is not None:
             before_card(figures)
         (staging / "README.md").write_text(card_text(layout, figures), encoding="utf-8")

@@ -256,7 +256,16 @@ def empty_answer_reason(
 
 
 _REQUEST_KEYS = {"max_tokens", "temperature", "top_p", "stop", "seed"}
-_LOCAL_KEYS = {"thinking", "chat_template_kwargs", "extra_body", "source_lang", "target_lang"}
+_LOCAL_KEYS = {
+    "thinking",
+    "chat_template_kwargs",
+    "extra_body",
+    "source_lang",
+    "target_lang",
+    # A JSON schema the answer must follow: each runtime spells the constraint its own way
+    # (``Runtime.structured_output``), so it never goes to the server under this name.
+    "json_schema",
+}
 
 
 def _is_translation(params: Mapping[str, Any]) -> bool:
@@ -324,7 +333,8 @@ def build_request(
     """The keyword arguments for ``chat.completions.create`` or ``completions.create``.
 
     Precedence: slot defaults < role thinking < task params. Unknown task params go to
-    ``extra_body`` so server-specific knobs pass through.
+    ``extra_body`` so server-specific knobs pass through. A ``json_schema`` param constrains
+    the answer in the slot runtime's own request shape (``Runtime.structured_output``).
     """
     params = dict(params or {})
     d = slot.request_defaults
@@ -356,6 +366,13 @@ def build_request(
     if slot.stream:
         req["stream"] = True
         req["stream_options"] = {"include_usage": True}
+    schema = params.get("json_schema")
+    if schema is not None:
+        for name, value in slot.server.structured_output(schema).items():
+            if name == "extra_body":
+                extra_body.update(value)
+            else:
+                req[name] = value
     if extra_body:
         req["extra_body"] = extra_body
     return req

@@ -158,14 +158,46 @@ class Role(_Strict):
     fallbacks: list[str] = Field(default_factory=list)
 
 
+# The lab's quality slot: the judge of any profile that names none, when the file has it.
+DEFAULT_JUDGE = "grandpa"
+# The role judgements are asked of: only the judge slot serves it (``for_judging``).
+JUDGE_ROLE = "judge"
+
+
 class SlotFile(_Strict):
-    """The parsed slot file. ``source`` is the path it came from, for messages."""
+    """The parsed slot file. ``source`` is the path it came from, for messages.
+
+    A profile is a list of slots, or a mapping ``{slots: [...], judge: <slot>}`` that also
+    names the slot judging its dataset answers (``judges`` keeps those names).
+    """
 
     slots: dict[str, Slot]
     profiles: dict[str, list[str]]
     roles: dict[str, Role] = Field(default_factory=dict)
     default_profile: str = "standard"
+    judges: dict[str, str] = Field(default_factory=dict)
     source: str = "<memory>"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _profile_mappings(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not isinstance(data.get("profiles"), dict):
+            return data
+        profiles, judges = {}, dict(data.get("judges") or {})
+        for name, body in data["profiles"].items():
+            if isinstance(body, dict):
+                unknown = sorted(set(body) - {"slots", "judge"})
+                if unknown:
+                    raise ValueError(
+                        f"profiles.{name}.{unknown[0]}: unknown field (use slots, judge)"
+                    )
+                if "slots" not in body:
+                    raise ValueError(f"profiles.{name}.slots: is required")
+                if body.get("judge") is not None:
+                    judges[name] = body["judge"]
+                body = body["slots"]
+            profiles[name] = body
+        return {**data, "profiles": profiles, "judges": judges}
 
     @model_validator(mode="before")
     @classmethod
@@ -192,6 +224,11 @@ class SlotFile(_Strict):
                     raise ValueError(f"profiles.{pname}.{i}: unknown slot {member!r}")
         if self.default_profile not in self.profiles:
             raise ValueError(f"default_profile: unknown profile {self.default_profile!r}")
+        for pname, judge in self.judges.items():
+            if pname not in self.profiles:
+                raise ValueError(f"profiles.{pname}: unknown profile for its judge")
+            if judge not in self.slots:
+                raise ValueError(f"profiles.{pname}.judge: unknown slot {judge!r}")
         known = self.known_roles()
         for rname, role in self.roles.items():
             for i, fb in enumerate(role.fallbacks):
@@ -266,6 +303,42 @@ class SlotFile(_Strict):
     def thinking_for_role(self, role: str) -> bool | None:
         return self.roles.get(role, Role()).thinking
 
+    def judge_slot(self, profile: str | None = None) -> Slot | None:
+        """The slot judging the profile's answers: the one it names, else grandpa's when the
+        file defines it (even outside the profile's fan-out), else None."""
+        name = self.judges.get(self.resolve_profile(profile))
+        if name is None and DEFAULT_JUDGE in self.slots:
+            name = DEFAULT_JUDGE
+        return self.slots[name] if name is not None else None
+
+    def for_judging(self, profile: str | None = None) -> tuple[SlotFile, str]:
+        """A copy in which the judge slot is live beside the profile's, and the only server of
+        ``JUDGE_ROLE`` (no fallbacks, so no other slot ever judges), and the copy's profile.
+        Raises ``NoSlotForRoleError`` in one sentence when there is no judge slot."""
+        judge = self.judge_slot(profile)
+        name = self.resolve_profile(profile)
+        if judge is None:
+            raise NoSlotForRoleError(
+                f"profile {name!r} of {self.source} has no judge slot: name one with "
+                f"profiles.{name}.judge, or define a {DEFAULT_JUDGE!r} slot"
+            )
+        slots = {}
+        for key, slot in self.slots.items():
+            roles = [r for r in slot.roles if r != JUDGE_ROLE]
+            if key == judge.name:
+                roles.append(JUDGE_ROLE)
+            slots[key] = slot.model_copy(update={"roles": roles})
+        own = self.roles.get(judge.name, Role())
+        given = self.roles.get(JUDGE_ROLE)
+        thinking = given.thinking if given is not None else own.thinking
+        roles = {**self.roles, JUDGE_ROLE: Role(thinking=thinking, fallbacks=[])}
+        members = self.profiles[name]
+        judged = f"{name}+judge"
+        live = members if judge.name in members else [*members, judge.name]
+        profiles = {**self.profiles, judged: live}
+        copy = self.model_copy(update={"slots": slots, "roles": roles, "profiles": profiles})
+        return copy, judged
+
     def with_base_urls(self, urls: dict[str, str]) -> SlotFile:
         """A copy whose named slots point elsewhere (the simulator's real ports)."""
         slots = {
@@ -275,9 +348,11 @@ class SlotFile(_Strict):
         return self.model_copy(update={"slots": slots})
 
     def to_yaml_dict(self) -> dict[str, Any]:
-        data = self.model_dump(mode="json", exclude={"source"})
+        data = self.model_dump(mode="json", exclude={"source", "judges"})
         for body in data["slots"].values():
             body.pop("name", None)
+        for name, judge in self.judges.items():
+            data["profiles"][name] = {"slots": data["profiles"][name], "judge": judge}
         return data
 
 
@@ -348,7 +423,9 @@ def write_slot_file(slot_file: SlotFile, path: str | os.PathLike[str]) -> Path:
 
 
 __all__ = [
+    "DEFAULT_JUDGE",
     "DUMMY_API_KEY",
+    "JUDGE_ROLE",
     "SHIPPED_SLOT_FILE",
     "NoSlotForRoleError",
     "RequestDefaults",

@@ -19,6 +19,7 @@ from model_foundry.lib.tables.base import Table, View
 from model_foundry.lib.tables.completions import LLM_COMPLETIONS
 from model_foundry.lib.tables.datasets import DATASET_EXPORTS, DATASET_SAMPLES
 from model_foundry.lib.tables.inbox import PIPELINE_EVENT_DEAD_LETTER, PIPELINE_EVENT_INBOX
+from model_foundry.lib.tables.judgements import DATASET_JUDGEMENTS, MODEL_PREFERENCES
 from model_foundry.lib.tables.positions import (
     DOWNSTREAM_POSITIONS,
     PIPELINE_EVENT_INBOX_COMMITS,
@@ -78,6 +79,7 @@ TABLES: tuple[Table, ...] = (
     DATASET_SAMPLES,
     DATASET_EXPORTS,
     DATASET_SPLIT_GROUPS,
+    DATASET_JUDGEMENTS,
     SESSION_FLOW,
     SESSION_ROUTING,
     SESSION_TURNS,
@@ -92,6 +94,7 @@ VIEWS: tuple[View, ...] = (
     views.SLOT_THROUGHPUT_LATEST,
     views.SLOT_THROUGHPUT_HOURLY,
     views.DATASET_STATS,
+    MODEL_PREFERENCES,
     SLOT_SHARE_WEEKLY,
 )
 

@@ -86,6 +86,12 @@ class Runtime(Protocol):
         ``schema``; merge them into a ``build_request`` result."""
         ...
 
+    def requested_schema(self, body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The schema a request's JSON ``body`` (as the server receives it) constrains its
+        answer to, as ``structured_output`` spells it; None when unconstrained (the
+        simulator reads it to answer as a constrained server would)."""
+        ...
+
 
 RUNTIMES: dict[str, Runtime] = {
     LLAMACPP.name: LLAMACPP,

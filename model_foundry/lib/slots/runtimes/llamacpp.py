@@ -121,6 +121,14 @@ class LlamaCpp:
             }
         }
 
+    def requested_schema(self, body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        fmt = body.get("response_format")
+        if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
+            spec = fmt.get("json_schema")
+            schema = spec.get("schema") if isinstance(spec, Mapping) else None
+            return schema if isinstance(schema, Mapping) else None
+        return None
+
 
 LLAMACPP = LlamaCpp()
 

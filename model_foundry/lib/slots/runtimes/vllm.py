@@ -106,6 +106,12 @@ class Vllm:
     ) -> dict[str, Any]:
         return {"extra_body": {"structured_outputs": {"json": dict(schema)}}}
 
+    def requested_schema(self, body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        # The SDK merges extra_body into the request's top level.
+        wanted = body.get("structured_outputs")
+        schema = wanted.get("json") if isinstance(wanted, Mapping) else None
+        return schema if isinstance(schema, Mapping) else None
+
 
 VLLM = Vllm()
 

@@ -1,0 +1,118 @@
+"""The dataset_judgements asset: the judge slot compares the collected answers, then the
+version is exported with its preference pairs (only with ``judge: true``)."""
+
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from model_foundry.defs import keys
+from model_foundry.defs.datasets.assets import (
+    DatasetCollectionConfig,
+    export_collection,
+    require_judge,
+)
+from model_foundry.defs.metadata import dagster_metadata
+from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
+from model_foundry.lib import settings
+from model_foundry.lib.datasets.card import win_rate_table
+from model_foundry.lib.datasets.export import UnsafeNameError
+from model_foundry.lib.datasets.judge import Judgements, JudgeSlots, plan_comparisons
+from model_foundry.lib.datasets.preferences import preference_figures, preference_line
+from model_foundry.lib.datasets.published import ExportTarget
+from model_foundry.lib.datasets.versions import FinishedVersionError, choose_version
+from model_foundry.lib.llm import LlmRun, nothing_asked
+
+
+def _collected(
+    context: dg.AssetExecutionContext, config: DatasetCollectionConfig, out_root: Path
+) -> tuple[str, int]:
+    """The version dataset_samples last collected for this name (so a run that passes
+    midnight judges the version it collected), and how many of its requests failed."""
+    event = context.instance.get_latest_materialization_event(keys.DATASET_SAMPLES)
+    meta = event.asset_materialization.metadata if event and event.asset_materialization else {}
+    named = getattr(meta.get("dataset"), "value", None) == config.name
+    version = getattr(meta.get("version"), "value", None) if named else None
+    failed = getattr(meta.get("failed"), "value", 0) if named else 0
+    if config.version is not None or version is None:
+        return choose_version(out_root, config.name, config.version), 0
+    return str(version), int(failed or 0)
+
+
+@dg.asset(
+    key=keys.DATASET_JUDGEMENTS,
+    group_name="datasets",
+    kinds={"duckdb", "llm", "parquet"},
+    deps=[keys.DATASET_SAMPLES],
+    description=(
+        "With judge: true, the profile's judge slot compares each prompt's answers in both "
+        "orders (JSON-schema constrained); the version is then exported with the agreed "
+        "pairs as its preference config. The model_preferences view has the win rates."
+    ),
+)
+def dataset_judgements(
+    context: dg.AssetExecutionContext,
+    config: DatasetCollectionConfig,
+    duckdb: FoundryDuckDB,
+    slots: SlotsResource,
+) -> dg.MaterializeResult:
+    if not config.judge:
+        return dg.MaterializeResult(metadata={"judge": False})
+    require_judge(slots)
+    out_root = Path(config.output_dir) if config.output_dir else settings.data_dir() / "datasets"
+    try:
+        version, samples_failed = _collected(context, config, out_root)
+    except UnsafeNameError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
+    judge = slots.load().judge_slot(slots.profile)
+    assert judge is not None  # require_judge refused otherwise
+    plan = plan_comparisons(duckdb.database, config.name, version, judge.name)
+    context.log.info(
+        f"judgements {config.name}/{version}: {plan.pairs} answer pairs of "
+        f"{plan.prompts} prompts, {len(plan.comparisons)} asks for {judge.name} "
+        f"({plan.self_skipped} pairs with its own answers skipped, {plan.already_asked} "
+        "asks already answered)"
+    )
+    run = LlmRun(
+        duckdb.database, JudgeSlots(slots), run_id=context.run.run_id,
+        asset="dataset_judgements", log=context.log,
+    )  # fmt: skip
+    metadata: dict[str, Any] = {"dataset": config.name, "version": version, **plan.metadata()}
+    with run:
+        if plan.comparisons:
+            outcome = run.work(Judgements(config.name, version), plan.comparisons)
+            unparsed = sum(r.status != "ok" for r in outcome.rows)
+            metadata.update(judgements_written=outcome.written, judgements_unparsed=unparsed)
+            metadata.update(outcome.batch.metadata())
+            if unparsed:
+                first = next(r.cause for r in outcome.rows if r.cause)
+                context.log.warning(f"{unparsed} judge answers did not parse, e.g.: {first}")
+        else:
+            metadata.update(nothing_asked())
+        figures = preference_figures(duckdb.database, config.name, version)
+        context.log.info(preference_line(figures))
+        metadata.update(
+            judge_models=figures.judge_models, preference_pairs=figures.pairs,
+            ties=figures.ties, comparisons_with_unparsed=figures.with_unparsed,
+            pairs_by_pairing=figures.pairs_by_pairing, win_rates=figures.win_rates,
+        )  # fmt: skip
+        if figures.agreement_rate is not None:
+            metadata["agreement_rate"] = figures.agreement_rate
+        failed = int(metadata.get("failed") or 0) + samples_failed
+        if config.export and failed:
+            context.log.warning(
+                f"dataset {config.name}/{version}: {failed} requests failed, so it is not "
+                "exported yet; run the collection again to finish and export it"
+            )
+        elif config.export:
+            target = ExportTarget(out_root, config.name, version, config.license)
+            try:
+                metadata.update(
+                    export_collection(context, run, duckdb, target, config.test_share, judged=True)
+                )
+            except FinishedVersionError as exc:
+                context.log.warning(f"{exc}; its judgements are in dataset_judgements")
+    metadata.update(run.telemetry.metadata())
+    shown = dagster_metadata(metadata)
+    shown["win_rate_table"] = dg.MetadataValue.md(win_rate_table(figures.win_rates))
+    return dg.MaterializeResult(metadata=shown)
