@@ -204,20 +204,9 @@ def test_a_profile_judge_must_be_a_slot() -> None:
 
 def test_each_runtime_constrains_the_judge_in_its_own_shape() -> None:
     sf = shipped_slot_file()
-    body = (
-        Judgements("d", "v")
-        .request(
-            Comparison(
-                "p",
-                "en",
-                [{"role": "user", "content": "q"}],
-                Sampled("a", "x", None, None),
-                Sampled("b", "y", None, None),
-                "a",
-            )  # fmt: skip
-        )
-        .body
-    )
+    a, b = Sampled("a", "x", None, None), Sampled("b", "y", None, None)
+    asked = Comparison("p", "en", [{"role": "user", "content": "q"}], a, b, "a")
+    body = Judgements("d", "v").request(asked).body
     params = {"json_schema": dict(VERDICT_SCHEMA)}
     llama = build_request(sf.slots["grandpa"], body, params)
     assert llama["response_format"]["json_schema"]["schema"] == VERDICT_SCHEMA
