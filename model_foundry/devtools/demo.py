@@ -157,13 +157,23 @@ def _downstream(instance: dg.DagsterInstance) -> None:
 
 def _collect(instance: dg.DagsterInstance) -> dict[str, Any] | None:
     from model_foundry.defs.datasets.assets import dataset_samples
+    from model_foundry.defs.datasets.judgements import dataset_judgements
     from model_foundry.defs.datasets.session_export import session_dataset
+    from model_foundry.defs.resources import slots_resource_from_env
     from model_foundry.defs.throughput.assets import slot_throughput
 
-    print("dataset collection and session export (what the nightly schedule runs):")
+    # Judged (by grandpa, which the standard profile's fan-out leaves out) wherever the slot
+    # file has a judge slot; a slot file without one collects as before.
+    slots = slots_resource_from_env(None)
+    judge = slots.load().judge_slot(slots.profile) is not None
+    print(
+        f"dataset collection{', judging' if judge else ''} and session export (what the "
+        "nightly schedule runs):"
+    )
+    collection = {"config": {"name": "demo", "prompt_dir": str(_prompt_dir()), "judge": judge}}
     result = materialize(
-        [dataset_samples, session_dataset],
-        ops={"dataset_samples": {"config": {"name": "demo", "prompt_dir": str(_prompt_dir())}}},
+        [dataset_samples, dataset_judgements, session_dataset],
+        ops={"dataset_samples": collection, "dataset_judgements": collection},
         instance=instance,
         **QUIET,
     )
@@ -171,6 +181,16 @@ def _collect(instance: dg.DagsterInstance) -> dict[str, Any] | None:
     if dataset is not None:
         print("  " + collection_line(dataset))
         _print_causes(dataset)
+    judged = _metadata(result, "dataset_judgements") if judge else None
+    if judged is not None:
+        print(
+            f"  dataset_judgements: {judged.get('preference_pairs', 0)} preference pairs from "
+            f"{judged.get('answer_pairs', 0)} answer pairs, agreement rate "
+            f"{judged.get('agreement_rate', 'n/a')}, {judged.get('ties', 0)} ties"
+        )
+        _print_causes(judged)
+        # The export runs after the judgements: its path is in their metadata.
+        dataset = {**(dataset or {}), **judged}
     sessions = _metadata(result, "session_dataset")
     if sessions is not None:
         print(
@@ -193,6 +213,8 @@ REPORT_QUERIES = (
     "SELECT slot, model, attempts, error_share, gen_tps, latency_p50_s, latency_p95_s "
     "FROM slot_throughput_latest ORDER BY slot",
     "SELECT dataset, version, role, samples, empty, truncated FROM dataset_stats",
+    "SELECT language, model, opponent, comparisons, wins, losses, ties, win_rate "
+    "FROM model_preferences ORDER BY language, model, opponent",
     "SELECT correlation_id, node_events, edge_events, depth, max_fan_out, "
     "parallel_branches, uncoordinated FROM session_flow ORDER BY correlation_id",
     "SELECT * FROM slot_share_weekly ORDER BY share DESC",
