@@ -32,8 +32,8 @@ def test_judge_without_a_judge_slot_is_refused_in_one_sentence(tmp_path: Path) -
     assert result.returncode == 1, result.stdout
     assert "Traceback" not in result.stderr
     assert result.stderr.strip().splitlines() == [
-        f"model-foundry: --judge refused: profile 'standard' of {slots} has no judge slot: name one "
-        "with profiles.standard.judge, or define a 'grandpa' slot"
+        f"model-foundry: --judge refused: profile 'standard' of {slots} has no judge slot: "
+        "name one with profiles.standard.judge, or define a 'grandpa' slot"
     ]
     assert not (tmp_path / "data" / "datasets").exists()
 
