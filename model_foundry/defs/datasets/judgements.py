@@ -98,7 +98,10 @@ def dataset_judgements(
         )  # fmt: skip
         if figures.agreement_rate is not None:
             metadata["agreement_rate"] = figures.agreement_rate
-        failed = int(metadata.get("failed") or 0) + samples_failed
+        # A comparison too long for the judge's context never fits: it is left out (and
+        # counted in prompts_too_long) rather than keeping the version from being exported.
+        unfit = int(metadata.get("prompts_too_long") or 0)
+        failed = int(metadata.get("failed") or 0) - unfit + samples_failed
         if config.export and failed:
             context.log.warning(
                 f"dataset {config.name}/{version}: {failed} requests failed, so it is not "
