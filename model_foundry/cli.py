@@ -337,6 +337,8 @@ def _print_judgements(metadata: Any) -> dict[str, Any]:
     )
     for line in cause_lines(meta.get("failure_causes") or {}, indent="  "):
         print(line)
+    for cause, n in (meta.get("unparsed_causes") or {}).items():
+        print(f"  {n} judge answers unparsed: {cause}")
     print(win_rate_table(meta.get("win_rates") or []))
     return meta
 

@@ -23,6 +23,7 @@ from model_foundry.lib.datasets.judge import (
     Judgements,
     JudgeSlots,
     plan_comparisons,
+    unparsed_causes,
 )
 from model_foundry.lib.datasets.preferences import preference_figures
 from model_foundry.lib.datasets.samples import write_samples
@@ -118,6 +119,8 @@ def test_every_constrained_judgement_parses_and_unconstrained_ones_do_not(judge_
     assert loose_meta["sent"] == asks
     assert [r for r in raw if r.status == "ok"] == []
     assert raw and all(r.cause and r.cause.startswith("the judge's answer") for r in raw)
+    causes = unparsed_causes(raw)
+    assert sum(causes.values()) == len(raw) and all(c.startswith("the judge") for c in causes)
     with storage.connect(db) as con:
         held = con.execute(
             "SELECT status, count(*) FROM dataset_judgements GROUP BY ALL ORDER BY ALL"

@@ -17,7 +17,12 @@ from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
 from model_foundry.lib.datasets.card import win_rate_table
 from model_foundry.lib.datasets.export import UnsafeNameError
-from model_foundry.lib.datasets.judge import Judgements, JudgeSlots, plan_comparisons
+from model_foundry.lib.datasets.judge import (
+    Judgements,
+    JudgeSlots,
+    plan_comparisons,
+    unparsed_causes,
+)
 from model_foundry.lib.datasets.preferences import preference_figures, preference_line
 from model_foundry.lib.datasets.published import ExportTarget
 from model_foundry.lib.datasets.versions import FinishedVersionError, choose_version
@@ -82,7 +87,10 @@ def dataset_judgements(
         if plan.comparisons:
             outcome = run.work(Judgements(config.name, version), plan.comparisons)
             unparsed = sum(r.status != "ok" for r in outcome.rows)
-            metadata.update(judgements_written=outcome.written, judgements_unparsed=unparsed)
+            metadata.update(
+                judgements_written=outcome.written, judgements_unparsed=unparsed,
+                unparsed_causes=unparsed_causes(outcome.rows),
+            )  # fmt: skip
             metadata.update(outcome.batch.metadata())
             if unparsed:
                 first = next(r.cause for r in outcome.rows if r.cause)

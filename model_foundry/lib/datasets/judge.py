@@ -328,11 +328,12 @@ class JudgeSlots:
 
 
 def unparsed_causes(rows: Sequence[JudgementRow]) -> dict[str, int]:
-    """How many of ``rows`` did not parse, by cause (the cause's words before the answer)."""
+    """How many of ``rows`` did not parse, by cause: its sentence without the answer shown
+    after the colon, so one kind of failure is one entry."""
     counts: dict[str, int] = {}
     for r in rows:
         if r.cause:
-            head = r.cause.split(":")[0]
+            head = r.cause.split(": ")[0]
             counts[head] = counts.get(head, 0) + 1
     return counts
 
