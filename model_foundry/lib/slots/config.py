@@ -328,9 +328,15 @@ class SlotFile(_Strict):
             if key == judge.name:
                 roles.append(JUDGE_ROLE)
             slots[key] = slot.model_copy(update={"roles": roles})
-        own = self.roles.get(judge.name, Role())
+        # The judge thinks as its slot's own role says, where the server constrains only the
+        # answer after the reasoning; elsewhere it answers without thinking unless the file
+        # says otherwise under roles.judge.
+        own = self.roles.get(judge.name, Role()).thinking
         given = self.roles.get(JUDGE_ROLE)
-        thinking = given.thinking if given is not None else own.thinking
+        if given is not None and given.thinking is not None:
+            thinking: bool | None = given.thinking
+        else:
+            thinking = own if judge.server.schema_after_reasoning else False
         roles = {**self.roles, JUDGE_ROLE: Role(thinking=thinking, fallbacks=[])}
         members = self.profiles[name]
         judged = f"{name}+judge"

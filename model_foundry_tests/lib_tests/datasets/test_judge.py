@@ -179,6 +179,17 @@ def test_the_judge_slot_of_a_profile(tmp_path: Path) -> None:
     assert [s.name for s in judging.slots_for_role(JUDGE_ROLE, profile)] == ["grandpa"]
     # grandpa's own role falls back to naughty; the judge role never does.
     assert judging.roles[JUDGE_ROLE].fallbacks == []
+    # grandpa thinks, but llama.cpp's grammar would constrain the reasoning too: the judge
+    # does not think unless roles.judge says so.
+    assert (
+        sf.roles["grandpa"].thinking is True
+        and not sf.slots["grandpa"].server.schema_after_reasoning
+    )
+    assert judging.roles[JUDGE_ROLE].thinking is False
+    asked = sf.to_yaml_dict()
+    asked["roles"]["judge"] = {"thinking": True}
+    judging, _ = parse_slot_file(asked, "t.yaml").for_judging("standard")
+    assert judging.roles[JUDGE_ROLE].thinking is True
     data = sf.to_yaml_dict()
     data["profiles"]["standard"] = {"slots": data["profiles"]["standard"], "judge": "naughty"}
     named = parse_slot_file(data, "named.yaml")

@@ -37,6 +37,10 @@ class Runtime(Protocol):
     # Message fields that carry reasoning, the server's own first.
     reasoning_fields: tuple[str, ...]
     sends_timings: bool  # a ``timings`` object with exact speeds in each answer
+    # Whether a JSON schema constrains only the answer after the model's reasoning (vLLM with
+    # a reasoning parser), not the reasoning too (llama.cpp: a thinking model under a schema
+    # can loop inside its reasoning and leave the answer empty).
+    schema_after_reasoning: bool
     health_body: Mapping[str, Any] | None  # ``/health``'s JSON when up; None: an empty 200
 
     # -- context window -------------------------------------------------------------------

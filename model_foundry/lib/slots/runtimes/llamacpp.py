@@ -56,6 +56,9 @@ class LlamaCpp:
     # Read in this order; "reasoning" too, for builds that follow vLLM's newer name.
     reasoning_fields = ("reasoning_content", "reasoning")
     sends_timings = True
+    # The grammar applies to everything generated, reasoning included (ggml-org/llama.cpp
+    # issue 22537, closed as wontfix in April 2026).
+    schema_after_reasoning = False
     health_body: Mapping[str, Any] | None = MappingProxyType({"status": "ok"})
 
     def context_url(self, base_url: str) -> str:

@@ -43,6 +43,8 @@ class Vllm:
     )
     reasoning_fields = ("reasoning", "reasoning_content")
     sends_timings = False
+    # With --reasoning-parser, structured outputs constrain the answer after the reasoning.
+    schema_after_reasoning = True
     # vLLM's /health is an empty 200.
     health_body: Mapping[str, Any] | None = None
 
