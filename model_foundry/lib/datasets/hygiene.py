@@ -6,18 +6,19 @@ from __future__ import annotations
 
 import tempfile
 from array import array
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.spool import HashSpool
 from model_foundry.lib.hygiene.dedup import DedupConfig, find_duplicate_sketches, text_sketch
 from model_foundry.lib.hygiene.record import RecordScrubber
-from model_foundry.lib.hygiene.splits import assign_splits
+from model_foundry.lib.hygiene.splits import assign_group_splits
 
 # What a scrub reads of a record: the fields whose text came from people, models or tools.
 _TEXT_FIELDS = ("thread", "tools", "prompt", "response", "reasoning", "params")
@@ -45,7 +46,9 @@ class SpooledClusters:
         self.sets.close_writes()
         try:
             exact = np.frombuffer(self.exact, dtype=np.uint64)
-            found = find_duplicate_sketches(self.sets, exact, self.config, self.priority)
+            found = find_duplicate_sketches(
+                self.sets, exact, self.config, self.priority, Path(self._dir.name)
+            )
         finally:
             self.sets.close()
             self._dir.cleanup()
@@ -86,14 +89,19 @@ class ExportHygiene:
         return SpooledClusters()
 
     def splits(
-        self, groups: Sequence[str], clusters: Sequence[Hashable] | None
-    ) -> tuple[list[str], int]:
+        self,
+        names: pa.Array,
+        group_at: npt.NDArray[np.int64],
+        clusters: npt.NDArray[np.int64] | None,
+    ) -> tuple[npt.NDArray[np.int8], list[str], int]:
         # A short transaction of its own: new groups' splits are stored for good here.
         assigned = storage.run_in_transaction(
             self.db_path,
-            lambda con: assign_splits(con, self.dataset, groups, clusters, self.ratios),
+            lambda con: assign_group_splits(
+                con, self.dataset, names, group_at, clusters, self.ratios
+            ),
         )
-        return assigned.splits, assigned.merges
+        return assigned.of_records(group_at), assigned.names, assigned.merges
 
 
 def export_hygiene(db_path: Path, dataset: str, test_share: float) -> ExportHygiene:

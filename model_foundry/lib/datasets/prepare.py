@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol, overload
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +38,7 @@ FILTERS: dict[str, Callable[[dict[str, Any]], bool]] = {
 SESSION_FILTERS = ("no_assistant", "truncated")
 SAMPLE_FILTERS = ("empty", "truncated")
 _SPOOL_BATCH = 1000
+_GROUP_CHUNK = 65_536
 _FILTERED = 1e15
 
 
@@ -66,11 +67,16 @@ class Hygiene(Protocol):
     def cluster_index(self) -> ClusterIndex: ...
 
     def splits(
-        self, groups: Sequence[str], clusters: Sequence[Hashable] | None
-    ) -> tuple[list[str], int]:
-        """Each record's split from its group's stored one (groups linked by a near-duplicate
-        cluster share a side; new groups are stored now), and how many joins of groups on
-        different sides were sent to train."""
+        self,
+        names: pa.Array,
+        group_at: npt.NDArray[np.int64],
+        clusters: npt.NDArray[np.int64] | None,
+    ) -> tuple[npt.NDArray[np.int8], list[str], int]:
+        """Each record's split from its group's stored one, as an index into the split names
+        also returned (groups linked by a near-duplicate cluster share a side; new groups are
+        stored now), and how many joins of groups on different sides were sent to train.
+        ``names`` are the distinct groups, ``group_at`` each record's code into them and
+        ``clusters`` each record's near-duplicate cluster (None: no dedup)."""
         ...
 
 
@@ -112,7 +118,7 @@ class Prepared:
     cluster_at: npt.NDArray[np.int64] = field(default_factory=lambda: np.empty(0, np.int64))
     split_at: npt.NDArray[np.int8] = field(default_factory=lambda: np.empty(0, np.int8))
     dropped_at: npt.NDArray[np.int8] = field(default_factory=lambda: np.empty(0, np.int8))
-    cluster_names: list[str] = field(default_factory=list)
+    cluster_names: pa.Array = field(default_factory=lambda: pa.array([], pa.string()))
     split_names: list[str] = field(default_factory=list)
     reasons: list[str | None] = field(default_factory=lambda: [None])
 
@@ -124,46 +130,44 @@ class Prepared:
         at = 0
         for batch in pq.ParquetFile(self.spool).iter_batches(batch_size=_SPOOL_BATCH):
             rows = batch.to_pylist()
-            for row in rows:
-                row["cluster_id"] = self.cluster_names[int(self.cluster_at[at])]
-                row["split"] = self.split_names[int(self.split_at[at])]
-                row["dropped_by"] = self.reasons[int(self.dropped_at[at])]
+            end = at + len(rows)
+            clusters = self.cluster_names.take(pa.array(self.cluster_at[at:end])).to_pylist()
+            splits, dropped = self.split_at[at:end].tolist(), self.dropped_at[at:end].tolist()
+            for row, cluster, split, reason in zip(rows, clusters, splits, dropped, strict=True):
+                row["cluster_id"] = cluster
+                row["split"] = self.split_names[split]
+                row["dropped_by"] = self.reasons[reason]
                 row["kept"] = row["dropped_by"] is None
-                at += 1
+            at = end
             yield rows
 
 
-class _Groups(Sequence[str]):
-    """Each record's group as a 4-byte code into the distinct names: a session's threads
-    (or a prompt's samples) share one string, not one each."""
+class _Groups:
+    """Each record's group, gathered into Arrow chunks as it comes: no Python string is kept
+    per record, and a session's threads (or a prompt's samples) end up as one name."""
 
     def __init__(self) -> None:
-        self.names: list[str] = []
-        self.code: dict[str, int] = {}
-        self.codes = array("i")
+        self._chunks: list[pa.Array] = []
+        self._part: list[str] = []
 
     def append(self, name: str) -> None:
-        code = self.code.get(name)
-        if code is None:
-            code = self.code[name] = len(self.names)
-            self.names.append(name)
-        self.codes.append(code)
+        self._part.append(name)
+        if len(self._part) >= _GROUP_CHUNK:
+            self._flush()
 
-    def __len__(self) -> int:
-        return len(self.codes)
+    def _flush(self) -> None:
+        if self._part:
+            self._chunks.append(pa.array(self._part, pa.large_string()))
+            self._part = []
 
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[str]: ...
-    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
-        if isinstance(index, slice):
-            return [self.names[c] for c in self.codes[index]]
-        return self.names[self.codes[index]]
-
-    def __iter__(self) -> Iterator[str]:
-        names = self.names
-        return (names[c] for c in self.codes)
+    def encoded(self) -> tuple[pa.Array, npt.NDArray[np.int64]]:
+        """The distinct names in order of first appearance, and each record's code."""
+        self._flush()
+        every = pa.chunked_array(self._chunks, pa.large_string()).combine_chunks()
+        self._chunks = []
+        encoded = every.dictionary_encode()
+        codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        return encoded.dictionary, codes
 
 
 class _Pass:
@@ -220,16 +224,11 @@ def _name_clusters(prepared: Prepared, kept_at: npt.NDArray[np.int64]) -> None:
     every other unfiltered member is a duplicate."""
     reps = np.unique(kept_at)
     ids = pq.read_table(prepared.spool, columns=["id"]).column("id")
-    prepared.cluster_names = ids.take(pa.array(reps)).to_pylist()
+    prepared.cluster_names = ids.take(pa.array(reps)).combine_chunks()
     prepared.cluster_at = np.searchsorted(reps, kept_at).astype(np.int64)
     duplicate = (kept_at != np.arange(len(kept_at))) & (prepared.dropped_at == 0)
     prepared.dropped_at[duplicate] = 1
     prepared.duplicates_removed = int(duplicate.sum())
-
-
-def _name_groups(prepared: Prepared, groups: _Groups) -> None:
-    prepared.cluster_names = list(groups.names)
-    prepared.cluster_at = np.frombuffer(groups.codes, dtype=np.int32).astype(np.int64)
 
 
 def prepare(
@@ -253,16 +252,16 @@ def prepare(
     index = hygiene.cluster_index() if deduplicate else None
     first = _Pass(prepared, filters)
     first.run(records, hygiene, index, group_of)
+    names, group_at = first.groups.encoded()
     kept_at = None
     if index is not None:
         kept_at = np.asarray(index.clusters(), dtype=np.int64)
         _name_clusters(prepared, kept_at)
     else:
-        _name_groups(prepared, first.groups)
-    splits, prepared.split_joins = hygiene.splits(first.groups, kept_at)
-    prepared.split_names = sorted(set(splits))
-    position = {name: n for n, name in enumerate(prepared.split_names)}
-    prepared.split_at = np.array([position[x] for x in splits], dtype=np.int8)
+        prepared.cluster_names, prepared.cluster_at = names, group_at
+    # The clusters link groups: a near duplicate of a train record never lands in test.
+    split_at, split_names, prepared.split_joins = hygiene.splits(names, group_at, kept_at)
+    prepared.split_at, prepared.split_names = split_at, split_names
     prepared.clusters = len(prepared.cluster_names)
     return prepared
 

@@ -13,7 +13,8 @@
    here.)
 3. rensa's MinHash gives ``bands * rows`` values per text; each band of ``rows`` values is
    folded into one uint64. Only these band keys are kept: ``bands * 8`` bytes per text in a
-   numpy array, no Python object per record.
+   numpy array, no Python object per record; an export keeps them on disk, one file per
+   band, and searches a band at a time (:class:`BandKeys`), so it holds 8 bytes a text.
 4. Texts sharing a key in any band are candidates (in a band's bucket each text meets the
    next ``max_bucket`` texts in index order, so a huge bucket stays linear). Every candidate
    pair's Jaccard similarity is computed on the two texts' actual shingle sets, and pairs at
@@ -35,6 +36,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -166,11 +168,42 @@ def _band_keys(signatures: npt.NDArray[np.uint32], config: DedupConfig) -> U64:
     return mixed
 
 
+class BandKeys:
+    """The band keys of every representative, read a band at a time: in one array, or (given
+    a ``folder``) in one file per band, appended a chunk of rows at a time, so the candidate
+    search holds one band's column (8 bytes a record), not all ``bands`` of them."""
+
+    def __init__(self, records: int, bands: int, folder: Path | None = None) -> None:
+        self.records = records
+        self.bands = bands
+        self.folder = folder
+        self._keys = None if folder else np.zeros((records, bands), dtype=np.uint64)
+
+    @property
+    def nbytes(self) -> int:
+        return self.records * self.bands * 8
+
+    def write(self, start: int, keys: U64) -> None:
+        if self._keys is not None:
+            self._keys[start : start + len(keys)] = keys
+            return
+        assert self.folder is not None
+        for b in range(self.bands):
+            with (self.folder / f"band-{b}.u64").open("ab") as out:
+                out.write(np.ascontiguousarray(keys[:, b]).tobytes())
+
+    def column(self, band: int) -> U64:
+        if self._keys is not None:
+            return self._keys[:, band]
+        assert self.folder is not None
+        return np.fromfile(self.folder / f"band-{band}.u64", dtype=np.uint64)
+
+
 def signatures_to_bands(
-    shingler: _Shingler, reps: I64, config: DedupConfig
-) -> tuple[U64, npt.NDArray[np.bool_]]:
+    shingler: _Shingler, reps: I64, config: DedupConfig, folder: Path | None = None
+) -> tuple[BandKeys, npt.NDArray[np.bool_]]:
     """Band keys of every representative (rows of texts with no shingle left are masked)."""
-    bands = np.zeros((len(reps), config.bands), dtype=np.uint64)
+    bands = BandKeys(len(reps), config.bands, folder)
     usable = np.zeros(len(reps), dtype=bool)
     for start in range(0, len(reps), config.chunk):
         part = reps[start : start + config.chunk]
@@ -183,17 +216,20 @@ def signatures_to_bands(
             flat, offsets, config.num_perm, config.seed
         )
         rows = np.asarray(matrix.to_rows(), dtype=np.uint32).reshape(len(part), config.num_perm)
-        bands[start : start + len(part)] = _band_keys(rows, config)
+        bands.write(start, _band_keys(rows, config))
     return bands, usable
 
 
-def candidate_pairs(bands: U64, usable: npt.NDArray[np.bool_], max_bucket: int) -> I64:
+def candidate_pairs(bands: U64 | BandKeys, usable: npt.NDArray[np.bool_], max_bucket: int) -> I64:
     """Pairs ``(i, j)``, ``i < j``, sharing a band key, as one int64 ``i * n + j`` each."""
-    n = len(bands)
+    n = len(usable)
     found: list[I64] = []
     live = np.flatnonzero(usable)
-    for b in range(bands.shape[1]):
-        column = bands[live, b]
+    count = bands.bands if isinstance(bands, BandKeys) else bands.shape[1]
+    for b in range(count):
+        whole = bands.column(b) if isinstance(bands, BandKeys) else bands[:, b]
+        column = whole[live]
+        del whole
         order = np.argsort(column, kind="stable")
         ordered, ids = column[order], live[order]
         for step in range(1, max_bucket + 1):
@@ -285,10 +321,12 @@ def find_duplicate_sketches(
     exact: U64,
     config: DedupConfig | None = None,
     priority: Sequence[float] | None = None,
+    folder: Path | None = None,
 ) -> DedupResult:
     """:func:`find_duplicates` over texts' sketches (:func:`text_sketch`): ``sets[i]`` the
     sorted shingle set of text ``i`` and ``exact[i]`` its exact key. ``sets`` is read by
-    position (a spool on disk will do)."""
+    position (a spool on disk will do); with a ``folder`` the band keys are kept there, one
+    file per band, instead of in memory."""
     config = config or DedupConfig()
     n = len(exact)
     if n == 0:
@@ -299,7 +337,7 @@ def find_duplicate_sketches(
     rep_of_group[np.argsort(first_of)] = np.arange(len(first_of))
     shingler = _Shingler(sets, config)
     shingler.learn_common(reps)
-    bands, usable = signatures_to_bands(shingler, reps, config)
+    bands, usable = signatures_to_bands(shingler, reps, config, folder)
     pairs = candidate_pairs(bands, usable, config.max_bucket)
     uf = UnionFind(len(reps))
     verified = _verify(pairs, reps, shingler, uf, config.threshold)
@@ -319,6 +357,7 @@ def find_duplicate_sketches(
 
 
 __all__ = [
+    "BandKeys",
     "DedupConfig",
     "DedupResult",
     "UnionFind",

@@ -4,15 +4,21 @@ the stated rule, every record in its group's split, figures that add up."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Hashable, Mapping, Sequence
+import random
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
+from model_foundry.lib.datasets.hygiene import ExportHygiene
 from model_foundry.lib.datasets.layouts import SESSIONS
 from model_foundry.lib.datasets.prepare import prepare, varying_text
+from model_foundry.lib.hygiene.measure import TextWorld, perturb
+from model_foundry.lib.hygiene.record import RecordScrubber
+from model_foundry.lib.hygiene.splits import hashed_split
 
 
 class RecordingHygiene:
@@ -51,10 +57,12 @@ class RecordingHygiene:
         return np.array([best[c] for c, _ in self.added])
 
     def splits(
-        self, groups: Sequence[str], clusters: Sequence[Hashable] | None
-    ) -> tuple[list[str], int]:
-        self.split_groups = list(groups)
-        return [self.split_of[g] for g in groups], self.joins
+        self, names: pa.Array, group_at: np.ndarray, clusters: np.ndarray | None
+    ) -> tuple[np.ndarray, list[str], int]:
+        self.split_groups = names.take(pa.array(group_at)).to_pylist()
+        sides = sorted(set(self.split_of.values()))
+        at = [sides.index(self.split_of[g]) for g in self.split_groups]
+        return np.array(at, dtype=np.int8), sides, self.joins
 
 
 def _record(rid: str, user: str, answers: int = 1, truncated: int = 0) -> dict[str, Any]:
@@ -129,3 +137,68 @@ def test_an_unknown_filter_is_refused_by_name(tmp_path: Path) -> None:
             [], RecordingHygiene({}, {}), tmp_path / "s.parquet", SESSIONS.schema,
             group_of=str, filters=("typo",),
         )  # fmt: skip
+
+
+def _sessions_on_both_sides(dataset: str, test_share: float) -> tuple[str, str]:
+    """Two session ids that the stable hash alone sends to train and to test."""
+    ratios = {"train": 1 - test_share, "test": test_share}
+    ids = [f"session-{n}" for n in range(200)]
+    train = next(i for i in ids if hashed_split(dataset, i, ratios) == "train")
+    test = next(i for i in ids if hashed_split(dataset, i, ratios) == "test")
+    return train, test
+
+
+def _session(correlation_id: str, sentences: list[str]) -> dict[str, Any]:
+    record = _record(f"{correlation_id}/main", " ".join(sentences))
+    record.update(correlation_id=correlation_id, thread="main")
+    return record
+
+
+def _prepare_sessions(
+    db_path: Path, spool: Path, records: list[dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    hygiene = ExportHygiene(db_path, "agents", RecordScrubber(), test_share=0.5)
+    prepared = prepare(
+        records, hygiene, spool, SESSIONS.schema, group_of=lambda r: r["correlation_id"]
+    )
+    return {r["correlation_id"]: r for batch in prepared.batches() for r in batch}
+
+
+def test_a_near_duplicate_session_takes_the_split_of_the_session_it_repeats(
+    db_path: Path, tmp_path: Path
+) -> None:
+    """The real hygiene on a real DuckDB file: near-duplicate sessions are one split group, so
+    the test split never holds a near duplicate of a train record; when new records link
+    groups already stored on both sides, the new one goes to train and the merge is counted."""
+    train_id, test_id = _sessions_on_both_sides("agents", 0.5)
+    world = TextWorld(seed=31).records(3, sentences=20)
+    original, rng = world[0], random.Random(2)
+    copy = perturb(original, rng)
+    first = _prepare_sessions(
+        db_path, tmp_path / "first.parquet",
+        [_session(train_id, original), _session(test_id, copy.split("  \n"))],
+    )  # fmt: skip
+    assert first[train_id]["cluster_id"] == first[test_id]["cluster_id"]
+    # Alone, the hash sends them to different sides; linked by their cluster, to one.
+    assert first[train_id]["split"] == first[test_id]["split"]
+    # Two stored groups on different sides, then a new session close to both of them.
+    a_id, b_id = _sessions_on_both_sides("agents-merge", 0.5)
+    # Jaccard about 0.7 between the two, 0.85 between each and the bridge.
+    shared, only_a, only_b = world[1][:14], world[1][14:17], world[2][:3]
+    hygiene = ExportHygiene(db_path, "agents-merge", RecordScrubber(), test_share=0.5)
+    stored = [_session(a_id, shared + only_a), _session(b_id, shared + only_b)]
+    once = prepare(stored, hygiene, tmp_path / "m1.parquet", SESSIONS.schema,
+                   group_of=lambda r: r["correlation_id"])  # fmt: skip
+    sides = {r["correlation_id"]: r["split"] for b in once.batches() for r in b}
+    assert sides == {a_id: "train", b_id: "test"} and once.split_joins == 0
+    bridge = _session("session-bridge", shared + only_a + only_b)
+    again = prepare(
+        [*stored, bridge], hygiene, tmp_path / "m2.parquet", SESSIONS.schema,
+        group_of=lambda r: r["correlation_id"],
+    )  # fmt: skip
+    after = {r["correlation_id"]: r for b in again.batches() for r in b}
+    assert len({r["cluster_id"] for r in after.values()}) == 1
+    assert {k: r["split"] for k, r in after.items()} == {
+        a_id: "train", b_id: "test", "session-bridge": "train",
+    }  # fmt: skip
+    assert again.split_joins == 1
