@@ -65,17 +65,22 @@ def export_sessions(con: duckdb.DuckDBPyConnection, window: SessionWindow) -> li
     return [r[0] for r in rows]
 
 
-_STATES = """
+# A batch is a run of the sorted session ids: the range (a filter DuckDB applies in its
+# scan, reading the other columns only of rows inside it) comes before the exact list (a
+# semi-join, which alone reads every column of every row: each batch cost as much as the
+# whole table, so an export grew with the square of its sessions).
+_IN_BATCH = "correlation_id BETWEEN ? AND ? AND correlation_id IN (SELECT unnest(?::VARCHAR[]))"
+_STATES = f"""
 SELECT state::VARCHAR FROM session_trajectories
-WHERE correlation_id IN (SELECT unnest(?::VARCHAR[]))
+WHERE {_IN_BATCH}
 """
 
 # session_turns' rows, tool_calls as the JSON text its row type holds.
-_TURNS = """
+_TURNS = f"""
 SELECT correlation_id, thread, turn_index, role, content, reasoning,
        tool_calls::VARCHAR AS tool_calls, tool_call_id, name, slot, model, event_id,
        occurred_at, finish_reason, tool_error, origin
-FROM session_turns WHERE correlation_id IN (SELECT unnest(?::VARCHAR[]))
+FROM session_turns WHERE {_IN_BATCH}
 ORDER BY correlation_id, thread, turn_index
 """
 
@@ -86,16 +91,18 @@ def session_records(
     """The trajectory records of ``sessions``, thread by thread, in a stable order. Each batch
     of sessions is read on a connection of its own, so a long export never holds the file
     while other writers wait."""
-    for start in range(0, len(sessions), _BATCH_SESSIONS):
-        batch = sessions[start : start + _BATCH_SESSIONS]
+    ordered = sorted(sessions)
+    for start in range(0, len(ordered), _BATCH_SESSIONS):
+        batch = ordered[start : start + _BATCH_SESSIONS]
+        within = [batch[0], batch[-1], batch]
         with storage.connect(db_path) as con:
             states = {
                 (s.correlation_id, s.thread): s
                 for s in (
-                    ThreadState.from_json(r[0]) for r in con.execute(_STATES, [batch]).fetchall()
+                    ThreadState.from_json(r[0]) for r in con.execute(_STATES, within).fetchall()
                 )
             }
-            stored = SESSION_TURNS.rows(con, _TURNS, [batch])
+            stored = SESSION_TURNS.rows(con, _TURNS, within)
         turns: dict[tuple[str, str], list[Turn]] = {}
         for row in stored:
             turns.setdefault((row.correlation_id, row.thread), []).append(stored_turn(row))
