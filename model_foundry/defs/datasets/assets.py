@@ -1,6 +1,7 @@
 """The dataset_samples asset, its job and its nightly schedule."""
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +136,9 @@ def dataset_samples(
             )
         elif config.export:
             target = ExportTarget(out_root, config.name, version, config.license)
-            metadata.update(export_collection(context, run, duckdb, target, config.test_share))
+            metadata.update(
+                export_collection(context, run, duckdb, target, config.test_share, metadata)
+            )
         if not failed and chat_span is not None:
             # Finished: the next version asks the sessions that begin after these.
             advance_chat_prompts(duckdb.database, chat_span)
@@ -158,11 +161,13 @@ def export_collection(
     duckdb: FoundryDuckDB,
     target: ExportTarget,
     test_share: float,
+    collected: Mapping[str, Any],
     *,
     judged: bool = False,
 ) -> dict[str, Any]:
     """Export the version's samples (and with ``judged``, its preference pairs) with hygiene;
-    the materialization's export figures."""
+    the materialization's export figures. ``collected`` is dataset_samples' metadata (the
+    samples its run wrote, by role), for the export's telemetry event."""
     started = time.perf_counter()
     hygiene = export_hygiene(Path(duckdb.database), target.name, test_share)
     outcome = export_samples(
@@ -175,6 +180,8 @@ def export_collection(
         "model_foundry.dataset_export",
         dataset=target.name,
         version=target.version,
+        samples=collected.get("samples_written", 0),
+        samples_by_role=collected.get("samples_by_role") or {},
         rows=f.records,
         jsonl_rows=kept,
         preference_rows=sum(f.configs.get("preference", {}).values()),

@@ -31,17 +31,16 @@ from model_foundry.lib.llm import LlmRun, nothing_asked
 
 def _collected(
     context: dg.AssetExecutionContext, config: DatasetCollectionConfig, out_root: Path
-) -> tuple[str, int]:
+) -> tuple[str, dict[str, Any]]:
     """The version dataset_samples last collected for this name (so a run that passes
-    midnight judges the version it collected), and how many of its requests failed."""
+    midnight judges the version it collected) and that materialization's metadata."""
     event = context.instance.get_latest_materialization_event(keys.DATASET_SAMPLES)
-    meta = event.asset_materialization.metadata if event and event.asset_materialization else {}
-    named = getattr(meta.get("dataset"), "value", None) == config.name
-    version = getattr(meta.get("version"), "value", None) if named else None
-    failed = getattr(meta.get("failed"), "value", 0) if named else 0
+    found = event.asset_materialization.metadata if event and event.asset_materialization else {}
+    meta = {k: getattr(v, "value", v) for k, v in found.items()}
+    version = meta.get("version") if meta.get("dataset") == config.name else None
     if config.version is not None or version is None:
-        return choose_version(out_root, config.name, config.version), 0
-    return str(version), int(failed or 0)
+        return choose_version(out_root, config.name, config.version), {}
+    return str(version), meta
 
 
 @dg.asset(
@@ -66,7 +65,7 @@ def dataset_judgements(
     require_judge(slots)
     out_root = Path(config.output_dir) if config.output_dir else settings.data_dir() / "datasets"
     try:
-        version, samples_failed = _collected(context, config, out_root)
+        version, collected = _collected(context, config, out_root)
     except UnsafeNameError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     judge = slots.load().judge_slot(slots.profile)
@@ -109,7 +108,7 @@ def dataset_judgements(
         # A comparison too long for the judge's context never fits: it is left out (and
         # counted in prompts_too_long) rather than keeping the version from being exported.
         unfit = int(metadata.get("prompts_too_long") or 0)
-        failed = int(metadata.get("failed") or 0) - unfit + samples_failed
+        failed = int(metadata.get("failed") or 0) - unfit + int(collected.get("failed") or 0)
         if config.export and failed:
             context.log.warning(
                 f"dataset {config.name}/{version}: {failed} requests failed, so it is not "
@@ -119,7 +118,9 @@ def dataset_judgements(
             target = ExportTarget(out_root, config.name, version, config.license)
             try:
                 metadata.update(
-                    export_collection(context, run, duckdb, target, config.test_share, judged=True)
+                    export_collection(
+                        context, run, duckdb, target, config.test_share, collected, judged=True
+                    )
                 )
             except FinishedVersionError as exc:
                 context.log.warning(f"{exc}; its judgements are in dataset_judgements")
