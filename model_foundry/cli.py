@@ -216,6 +216,12 @@ def cmd_bench_ingest(args: argparse.Namespace) -> int:
     return main(args)
 
 
+def cmd_bench_keys(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.keys import main
+
+    return main(args)
+
+
 def cmd_bench_downstream(args: argparse.Namespace) -> int:
     from model_foundry.devtools.bench.downstream import main
 
@@ -614,6 +620,13 @@ def _add_bench(
     p.add_argument("--repeat", type=int, default=3, help="timed refreshes per side; best taken")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_downstream)
+
+    p = bench_sub.add_parser(
+        "keys", help="the LLM tables' move off their keys, and the lookups that replaced them"
+    )
+    p.add_argument("--rows", type=int, default=1_000_000, help="llm_completions rows")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench_keys)
 
     p = bench_sub.add_parser(
         "duckdb", help="the one DuckDB file's limits: inbox rows/s beside summaries, writers/min"
