@@ -17,7 +17,9 @@ process:
   summaries since its queue time, an hour back), ``sample_check_s``: a batch of 100
   samples' check against their version, best of 3 each; with the process's ``peak_rss_mb``.
 
-``*_ratio`` is the big file's figure against the small one's.
+``*_ratio`` is the big file's figure against the small one's. ``views_s`` then times each
+ad-hoc view read whole (:func:`~model_foundry.devtools.bench.downstream.view_times`), for
+``slot_throughput_hourly`` and ``dataset_stats``, which read these tables.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any
 
 import duckdb
 
+from model_foundry.devtools.bench.downstream import view_times
 from model_foundry.devtools.bench.process import in_fresh_process, peak_rss_mb
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.samples import STORED_SAMPLES_SQL
@@ -196,6 +199,8 @@ def _side(directory: Path, rows: int) -> dict[str, Any]:
         "migrate_s": round(migrated["migrate_s"], 2),
         "migrate_peak_rss_mb": migrated["peak_rss_mb"],
         **{k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(looked).items()},
+        # slot_throughput_hourly reads llm_completions, dataset_stats dataset_samples.
+        "views_s": view_times(db),
     }
 
 
