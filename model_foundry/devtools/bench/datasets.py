@@ -166,7 +166,8 @@ def leaked_secrets(folder: Path) -> set[str]:
                 for line in fh:
                     found.update(_PLANTED.findall(line))
         elif path.suffix == ".parquet":
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=2000):
+            # pre_buffer off: it keeps every row group read until the reader closes.
+            for batch in pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=2000):
                 for row in batch.to_pylist():
                     found.update(_PLANTED.findall(json.dumps(row, ensure_ascii=False)))
     return found
