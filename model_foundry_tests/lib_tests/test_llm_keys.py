@@ -4,6 +4,7 @@ summary, a translation or a sample already stored is refused. Real DuckDB files.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from model_foundry.devtools.bench.keys import ADDED_COLUMNS, OLD_INDEX, keyed_ddl
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.samples import write_samples
 from model_foundry.lib.llm import Body, Completion, CompletionStore, Planned, Request
@@ -20,7 +22,7 @@ from model_foundry.lib.summaries.pending import SessionToSummarise
 from model_foundry.lib.summaries.rows import store_summaries, summary_row
 from model_foundry.lib.summaries.translations import write_translations
 from model_foundry.lib.tables.base import Table
-from model_foundry.lib.tables.completions import LLM_COMPLETIONS, CompletionRow
+from model_foundry.lib.tables.completions import LLM_COMPLETIONS, CompletionRow, key_prefix
 from model_foundry.lib.tables.datasets import DATASET_SAMPLES, DatasetSampleRow
 from model_foundry.lib.tables.summaries import (
     SESSION_SUMMARIES,
@@ -39,14 +41,9 @@ OLD_KEYS: dict[Table, str] = {
     SESSION_SUMMARY_PARTS: "summary_key, level, part_index",
     DATASET_SAMPLES: "dataset, version, request_key",
 }
-OLD_INDEX = "CREATE INDEX llm_completions_request_key ON llm_completions (request_key)"
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-
-def keyed_ddl(table: Table, key: str) -> str:
-    """The table as files before had it: the same columns, and its PRIMARY KEY."""
-    end = table.ddl.rindex(")")
-    return f"{table.ddl[:end].rstrip()},\n        PRIMARY KEY ({key})\n    )"
+# A request key as the store makes them: a sha256 in hex (the others are not).
+HEX_KEY = hashlib.sha256(b"a request").hexdigest()
 
 
 def attempt_row(key: str, n: int, status: str, content: str | None) -> CompletionRow:
@@ -84,6 +81,7 @@ OLD_ROWS: dict[Table, list] = {
         attempt_row("k-ok", 2, "ok", "second answer"),
         attempt_row("k-blank", 1, "ok", "  \n"),
         attempt_row("k-failed", 1, "error", None),
+        attempt_row(HEX_KEY, 1, "ok", "hex answer"),
     ],
     SESSION_SUMMARIES: [summary("s-1", "session-a", 3), summary("s-2", "session-b", 4)],
     SESSION_SUMMARY_TRANSLATIONS: [translation("s-1", "session-a")],
@@ -100,7 +98,11 @@ def migrated(tmp_path: Path) -> Path:
         for table, key in OLD_KEYS.items():
             con.execute(keyed_ddl(table, key))
             for row in OLD_ROWS[table]:  # one transaction each: created_at in row order
-                assert table.insert(con, [row]) == 1
+                old = table.arrow([row])
+                added = [c for c in ADDED_COLUMNS if c in old.column_names]
+                con.register("old_row", old.drop_columns(added))
+                con.execute(f"INSERT INTO {table.name} BY NAME SELECT * FROM old_row")
+                con.unregister("old_row")
         con.execute(OLD_INDEX)
     with storage.connect(db):
         pass
@@ -122,8 +124,16 @@ def test_the_move_keeps_every_row_and_leaves_no_key_or_index(migrated: Path) -> 
     assert indexes == []
     for table, rows in OLD_ROWS.items():
         # created_at / recorded_at came with the rows: only the columns written are compared.
-        kept = [table.values(r) for r in stored(migrated, table)]
-        assert sorted(kept, key=str) == sorted((table.values(r) for r in rows), key=str)
+        kept = [written(table, r) for r in stored(migrated, table)]
+        assert sorted(kept, key=str) == sorted((written(table, r) for r in rows), key=str)
+    # The moved attempts got the prefix the store writes for new ones.
+    moved = stored(migrated, LLM_COMPLETIONS)
+    assert [r.key_prefix for r in moved] == [key_prefix(r.request_key) for r in moved]
+
+
+def written(table: Table, row: object) -> dict:
+    """What the old layout held of ``row``: its written columns, less those added since."""
+    return {c: getattr(row, c) for c in table.insert_columns if c not in ADDED_COLUMNS}
 
 
 def planned(key: str) -> Planned:
@@ -133,10 +143,13 @@ def planned(key: str) -> Planned:
 
 def test_an_answered_request_is_still_reused_after_the_move(migrated: Path) -> None:
     store = CompletionStore(migrated, run_id="run-new")
-    keys = ["k-ok", "k-blank", "k-failed", "k-never"]
+    keys = ["k-ok", "k-blank", "k-failed", "k-never", HEX_KEY]
     found = store.finished(keys)
     # The newest answer; a blank one and a failed one are asked again.
-    assert {k: c.content for k, c in found.items()} == {"k-ok": "second answer"}
+    assert {k: c.content for k, c in found.items()} == {
+        "k-ok": "second answer",
+        HEX_KEY: "hex answer",
+    }
     assert found["k-ok"].reused
 
     store.record(
@@ -148,6 +161,7 @@ def test_an_answered_request_is_still_reused_after_the_move(migrated: Path) -> N
     assert {k: c.content for k, c in again.items()} == {
         "k-ok": "second answer",
         "k-failed": "now answered",
+        HEX_KEY: "hex answer",
     }
     assert len(stored(migrated, LLM_COMPLETIONS)) == len(OLD_ROWS[LLM_COMPLETIONS]) + 1
 
@@ -209,3 +223,20 @@ def test_a_stored_sample_is_refused_in_its_version_only(migrated: Path) -> None:
     assert write_samples(migrated, [sample("v1", "q-3"), sample("v2", "q-1")]) == 0
     kept = [(s.version, s.request_key) for s in stored(migrated, DATASET_SAMPLES)]
     assert sorted(kept) == [("v1", "q-1"), ("v1", "q-2"), ("v1", "q-3"), ("v2", "q-1")]
+
+
+def test_a_keyless_file_from_before_the_prefix_gets_it_and_its_answers_are_found(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "keyless.duckdb"
+    unkeyed = keyed_ddl(LLM_COMPLETIONS, "attempt_id").replace(
+        ",\n        PRIMARY KEY (attempt_id)", ""
+    )
+    with duckdb.connect(str(db)) as con:
+        con.execute(unkeyed)
+        old = LLM_COMPLETIONS.arrow([attempt_row(HEX_KEY, 1, "ok", "kept answer")])
+        con.register("old_row", old.drop_columns(list(ADDED_COLUMNS)))
+        con.execute("INSERT INTO llm_completions BY NAME SELECT * FROM old_row")
+    found = CompletionStore(db).finished([HEX_KEY])
+    assert {k: c.content for k, c in found.items()} == {HEX_KEY: "kept answer"}
+    assert [r.key_prefix for r in stored(db, LLM_COMPLETIONS)] == [key_prefix(HEX_KEY)]

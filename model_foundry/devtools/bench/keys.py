@@ -117,10 +117,20 @@ FROM range(?) r(i)
 }
 
 
+# Columns added with the keyless layout, which files before did not have.
+ADDED_COLUMNS = ("key_prefix",)
+
+
 def keyed_ddl(table: Table[Any], key: str) -> str:
-    """The table as files before had it: the same columns, and its PRIMARY KEY."""
-    end = table.ddl.rindex(")")
-    return f"{table.ddl[:end].rstrip()},\n        PRIMARY KEY ({key})\n    )"
+    """The table as files before had it: its PRIMARY KEY, without the columns added since."""
+    lines = [
+        line
+        for line in table.ddl.splitlines()
+        if not any(line.strip().startswith(f"{c} ") for c in ADDED_COLUMNS)
+    ]
+    ddl = "\n".join(lines)
+    end = ddl.rindex(")")
+    return f"{ddl[:end].rstrip().rstrip(',')},\n        PRIMARY KEY ({key})\n    )"
 
 
 def fill_keyed(db_path: Path, rows: int, end: datetime) -> float:
@@ -228,4 +238,4 @@ def main(args: Any) -> int:
     return 0
 
 
-__all__ = ["fill_keyed", "keyed_ddl", "main", "run_bench_keys"]
+__all__ = ["ADDED_COLUMNS", "fill_keyed", "keyed_ddl", "main", "run_bench_keys"]

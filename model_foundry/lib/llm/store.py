@@ -19,7 +19,7 @@ from model_foundry.lib import storage
 from model_foundry.lib.llm.request import Planned, canonical
 from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.tables.base import fetch
-from model_foundry.lib.tables.completions import LLM_COMPLETIONS, CompletionRow
+from model_foundry.lib.tables.completions import LLM_COMPLETIONS, CompletionRow, key_prefix
 from model_foundry.lib.telemetry import Telemetry
 
 
@@ -81,15 +81,15 @@ def completion_event(attempt: Attempt, request: Planned) -> dict[str, Any]:
     }
 
 
-# No index on request_key (it would grow in memory with the table): this scans the
-# request_key column of every attempt, and DuckDB reads the other columns only for the
-# rows that match (docs/events-at-scale.md measures it). Newest first, so the first answer
-# of each key is its latest.
+# No index on request_key (it would grow in memory with the table): this scans key_prefix
+# of every attempt, 8 bytes a row, and DuckDB reads the other columns only for the rows that
+# match, whose request_key is then compared (docs/events-at-scale.md measures it). Newest
+# first, so the first answer of each key is its latest.
 FINISHED_SQL = """
 SELECT request_key, coalesce(content, '') AS content, reasoning, slot, model, prompt_tokens,
        completion_tokens, latency_s, gen_tps, finish_reason
 FROM llm_completions
-WHERE status = 'ok' AND request_key IN (SELECT unnest(?::VARCHAR[]))
+WHERE key_prefix IN (SELECT unnest(?::BIGINT[])) AND status = 'ok'
 ORDER BY recorded_at DESC
 """
 
@@ -97,19 +97,21 @@ ORDER BY recorded_at DESC
 _SPACE = " \t\n\v\f\r"
 
 
-def _latest_answers(found: Iterable[Completion]) -> dict[str, Completion]:
-    """The first (newest) answer of each key that is not blank. Blank answers stored as ok
-    before they became EmptyAnswer errors are not answers: such a request is asked again."""
+def _latest_answers(found: Iterable[Completion], keys: Sequence[str]) -> dict[str, Completion]:
+    """The first (newest) answer of each of ``keys`` that is not blank (rows of other keys
+    with the same prefix are left out). Blank answers stored as ok before they became
+    EmptyAnswer errors are not answers: such a request is asked again."""
+    wanted = set(keys)
     answers: dict[str, Completion] = {}
     for c in found:
-        if c.request_key not in answers and c.content.strip(_SPACE):
+        if c.request_key in wanted and c.request_key not in answers and c.content.strip(_SPACE):
             answers[c.request_key] = c
     return answers
 
 
 LAST_ERRORS_SQL = """
 SELECT request_key, error_class, error FROM llm_completions
-WHERE request_key IN (SELECT unnest(?::VARCHAR[]))
+WHERE key_prefix IN (SELECT unnest(?::BIGINT[])) AND request_key IN (SELECT unnest(?::VARCHAR[]))
 QUALIFY row_number() OVER (PARTITION BY request_key ORDER BY recorded_at DESC) = 1
 """
 
@@ -134,15 +136,17 @@ class CompletionStore:
         if not keys:
             return {}
         with storage.connect(self.db_path) as con:
-            found = fetch(con, lambda **r: Completion(**r, reused=True), FINISHED_SQL, [keys])
-        return _latest_answers(found)
+            prefixes = [key_prefix(k) for k in keys]
+            found = fetch(con, lambda **r: Completion(**r, reused=True), FINISHED_SQL, [prefixes])
+        return _latest_answers(found, keys)
 
     def last_errors(self, keys: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
         """(error class, error) of each key's latest attempt, where it failed."""
         if not keys:
             return {}
         with storage.connect(self.db_path) as con:
-            rows = con.execute(LAST_ERRORS_SQL, [list(keys)]).fetchall()
+            prefixes = [key_prefix(k) for k in keys]
+            rows = con.execute(LAST_ERRORS_SQL, [prefixes, list(keys)]).fetchall()
         return {k: (cls, err) for k, cls, err in rows if cls is not None}
 
     def record(self, attempt: Attempt, request: Planned) -> None:
@@ -175,6 +179,7 @@ class CompletionStore:
             request=request.request_json(),
             run_id=self.run_id,
             started_at=attempt.started_at,
+            key_prefix=key_prefix(request.key),
         )
         storage.run_in_transaction(
             self.db_path,

@@ -1,13 +1,16 @@
 """``llm_completions``: one row per attempt at a request, the completions store's table.
 
 No key and no index: ``attempt_id`` is a new uuid4 per attempt, written once, so nothing
-needs checking on insert; the store finds a request's answer by scanning ``request_key``
-(lib/llm/store.py, measured in docs/events-at-scale.md). An index would grow in memory with
-the table.
+needs checking on insert; the store finds a request's answer by scanning ``key_prefix``, the
+first 60 bits of the request key as one BIGINT, and only then ``request_key`` of the rows
+that match (lib/llm/store.py, measured in docs/events-at-scale.md). An index would grow in
+memory with the table.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -48,6 +51,8 @@ class CompletionRow:
     run_id: str | None
     started_at: datetime | None
     recorded_at: datetime | None = field(default=None, metadata=FILLED_BY_DB)
+    # key_prefix(request_key): what the store's lookup scans (8 bytes a row, not 64).
+    key_prefix: int | None = None
 
 
 LLM_COMPLETIONS: Table[CompletionRow] = Table(
@@ -82,9 +87,30 @@ LLM_COMPLETIONS: Table[CompletionRow] = Table(
         request JSON,
         run_id VARCHAR,
         started_at TIMESTAMPTZ,
-        recorded_at TIMESTAMPTZ NOT NULL DEFAULT now()
+        recorded_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        key_prefix BIGINT NOT NULL
     )
     """,
 )
 
-__all__ = ["LLM_COMPLETIONS", "CompletionRow"]
+_PREFIX_DIGITS = 15  # 60 bits: a positive BIGINT
+_HEX = re.compile(f"[0-9a-f]{{{_PREFIX_DIGITS}}}")
+
+
+def key_prefix(request_key: str) -> int:
+    """The first 15 hex digits of a request key (a sha256 in hex) as a number; a key of
+    another shape is hashed first. :data:`KEY_PREFIX_SQL` is the same in SQL."""
+    head = request_key[:_PREFIX_DIGITS]
+    if not _HEX.fullmatch(head):
+        head = hashlib.sha256(request_key.encode("utf-8")).hexdigest()[:_PREFIX_DIGITS]
+    return int(head, 16)
+
+
+# key_prefix(request_key) in SQL, for rows written before the column (registry.py).
+KEY_PREFIX_SQL = f"""
+CASE WHEN regexp_full_match(left(request_key, {_PREFIX_DIGITS}), '[0-9a-f]{{{_PREFIX_DIGITS}}}')
+     THEN ('0x' || left(request_key, {_PREFIX_DIGITS}))::BIGINT
+     ELSE ('0x' || left(sha256(request_key), {_PREFIX_DIGITS}))::BIGINT END
+"""
+
+__all__ = ["KEY_PREFIX_SQL", "LLM_COMPLETIONS", "CompletionRow", "key_prefix"]

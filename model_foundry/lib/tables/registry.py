@@ -16,7 +16,7 @@ import duckdb
 
 from model_foundry.lib.tables import views
 from model_foundry.lib.tables.base import Table, View
-from model_foundry.lib.tables.completions import LLM_COMPLETIONS
+from model_foundry.lib.tables.completions import KEY_PREFIX_SQL, LLM_COMPLETIONS
 from model_foundry.lib.tables.datasets import DATASET_EXPORTS, DATASET_SAMPLES
 from model_foundry.lib.tables.inbox import PIPELINE_EVENT_DEAD_LETTER, PIPELINE_EVENT_INBOX
 from model_foundry.lib.tables.judgements import DATASET_JUDGEMENTS, MODEL_PREFERENCES
@@ -131,6 +131,9 @@ class KeylessMove:
     index useful); columns added since are NULL for the moved rows."""
 
     table: Table
+    # Columns added since that the copy computes (name -> SQL over the old row): a table
+    # lacking one is moved too, keyed or not.
+    computed: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -142,15 +145,25 @@ class KeylessMove:
             "WHERE table_name = ? AND constraint_type = 'PRIMARY KEY'",
             [self.table.name],
         ).fetchone()
-        return bool(row and row[0])
+        if row and row[0]:
+            return True
+        for column, _ in self.computed:
+            found = con.execute(
+                "SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ?",
+                [self.table.name, column],
+            ).fetchone()
+            if not (found and found[0]):
+                return True
+        return False
 
     def statements(self) -> tuple[str, ...]:
         table = self.table.name
         staging = f"{table}__keyless"
+        extra = "".join(f", {sql} AS {column}" for column, sql in self.computed)
         return (
             f"DROP TABLE IF EXISTS {staging}",
             self.table.ddl.replace(f"EXISTS {table} (", f"EXISTS {staging} (", 1),
-            f"INSERT INTO {staging} BY NAME SELECT * FROM {table}",
+            f"INSERT INTO {staging} BY NAME SELECT *{extra} FROM {table}",
             f"DROP TABLE {table}",
             f"ALTER TABLE {staging} RENAME TO {table}",
         )
@@ -243,7 +256,7 @@ MIGRATIONS: tuple[AddCommitSeq | KeylessMove | DropIndex | SeedQueue, ...] = (
     KeylessMove(FLOW_EDGES),
     KeylessMove(SEMANTIC_SEARCHES),
     DropIndex("llm_completions_request_key"),
-    KeylessMove(LLM_COMPLETIONS),
+    KeylessMove(LLM_COMPLETIONS, computed=(("key_prefix", KEY_PREFIX_SQL),)),
     KeylessMove(SESSION_SUMMARIES),
     KeylessMove(SESSION_SUMMARY_TRANSLATIONS),
     KeylessMove(SESSION_SUMMARY_PARTS),
