@@ -61,11 +61,14 @@ def export_session_dataset(
 
     with storage.connect(db_path) as con:
         sessions = export_sessions(con, window)
+    records = session_records(db_path, sessions)
+    # The ids (a Python string each) go with the records once read, not kept while writing.
+    del sessions
     spool_dir = export_dir(request.out_root, request.name, version).parent
     spool_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".spool-", dir=spool_dir) as tmp:
         prepared = prepare(
-            session_records(db_path, sessions),
+            records,
             hygiene(Path(db_path), request.name, request.test_share),
             Path(tmp) / "records.parquet",
             SESSIONS.schema,

@@ -92,6 +92,7 @@ def session_records(
     of sessions is read on a connection of its own, so a long export never holds the file
     while other writers wait."""
     ordered = sorted(sessions)
+    del sessions  # the caller's list goes once the caller lets go of it too
     for start in range(0, len(ordered), _BATCH_SESSIONS):
         batch = ordered[start : start + _BATCH_SESSIONS]
         within = [batch[0], batch[-1], batch]
