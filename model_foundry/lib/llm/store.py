@@ -81,15 +81,22 @@ def completion_event(attempt: Attempt, request: Planned) -> dict[str, Any]:
     }
 
 
-# No index on request_key (it would grow in memory with the table): this scans key_prefix
-# of every attempt, 8 bytes a row, and DuckDB reads the other columns only for the rows that
-# match, whose request_key is then compared (docs/events-at-scale.md measures it). Newest
-# first, so the first answer of each key is its latest.
+# No index on request_key (it would grow in memory with the table). Two reads in one
+# transaction: the attempts whose 8-byte key_prefix matches (DuckDB scans that column of
+# every attempt, and request_key only where it matches), then the answers of those whose
+# request_key is asked, by rowid, so only their rows' blocks of the long columns are read
+# (docs/events-at-scale.md measures it).
+CANDIDATES_SQL = """
+SELECT rowid AS row_id, request_key FROM llm_completions
+WHERE key_prefix IN (SELECT unnest(?::BIGINT[])) AND status = 'ok'
+"""
+
+# Newest first, so the first answer of each key is its latest.
 FINISHED_SQL = """
 SELECT request_key, coalesce(content, '') AS content, reasoning, slot, model, prompt_tokens,
        completion_tokens, latency_s, gen_tps, finish_reason
 FROM llm_completions
-WHERE key_prefix IN (SELECT unnest(?::BIGINT[])) AND status = 'ok'
+WHERE rowid IN (SELECT unnest(?::BIGINT[]))
 ORDER BY recorded_at DESC
 """
 
@@ -135,10 +142,18 @@ class CompletionStore:
         keys = list(dict.fromkeys(keys))
         if not keys:
             return {}
+        wanted = set(keys)
         with storage.connect(self.db_path) as con:
-            prefixes = [key_prefix(k) for k in keys]
-            found = fetch(con, lambda **r: Completion(**r, reused=True), FINISHED_SQL, [prefixes])
-        return _latest_answers(found, keys)
+            con.execute("BEGIN TRANSACTION")
+            try:
+                found = con.execute(CANDIDATES_SQL, [[key_prefix(k) for k in keys]]).fetchall()
+                rows = [row_id for row_id, key in found if key in wanted]
+                answers = fetch(
+                    con, lambda **r: Completion(**r, reused=True), FINISHED_SQL, [rows]
+                ) if rows else []  # fmt: skip
+            finally:
+                con.execute("COMMIT")
+        return _latest_answers(answers, keys)
 
     def last_errors(self, keys: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
         """(error class, error) of each key's latest attempt, where it failed."""
