@@ -104,15 +104,16 @@ def _stored(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int8], list[str]]:
     """The stored groups among ``names``, joined inside DuckDB: their codes, their splits
     (indexes into the split names returned: the ratios' and any stored ones)."""
-    table = DATASET_SPLIT_GROUPS.name
-    known = con.execute(f"SELECT DISTINCT split FROM {table} WHERE dataset = ?", [dataset])
+    known = con.execute(
+        "SELECT DISTINCT split FROM dataset_split_groups WHERE dataset = ?", [dataset]
+    )
     split_names = sorted({*ratios, *(r[0] for r in known.fetchall())})
     staged = pa.table({"code": pa.array(np.arange(len(names), dtype=np.int64)), "group_id": names})
     con.register("_groups_to_split", staged)
     try:
         found = con.execute(
-            f"SELECT g.code, list_position(?::VARCHAR[], s.split) - 1 AS side"
-            f" FROM _groups_to_split g JOIN {table} s ON s.group_id = g.group_id"
+            "SELECT g.code, list_position(?::VARCHAR[], s.split) - 1 AS side"
+            " FROM _groups_to_split g JOIN dataset_split_groups s ON s.group_id = g.group_id"
             " WHERE s.dataset = ?",
             [split_names, dataset],
         ).fetchnumpy()
@@ -157,7 +158,7 @@ def _insert(con: duckdb.DuckDBPyConnection, dataset: str, names: pa.Array,
         con.register("_new_split_groups", staged)
         try:
             con.execute(
-                f"INSERT INTO {DATASET_SPLIT_GROUPS.name} BY NAME SELECT * FROM "
+                "INSERT INTO dataset_split_groups BY NAME SELECT * FROM "
                 "_new_split_groups ON CONFLICT DO NOTHING"
             )
         finally:
