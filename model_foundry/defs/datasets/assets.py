@@ -29,7 +29,7 @@ from model_foundry.lib.datasets.samples import DatasetSamples, chat_roles, sampl
 from model_foundry.lib.datasets.versions import choose_version
 from model_foundry.lib.inbox.positions import Span
 from model_foundry.lib.llm import LlmRun
-from model_foundry.lib.slots.config import NoSlotForRoleError
+from model_foundry.lib.slots.config import NoSlotForRoleError, Slot
 
 
 class DatasetCollectionConfig(dg.Config):
@@ -147,12 +147,16 @@ def dataset_samples(
     return dg.MaterializeResult(metadata=dagster_metadata(metadata))
 
 
-def require_judge(slots: SlotsResource) -> None:
-    """A ``dg.Failure`` in one sentence when the active profile has no judge slot."""
+def require_judge(slots: SlotsResource) -> Slot:
+    """The active profile's judge slot; a ``dg.Failure`` in one sentence when it has none."""
+    slot_file = slots.load()
     try:
-        slots.load().for_judging(slots.profile)
+        slot_file.for_judging(slots.profile)
     except NoSlotForRoleError as exc:
         raise dg.Failure(description=f"--judge refused: {exc}", allow_retries=False) from None
+    judge = slot_file.judge_slot(slots.profile)
+    assert judge is not None  # for_judging refuses a profile without one
+    return judge
 
 
 def export_collection(

@@ -62,14 +62,12 @@ def dataset_judgements(
 ) -> dg.MaterializeResult:
     if not config.judge:
         return dg.MaterializeResult(metadata={"judge": False})
-    require_judge(slots)
+    judge = require_judge(slots)
     out_root = Path(config.output_dir) if config.output_dir else settings.data_dir() / "datasets"
     try:
         version, collected = _collected(context, config, out_root)
     except UnsafeNameError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
-    judge = slots.load().judge_slot(slots.profile)
-    assert judge is not None  # require_judge refused otherwise
     plan = plan_comparisons(duckdb.database, config.name, version, judge.name)
     context.log.info(
         f"judgements {config.name}/{version}: {plan.pairs} answer pairs of "

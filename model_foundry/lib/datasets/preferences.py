@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.card import win_rate_table
 from model_foundry.lib.datasets.judge import comparison_id
+from model_foundry.lib.tables.base import fetch
 from model_foundry.lib.tables.judgements import JUDGED_PAIRS_SQL
 
 _PAIRS = f"""
@@ -93,9 +93,7 @@ def preference_figures(db_path: str | Path, name: str, version: str) -> Preferen
     with storage.connect(db_path) as con:
         found = con.execute(_FIGURES, [name, version]).fetchone()
         pairings = con.execute(_PAIRINGS, [name, version]).fetchall()
-        cursor = con.execute(_WIN_RATES, [name, version])
-        columns = [d[0] for d in cursor.description]
-        rates = [dict(zip(columns, r, strict=True)) for r in cursor.fetchall()]
+        rates = fetch(con, dict, _WIN_RATES, [name, version])
     comparisons, both, agreed, unparsed, judges = found or (0, 0, 0, 0, [])
     return PreferenceFigures(
         judge_models=sorted(m for m in judges or [] if m),
@@ -165,5 +163,4 @@ __all__ = [
     "pair_records",
     "preference_figures",
     "preference_line",
-    "win_rate_table",
 ]
