@@ -30,7 +30,7 @@ Like the real servers, requests beyond ``parallel`` wait in a queue. Latency is
 derived from the prompt (``echo: <last user message, words reversed>``, at most
 ``SIM_ANSWER_TOKENS`` tokens of it, so a summary is shorter than a long text it summarises;
 the translator answers ``[<target lang>] <text>``; a seeded request, a dataset's sample, ends
-with ``(sampled by <model>, seed <n>)``, so two models' samples differ) so tests can check
+with the one word ``~<model>#<n>``, so two models' samples differ) so tests can check
 it. A request whose answer a JSON schema constrains (the runtime's ``structured_output``
 shape) gets a value that follows the schema (``schema.py``), as from a server with
 constrained decoding. Reasoning is
@@ -201,8 +201,10 @@ def answer_chat(
         text = echo_text(last)
         if body.get("seed") is not None:
             # A seeded request is a sample (a dataset's): each model answers it its own way,
-            # as different models do, so their answers can be compared.
-            text += f" (sampled by {body.get('model')}, seed {body['seed']})"
+            # as different models do, so their answers can be compared. One word, so it costs
+            # one generated token: the simulator's latency is per token, and a longer tag made
+            # every dataset test spend its time generating it.
+            text += f" ~{body.get('model')}#{body['seed']}"
         words, cut = _limit(text.split(), body.get("max_tokens"))
     content = " ".join(words)
     completion_tokens = len(words) + (count_tokens(reasoning) if reasoning else 0)
