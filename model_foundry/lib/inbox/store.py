@@ -99,7 +99,14 @@ _DEAD_SOURCES: dict[str, Callable[[DeadLetter], object]] = {
     "received_at": attrgetter("received_at"),
     "published_at": attrgetter("published_at"),
 }
+# ``payload`` is staged as Arrow's JSON extension type: the drain made the text with
+# orjson.dumps, so it is valid JSON, and DuckDB takes an ``arrow.json`` column into its JSON
+# column as it is, where a plain string column is parsed again to be cast (about a third of
+# the insert's time on the 1 KB sample events).
 _INBOX_ARROW_SCHEMA = PIPELINE_EVENT_INBOX.arrow_schema
+_INBOX_ARROW_SCHEMA = _INBOX_ARROW_SCHEMA.set(
+    _INBOX_ARROW_SCHEMA.get_field_index("payload"), pa.field("payload", pa.json_())
+)
 _DEAD_ARROW_SCHEMA = PIPELINE_EVENT_DEAD_LETTER.arrow_schema
 
 
