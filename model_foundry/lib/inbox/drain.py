@@ -663,8 +663,11 @@ async def drain_subject(
                 info = await nats_resource.pending(js, subject)
                 record.capped = info.num_pending > 0
         finally:
-            await writes.release()
-            writes.close()
+            try:
+                await writes.release()
+            finally:
+                # Even when the release failed: the writer's thread must not outlive the drain.
+                writes.close()
     except _CONNECTION_LOST as exc:
         record.seconds = round(time.perf_counter() - started, 3)
         counts.emit(record, "failed")
