@@ -115,6 +115,17 @@ def connect(
         con.close()
 
 
+@contextmanager
+def snapshot(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Run the reads inside one transaction, so all of them see the same state of the file:
+    a commit landing between two of them is seen by neither."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+    finally:
+        con.execute("COMMIT")
+
+
 def _ensure_schema(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     # The file's identity, not only its name: a file deleted and created again (a test, a
     # `make clean`) at the same path needs its tables again.
@@ -286,4 +297,5 @@ __all__ = [
     "connect",
     "insert_new_rows",
     "run_in_transaction",
+    "snapshot",
 ]

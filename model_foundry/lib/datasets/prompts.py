@@ -178,19 +178,15 @@ def read_chat_session_prompts(db_path: str | Path, limit: int, dataset: str) -> 
     position, at most ``limit``, read only as far as the typed tables are (chat_sessions
     must hold every session of the span)."""
     step = chat_prompts_step(dataset)
-    with storage.connect(db_path) as con:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            upto = min(positions.last_commit_seq(con), positions.position(con, TYPED_STEP))
-            span = positions.Span(step, positions.position(con, step), upto)
-            found = [] if span.empty else fetch(con, _NewSession, NEW_SESSIONS_SQL, span.params)
-            span = _within_limit(found, limit, span)
-            chosen = [f for f in found if f.first_commit <= span.upto][:limit]
-            ranges = merged_ranges([(f.first_at, f.last_at) for f in chosen])
-            params = [*(t for r in ranges for t in r), [f.correlation_id for f in chosen]]
-            rows = con.execute(_opening_messages_sql(len(ranges)), params).fetchall()
-        finally:
-            con.execute("COMMIT")
+    with storage.connect(db_path) as con, storage.snapshot(con):
+        upto = min(positions.last_commit_seq(con), positions.position(con, TYPED_STEP))
+        span = positions.Span(step, positions.position(con, step), upto)
+        found = [] if span.empty else fetch(con, _NewSession, NEW_SESSIONS_SQL, span.params)
+        span = _within_limit(found, limit, span)
+        chosen = [f for f in found if f.first_commit <= span.upto][:limit]
+        ranges = merged_ranges([(f.first_at, f.last_at) for f in chosen])
+        params = [*(t for r in ranges for t in r), [f.correlation_id for f in chosen]]
+        rows = con.execute(_opening_messages_sql(len(ranges)), params).fetchall()
     prompts = [
         PromptRecord(
             prompt_id=f"chat:{corr}",

@@ -143,16 +143,12 @@ class CompletionStore:
         if not keys:
             return {}
         wanted = set(keys)
-        with storage.connect(self.db_path) as con:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                found = con.execute(CANDIDATES_SQL, [[key_prefix(k) for k in keys]]).fetchall()
-                rows = [row_id for row_id, key in found if key in wanted]
-                answers = fetch(
-                    con, lambda **r: Completion(**r, reused=True), FINISHED_SQL, [rows]
-                ) if rows else []  # fmt: skip
-            finally:
-                con.execute("COMMIT")
+        answers: list[Completion] = []
+        with storage.connect(self.db_path) as con, storage.snapshot(con):
+            found = con.execute(CANDIDATES_SQL, [[key_prefix(k) for k in keys]]).fetchall()
+            rows = [row_id for row_id, key in found if key in wanted]
+            if rows:
+                answers = fetch(con, lambda **r: Completion(**r, reused=True), FINISHED_SQL, [rows])
         return _latest_answers(answers, keys)
 
     def last_errors(self, keys: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:

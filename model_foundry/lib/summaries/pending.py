@@ -80,14 +80,11 @@ def _read_queued(
 ) -> tuple[list[_Queued], list[_Message]]:
     """The first queued sessions and their messages, in one snapshot (what the queue's
     ``commit_seq`` promises is what the messages hold)."""
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with storage.snapshot(con):
         queued = fetch(con, _Queued, QUEUED_SESSIONS_SQL, [limit])
         ranges = merged_ranges([(q.first_at, q.last_at) for q in queued])
         params = [*(t for r in ranges for t in r), [q.correlation_id for q in queued]]
         messages = fetch(con, _Message, _messages_sql(len(ranges)), params) if queued else []
-    finally:
-        con.execute("COMMIT")
     return queued, messages
 
 
