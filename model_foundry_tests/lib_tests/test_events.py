@@ -77,6 +77,41 @@ def test_contract_breaks_become_dead_letters_with_reason(
     assert result.stream_seq == 3
 
 
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        # Bad bytes inside a string of otherwise well-formed JSON, where orjson fails first.
+        (b'{"event_id": "\xff", "correlation_id": "s"}', "not valid UTF-8 (invalid start byte"),
+        # A UTF-8-encoded lone surrogate (CESU): Python and orjson both refuse it.
+        (b'{"event_id": "\xed\xa0\x80", "correlation_id": "s"}', "not valid UTF-8"),
+        (b'{"event_id": "\xe3\x81", "correlation_id": "s"}', "not valid UTF-8"),
+    ],
+)
+def test_a_body_that_is_not_utf8_says_so_and_where(data: bytes, reason: str) -> None:
+    result = validate_message("llm.chat.persist", data, 1)
+    assert isinstance(result, DeadLetter)
+    assert result.reason.startswith(f"body is {reason}"), result.reason
+    assert "at byte 14)" in result.reason
+
+
+@pytest.mark.parametrize(
+    ("messages", "reason"),
+    [
+        # A message that is not an object is named before an earlier message's bad role.
+        ([{"role": 3}, "text"], "payload.messages[1] must be an object"),
+        ([{"role": "user", "content": 5}, {"role": 3}], "payload.messages[0].content must be"),
+        ([{"role": "user"}, {"role": 3}, {"content": 1}], "payload.messages[1].role must be"),
+        ([{"role": "user", "content": None}, {"role": "a", "content": [1]}], None),
+    ],
+)
+def test_chat_messages_are_checked_in_order(messages: list[object], reason: str | None) -> None:
+    result = validate_message("llm.chat.persist", body(payload={"messages": messages}), 1)
+    if reason is None:
+        assert isinstance(result, InboxEvent)
+    else:
+        assert isinstance(result, DeadLetter) and result.reason.startswith(reason), result
+
+
 def test_oversized_body_is_refused_before_parsing() -> None:
     big = body(payload={"messages": [{"role": "user", "content": "x" * (2 * MAX_EVENT_BYTES)}]})
     result = validate_message("llm.chat.persist", big, 1)
