@@ -110,10 +110,21 @@ _INBOX_ARROW_SCHEMA = _INBOX_ARROW_SCHEMA.set(
 _DEAD_ARROW_SCHEMA = PIPELINE_EVENT_DEAD_LETTER.arrow_schema
 
 
+_RECEIVED_AT_TYPE = _INBOX_ARROW_SCHEMA.field("received_at").type
+
+
+def _column(name: str, events: Sequence[InboxEvent]) -> list[object] | pa.Array:
+    values = list(map(_INBOX_SOURCES[name], events))
+    if name == "received_at" and values and all(v is values[0] for v in values):
+        # The drain gives a whole batch one received_at: one scalar repeated, instead of
+        # a time zone lookup per event (about a fifth of building the batch's table).
+        return pa.repeat(pa.scalar(values[0], _RECEIVED_AT_TYPE), len(values))
+    return values
+
+
 def _inbox_table(events: Sequence[InboxEvent]) -> pa.Table:
     return pa.Table.from_pydict(
-        {name: list(map(get, events)) for name, get in _INBOX_SOURCES.items()},
-        schema=_INBOX_ARROW_SCHEMA,
+        {name: _column(name, events) for name in _INBOX_SOURCES}, schema=_INBOX_ARROW_SCHEMA
     )
 
 
