@@ -426,12 +426,13 @@ class _DrainTelemetry:
     sessions: Counter[str] = field(default_factory=Counter)
     dead_classes: Counter[str] = field(default_factory=Counter)
 
-    def add(self, events: Sequence[InboxEvent], dead: Sequence[DeadLetter], result: Any) -> None:
+    def add(self, checked: Sequence[Checked], dead: Sequence[DeadLetter], result: Any) -> None:
         if not self.telemetry.enabled:
-            return
+            return  # before any per-event work: a drain without telemetry pays nothing here
         inserted = set(result.inserted_ids)
-        for e in events:
-            if e.event_id in inserted:
+        for c in checked:
+            e = c.item
+            if isinstance(e, InboxEvent) and e.event_id in inserted:
                 self.sessions[e.correlation_id] += 1
         for d in dead:
             self.dead_classes[reason_class(d.reason)] += 1
@@ -515,11 +516,7 @@ async def _land(drain: _Drain, flight: _Flight) -> None:
     await drain.answer(committed)
     drain.record._add(flight.checked, committed.result, committed.dead)
     if drain.counts is not None:
-        drain.counts.add(
-            [c.item for c in flight.checked if isinstance(c.item, InboxEvent)],
-            committed.dead,
-            committed.result,
-        )
+        drain.counts.add(flight.checked, committed.dead, committed.result)
     if committed.error is not None:
         raise committed.error
     if drain.progress is not None:
