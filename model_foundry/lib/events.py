@@ -135,7 +135,8 @@ def _check_payload(subject: str, payload: dict[str, Any]) -> str | None:
         first_problem = None
         for i, message in enumerate(messages):
             if not isinstance(message, dict):
-                return f"payload.messages[{i}] must be an object"
+                # The list check's own reason (it finds this message, the first non-object).
+                return _require_list_of_objects(payload, "messages")
             if first_problem is not None:
                 continue
             content = message.get("content")
