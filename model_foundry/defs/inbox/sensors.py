@@ -8,7 +8,6 @@ for no second run while one for the same subject is queued or running.
 # No `from __future__ import annotations`: Dagster reads the config and resource types of
 # decorated functions from their live annotations.
 
-import json
 import time
 
 import dagster as dg
@@ -19,6 +18,7 @@ from model_foundry.defs.resources import NatsResource
 from model_foundry.defs.run_health.dead_runs import fail_if_dead
 from model_foundry.lib import settings
 from model_foundry.lib.events import SUBJECTS
+from model_foundry.lib.inbox.sensor_decision import decide_inbox_tick
 from model_foundry.lib.nats.connection import NatsClient, NatsUnavailableError, consumer_name
 
 IN_PROGRESS = [
@@ -55,6 +55,7 @@ def evaluate_inbox_tick(
             job_name=inbox_job.name, statuses=IN_PROGRESS, tags={INBOX_SUBJECT_TAG: subject}
         ),
     )
+    in_progress = None
     for record in active:
         run = record.dagster_run
         # A worker that died without a word (killed with the daemon, a reboot) leaves its run
@@ -69,40 +70,29 @@ def evaluate_inbox_tick(
         if why is not None:
             context.log.warning(f"marked inbox run {run.run_id[:8]} failed: {why}")
             continue
-        return dg.SkipReason(f"run {run.run_id[:8]} for {subject} is {run.status.value.lower()}")
-    try:
-        pending = nats.pending_for(subject)
-    except NatsUnavailableError as exc:
-        return dg.SkipReason(str(exc))
-
-    cursor = json.loads(context.cursor) if context.cursor else {}
-    now = time.time()
-    reason = None
-    if pending.num_pending > 0:
-        reason = f"{pending.num_pending} messages pending"
-        cursor.pop("orphaned_since", None)
-    elif pending.num_ack_pending > 0:
-        # Delivered to a run that is gone and not acknowledged: JetStream redelivers them once
-        # ack_wait has passed, so ask for a run then, not on every tick before it.
-        since = cursor.setdefault("orphaned_since", now)
-        if now - since >= pending.ack_wait_s:
-            reason = f"{pending.num_ack_pending} messages due for redelivery"
-            cursor.pop("orphaned_since", None)
-    else:
-        cursor.pop("orphaned_since", None)
-    if reason is None:
-        return dg.SensorResult(
-            skip_reason=dg.SkipReason(f"nothing pending on {pending.consumer}"),
-            cursor=json.dumps(cursor),
-        )
+        in_progress = f"run {run.run_id[:8]} for {subject} is {run.status.value.lower()}"
+        break
+    pending, unavailable = None, None
+    if in_progress is None:
+        try:
+            pending = nats.pending_for(subject)
+        except NatsUnavailableError as exc:
+            unavailable = str(exc)
+    decision = decide_inbox_tick(
+        subject=subject,
+        run_in_progress=in_progress,
+        pending=pending,
+        unavailable=unavailable,
+        cursor=context.cursor,
+        now=time.time(),
+    )
+    if decision.cursor is None:
+        return dg.SkipReason(decision.reason)
+    if not decision.request_run:
+        return dg.SensorResult(skip_reason=dg.SkipReason(decision.reason), cursor=decision.cursor)
     return dg.SensorResult(
-        run_requests=[
-            dg.RunRequest(
-                partition_key=subject,
-                tags={INBOX_SUBJECT_TAG: subject},
-            )
-        ],
-        cursor=json.dumps(cursor),
+        run_requests=[dg.RunRequest(partition_key=subject, tags={INBOX_SUBJECT_TAG: subject})],
+        cursor=decision.cursor,
     )
 
 

@@ -22,7 +22,7 @@ from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.inbox.drain import COMMIT_DEPTH, InboxRecord
 from model_foundry.lib.inbox.publish import make_event, sample_events
 from model_foundry.lib.nats.connection import NatsClient
-from model_foundry_tests.nats_helpers import BOTH_NATS_SERVERS, publish, publish_raw
+from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, publish, publish_raw
 
 RECORD_KEYS = set(InboxRecord(subject="x").as_dict())
 
@@ -171,7 +171,7 @@ def test_bad_inputs_are_dead_lettered_acked_and_do_not_block_good_ones(
     assert consumer_counts(nats_client, "llm.chat.persist") == (0, 0)
 
 
-@BOTH_NATS_SERVERS
+@BOTH_NATS_LINES
 def test_legacy_subjects_are_stored_under_new_names(nats_client: NatsClient, db_path: Path) -> None:
     publish(
         nats_client,
@@ -211,7 +211,7 @@ CRASH_SCRIPT = textwrap.dedent(
 )
 
 
-@BOTH_NATS_SERVERS
+@BOTH_NATS_LINES
 def test_kill_after_commit_before_ack_loses_and_duplicates_nothing(
     nats_client: NatsClient, db_path: Path, tmp_path: Path
 ) -> None:

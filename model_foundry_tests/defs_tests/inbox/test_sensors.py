@@ -20,7 +20,7 @@ from model_foundry.defs.run_health.dead_runs import WORKER_TAG, record_worker, w
 from model_foundry.lib.inbox.publish import make_event
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.run_worker import RunWorker
-from model_foundry_tests.nats_helpers import BOTH_NATS_SERVERS, publish
+from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, publish
 
 
 def tick(subject: str, instance: dg.DagsterInstance, res: NatsClient, cursor: str | None = None):
@@ -89,7 +89,7 @@ def test_nothing_pending_skips(nats_client: NatsClient) -> None:
     assert "nothing pending" in (result.skip_message or "")
 
 
-@BOTH_NATS_SERVERS
+@BOTH_NATS_LINES
 def test_pending_messages_request_a_run_for_that_partition_without_consuming(
     nats_client: NatsClient,
 ) -> None:

@@ -24,7 +24,7 @@ from model_foundry.lib.inbox.publish import OutgoingEvent, make_event
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.storage import DuckDBBusyError
 from model_foundry.lib.tables.inbox import PIPELINE_EVENT_INBOX
-from model_foundry_tests.nats_helpers import BOTH_NATS_SERVERS, publish, publish_raw
+from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, publish, publish_raw
 
 SUBJECT = "llm.tool_call"
 
@@ -55,7 +55,7 @@ def impatient(nats_server: LocalNatsServer) -> NatsClient:
     return res
 
 
-@BOTH_NATS_SERVERS
+@BOTH_NATS_LINES
 def test_a_message_whose_commit_fails_until_its_deliveries_run_out_is_a_dead_letter(
     impatient: NatsClient, db_path: Path
 ) -> None:
@@ -116,7 +116,7 @@ def locked_db(db_path: Path) -> Iterator[subprocess.Popen[str]]:
     holder.wait()
 
 
-@BOTH_NATS_SERVERS
+@BOTH_NATS_LINES
 def test_a_file_locked_past_the_lock_timeout_keeps_every_message_in_the_queue(
     nats_server: LocalNatsServer,
     db_path: Path,
@@ -159,7 +159,7 @@ def test_a_lock_timeout_that_is_not_a_number_is_one_sentence(
     )
 
 
-@BOTH_NATS_SERVERS
+@BOTH_NATS_LINES
 def test_dead_letters_keep_their_bytes_after_the_stream_is_recreated(
     nats_client: NatsClient, db_path: Path
 ) -> None:
@@ -198,7 +198,7 @@ def test_dead_letters_keep_their_bytes_after_the_stream_is_recreated(
     assert counts(nats_client) == (0, 0)
 
 
-@BOTH_NATS_SERVERS
+@BOTH_NATS_LINES
 def test_each_ack_follows_its_own_batchs_commit_while_the_next_batch_is_validated(
     nats_client: NatsClient, db_path: Path
 ) -> None:

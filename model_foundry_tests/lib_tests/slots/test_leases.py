@@ -10,15 +10,14 @@ from __future__ import annotations
 import asyncio
 import copy
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import nats
 import pytest
 
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.slots.leases import LeaseSettings, LeaseValue, NatsLeaseLimiter
-from model_foundry_tests.nats_servers import both_nats_servers, started_server
+from model_foundry_tests.nats_helpers import BOTH_NATS_LINES
 from model_foundry_tests.slot_fixtures import run
 
 # Short enough for tests; renewals every 0.5 s leave a live holder 1.5 s of slack.
@@ -26,8 +25,8 @@ TTL = LeaseSettings(ttl_s=2.0, renew_every_s=0.5, resync_s=30.0)
 
 
 @pytest.fixture
-def server(nats_binary: str | None, tmp_path: Path) -> Iterator[LocalNatsServer]:
-    yield from started_server(nats_binary, tmp_path / "nats")
+def server(nats_server: LocalNatsServer) -> LocalNatsServer:
+    return nats_server
 
 
 async def limiter(url: str, slots: dict[str, int], settings: LeaseSettings = TTL):
@@ -41,7 +40,7 @@ async def close(*limiters: NatsLeaseLimiter) -> None:
         await lim.nc.close()
 
 
-@both_nats_servers
+@BOTH_NATS_LINES
 def test_places_are_exclusive_across_workers(server: LocalNatsServer) -> None:
     """Three workers with four requesters each never hold more than parallel places."""
 
@@ -71,7 +70,7 @@ def test_places_are_exclusive_across_workers(server: LocalNatsServer) -> None:
     assert peak == 3
 
 
-@both_nats_servers
+@BOTH_NATS_LINES
 def test_a_dead_holders_place_returns_after_the_ttl_and_not_before(
     server: LocalNatsServer,
 ) -> None:
@@ -102,7 +101,7 @@ def test_a_dead_holders_place_returns_after_the_ttl_and_not_before(
     assert after <= TTL.ttl_s + 3.0
 
 
-@both_nats_servers
+@BOTH_NATS_LINES
 def test_a_stalled_holder_loses_its_place_and_cannot_free_the_new_holders(
     server: LocalNatsServer,
 ) -> None:
@@ -129,7 +128,7 @@ def test_a_stalled_holder_loses_its_place_and_cannot_free_the_new_holders(
     assert releases == 0
 
 
-@both_nats_servers
+@BOTH_NATS_LINES
 def test_waiting_for_a_place_costs_no_kv_operations(server: LocalNatsServer) -> None:
     """A waiter sleeps on the watch: only its one take touches the bucket."""
 
@@ -156,7 +155,7 @@ def test_waiting_for_a_place_costs_no_kv_operations(server: LocalNatsServer) -> 
     assert ops["total"] <= 2, ops
 
 
-@both_nats_servers
+@BOTH_NATS_LINES
 def test_every_worker_sees_the_same_in_flight(server: LocalNatsServer) -> None:
     async def go() -> tuple[int, int, int, int]:
         a = await limiter(server.url, {"s": 3})
@@ -177,7 +176,7 @@ def test_every_worker_sees_the_same_in_flight(server: LocalNatsServer) -> None:
     assert holders == 1  # every place free again: no holder on any
 
 
-@both_nats_servers
+@BOTH_NATS_LINES
 def test_deleted_and_unreadable_places(server: LocalNatsServer) -> None:
     """A deleted key is a free place; garbage is a holder nobody renews, taken after the ttl."""
 
@@ -206,7 +205,7 @@ def test_deleted_and_unreadable_places(server: LocalNatsServer) -> None:
     assert waited >= TTL.ttl_s  # counted from when this worker first saw the garbage
 
 
-@both_nats_servers
+@BOTH_NATS_LINES
 def test_close_returns_while_renewals_are_in_flight(server: LocalNatsServer) -> None:
     """close() ends even when its cancel of the renewer lands as a renewal's reply arrives.
 
@@ -263,7 +262,7 @@ async def _until(predicate: Callable[[], bool], timeout_s: float = 10.0) -> None
         await asyncio.sleep(0.001)
 
 
-@both_nats_servers
+@BOTH_NATS_LINES
 def test_writes_that_land_without_a_reply(server: LocalNatsServer) -> None:
     """A take or a renewal the server applies while its reply never arrives (a timeout, a
     cancel) costs neither a place for a ttl nor a lease that is still this worker's."""
