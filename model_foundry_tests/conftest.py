@@ -20,6 +20,7 @@ from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.nats_helpers import NATS_CURRENT, nats_line_binary
 from model_foundry_tests.pipeline_helpers import FOREIGN_ENV
+from model_foundry_tests.tiers import TIERS, guard_unit_test, tier_of
 
 # Fixtures for tests against a real llama.cpp server (built by `make llama-server`).
 from model_foundry_tests.real_llama import (  # noqa: F401
@@ -28,6 +29,29 @@ from model_foundry_tests.real_llama import (  # noqa: F401
     paced_model,
     tiny_model,
 )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with its folder's tier; the slowest tier is scheduled first.
+
+    Under pytest-xdist the long system tests then start while the short ones fill the gaps,
+    instead of one of them starting last and running alone.
+    """
+    for item in items:
+        tier = tier_of(Path(str(item.path)))
+        if tier is None:
+            raise pytest.UsageError(
+                f"{item.nodeid}: a test lives under one of {', '.join(TIERS)}/ (see tiers.py)"
+            )
+        item.add_marker(getattr(pytest.mark, tier))
+    order = {"system": 0, "integration": 1, "unit": 2}
+    items.sort(key=lambda item: order[tier_of(Path(str(item.path))) or "unit"])
+
+
+@pytest.fixture(autouse=True)
+def _unit_tier_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.node.get_closest_marker("unit") is not None:
+        guard_unit_test(monkeypatch)
 
 
 @pytest.fixture(autouse=True)

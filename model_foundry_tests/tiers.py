@@ -1,0 +1,85 @@
+"""The suite's three tiers, by what a test starts; the folder a test lives in is its tier.
+
+- ``unit/``: no subprocess, no network, no sleep. Files in a temporary folder (a DuckDB file,
+  an export) are allowed. The guard below makes a unit test that reaches for any of the three
+  fail, naming what it did, so the tier cannot drift.
+- ``integration/``: real files and at most one kind of server or process (a nats-server, the
+  slot simulator, a llama-server, a child process of the project's own).
+- ``system/``: Dagster daemon or webserver stacks, the demo, several processes at once (kill
+  and worker tests), Prometheus, PostgreSQL.
+
+``make check`` runs the first two in parallel after each change; ``make test`` runs all three.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TESTS_ROOT = Path(__file__).resolve().parent
+REPO_ROOT = TESTS_ROOT.parent
+TIERS = ("unit", "integration", "system")
+
+
+def tier_of(path: Path) -> str | None:
+    try:
+        top = path.resolve().relative_to(TESTS_ROOT).parts[0]
+    except (ValueError, IndexError):
+        return None
+    return top if top in TIERS else None
+
+
+class TierViolation(BaseException):
+    """Raised when a unit test reaches past its tier.
+
+    A BaseException, like KeyboardInterrupt, so that no ``except Exception`` in the code under
+    test (a connect retry loop, say) can swallow it and turn it into a slow, passing test.
+    """
+
+
+def _refuse(what: str) -> Callable[..., Any]:
+    def refused(*_args: Any, **_kwargs: Any) -> Any:
+        raise TierViolation(f"a unit test may not {what}; move the test to integration/ or system/")
+
+    return refused
+
+
+def guard_unit_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make subprocesses, network sockets and sleeps fail inside a unit test."""
+    monkeypatch.setattr(subprocess.Popen, "__init__", _refuse("start a subprocess"))
+    inet = (socket.AF_INET, socket.AF_INET6)
+
+    def guarded(original: Callable[..., Any], verb: str) -> Callable[..., Any]:
+        def call(sock: socket.socket, *args: Any) -> Any:
+            if sock.family in inet:
+                _refuse(f"{verb} a network socket")()
+            return original(sock, *args)
+
+        return call
+
+    for name in ("connect", "connect_ex", "bind"):
+        monkeypatch.setattr(socket.socket, name, guarded(getattr(socket.socket, name), name))
+
+    real_sleep = time.sleep
+    real_async_sleep = asyncio.sleep
+
+    def sleep(seconds: float) -> None:
+        if seconds > 0:
+            _refuse(f"sleep ({seconds} s)")()
+        real_sleep(seconds)
+
+    async def async_sleep(seconds: float, *args: Any, **kwargs: Any) -> Any:
+        # asyncio.sleep(0) only yields to the loop; any longer is a wait.
+        if seconds > 0:
+            _refuse(f"sleep ({seconds} s)")()
+        return await real_async_sleep(seconds, *args, **kwargs)
+
+    monkeypatch.setattr(time, "sleep", sleep)
+    monkeypatch.setattr(asyncio, "sleep", async_sleep)
