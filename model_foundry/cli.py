@@ -274,7 +274,9 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
     import json
 
     from model_foundry.lib.datasets import check_name, collection_line
+    from model_foundry.lib.datasets.judge import require_judge_slot
     from model_foundry.lib.llm import cause_lines
+    from model_foundry.lib.slots.config import load_slot_file
     from model_foundry.materialize import collect_dataset
 
     check_name(args.name, "name")
@@ -282,7 +284,8 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
         check_name(args.version, "version")
 
     if args.judge:
-        _require_judge()
+        # Refused before anything runs, in the asset's words.
+        require_judge_slot(load_slot_file(settings.slot_file_path()), None)
     config: dict[str, Any] = {
         "name": args.name,
         "samples_per_prompt": args.samples,
@@ -314,17 +317,6 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
         meta["judgements"] = _print_judgements(judged[0].metadata)
     print(json.dumps(meta, default=str))
     return 0 if result.success else 1
-
-
-def _require_judge() -> None:
-    """--judge without a judge slot is refused in one sentence, before anything runs."""
-    from model_foundry.lib import settings
-    from model_foundry.lib.slots.config import NoSlotForRoleError, load_slot_file
-
-    try:
-        load_slot_file(settings.slot_file_path()).for_judging(None)
-    except NoSlotForRoleError as exc:
-        raise UserError(f"--judge refused: {exc}") from None
 
 
 def _print_judgements(metadata: Any) -> dict[str, Any]:
@@ -365,27 +357,25 @@ def cmd_dataset_sessions(args: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
 
-    from model_foundry.defs.datasets.session_export import (
-        SessionExportConfig,
-        session_export_request,
-    )
     from model_foundry.lib import settings
     from model_foundry.lib.datasets.hygiene import export_hygiene
     from model_foundry.lib.datasets.published import figures_line
-    from model_foundry.lib.datasets.session_export import export_session_dataset
-
-    config = SessionExportConfig(
-        name=args.name,
-        version=args.version,
-        since=_time(args.since, "--since"),
-        until=_time(args.until, "--until"),
-        license=args.license,
-        include_active=args.include_active,
-        filters=args.filters,
-        test_share=args.test_share,
+    from model_foundry.lib.datasets.session_export import (
+        export_session_dataset,
+        session_export_request,
     )
+
     try:
-        request = session_export_request(config, None)
+        request = session_export_request(
+            args.name,
+            version=args.version,
+            since=_time(args.since, "--since"),
+            until=_time(args.until, "--until"),
+            license=args.license,
+            include_active=args.include_active,
+            filters=args.filters,
+            test_share=args.test_share,
+        )
         outcome = export_session_dataset(settings.duckdb_path(), request, export_hygiene)
     except ValueError as exc:
         raise UserError(str(exc)) from None
@@ -447,10 +437,6 @@ def _add_bench_slots(bench_subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-# The session export's default filters (lib/datasets/prepare.py), spelled for --help.
-SESSION_FILTERS_CLI = ("no_assistant", "truncated")
-
-
 def _add_dataset(subparsers: Any) -> argparse.ArgumentParser:
     dataset = subparsers.add_parser("dataset", help="dataset collection outside the daemon")
     sub = dataset.add_subparsers(dest="dataset_command", required=True)
@@ -476,9 +462,8 @@ def _add_dataset(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--until", default=None, help="sessions begun before this time")
     p.add_argument("--license", default=None, help="the card's license (default: unknown)")
     p.add_argument("--include-active", action="store_true", help="also export running sessions")
-    p.add_argument(
-        "--filters", nargs="*", default=list(SESSION_FILTERS_CLI), help="quality filters"
-    )
+    # Unset: the export's own default filters (lib), read only when the verb runs.
+    p.add_argument("--filters", nargs="*", default=None, help="quality filters")
     p.add_argument(
         "--test-share", type=float, default=0.05, help="share of new groups sent to test"
     )
