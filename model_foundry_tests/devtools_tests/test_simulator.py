@@ -13,7 +13,8 @@ from pathlib import Path
 import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
-from model_foundry.cli import build_parser, cmd_simulate_slots
+from model_foundry.cli import build_parser
+from model_foundry.cli.simulator import cmd_simulate_slots
 from model_foundry.devtools import simulator as slot_simulator
 from model_foundry.devtools.simulator import (
     CONTEXT_MARKER,

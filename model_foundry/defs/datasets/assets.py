@@ -14,6 +14,7 @@ from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
 from model_foundry.lib.datasets.export import UnsafeNameError
 from model_foundry.lib.datasets.hygiene import export_hygiene
+from model_foundry.lib.datasets.judge import JudgeRefusedError, require_judge_slot
 from model_foundry.lib.datasets.prompts import (
     PromptRecord,
     advance_chat_prompts,
@@ -29,7 +30,7 @@ from model_foundry.lib.datasets.samples import DatasetSamples, chat_roles, sampl
 from model_foundry.lib.datasets.versions import choose_version
 from model_foundry.lib.inbox.positions import Span
 from model_foundry.lib.llm import LlmRun
-from model_foundry.lib.slots.config import NoSlotForRoleError, Slot
+from model_foundry.lib.slots.config import Slot
 
 
 class DatasetCollectionConfig(dg.Config):
@@ -149,14 +150,10 @@ def dataset_samples(
 
 def require_judge(slots: SlotsResource) -> Slot:
     """The active profile's judge slot; a ``dg.Failure`` in one sentence when it has none."""
-    slot_file = slots.load()
     try:
-        slot_file.for_judging(slots.profile)
-    except NoSlotForRoleError as exc:
-        raise dg.Failure(description=f"--judge refused: {exc}", allow_retries=False) from None
-    judge = slot_file.judge_slot(slots.profile)
-    assert judge is not None  # for_judging refuses a profile without one
-    return judge
+        return require_judge_slot(slots.load(), slots.profile)
+    except JudgeRefusedError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
 
 
 def export_collection(

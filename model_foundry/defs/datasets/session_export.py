@@ -5,21 +5,20 @@ materialization's metadata. ``model-foundry dataset sessions`` runs the same exp
 the daemon.
 """
 
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-
 import dagster as dg
 from pydantic import Field
 
 from model_foundry.defs import keys
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB
-from model_foundry.lib import settings
 from model_foundry.lib.datasets.export import UnsafeNameError
 from model_foundry.lib.datasets.hygiene import export_hygiene
 from model_foundry.lib.datasets.prepare import SESSION_FILTERS
 from model_foundry.lib.datasets.published import figures_line
-from model_foundry.lib.datasets.session_export import SessionExport, export_session_dataset
+from model_foundry.lib.datasets.session_export import (
+    export_session_dataset,
+    session_export_request,
+)
 
 
 class SessionExportConfig(dg.Config):
@@ -38,31 +37,6 @@ class SessionExportConfig(dg.Config):
     output_dir: str | None = Field(default=None, description="Export root; unset: datasets/.")
 
 
-def _utc(value: str | None) -> datetime | None:
-    """An ISO time; one without a zone is UTC, as the inbox's times are."""
-    if not value:
-        return None
-    parsed = datetime.fromisoformat(value)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def session_export_request(config: SessionExportConfig, run: str | None) -> SessionExport:
-    out_root = Path(config.output_dir) if config.output_dir else settings.data_dir() / "datasets"
-    return SessionExport(
-        name=config.name,
-        out_root=out_root,
-        version=config.version,
-        since=_utc(config.since),
-        until=_utc(config.until),
-        license=config.license,
-        include_active=config.include_active,
-        idle=timedelta(minutes=settings.session_idle_minutes()),
-        filters=tuple(config.filters),
-        test_share=config.test_share,
-        run=run,
-    )
-
-
 @dg.asset(
     key=keys.SESSION_DATASET,
     group_name="datasets",
@@ -78,7 +52,18 @@ def session_dataset(
     context: dg.AssetExecutionContext, config: SessionExportConfig, duckdb: FoundryDuckDB
 ) -> dg.MaterializeResult:
     try:
-        request = session_export_request(config, f"dagster run {context.run.run_id}")
+        request = session_export_request(
+            config.name,
+            version=config.version,
+            since=config.since,
+            until=config.until,
+            license=config.license,
+            include_active=config.include_active,
+            filters=config.filters,
+            test_share=config.test_share,
+            output_dir=config.output_dir,
+            run=f"dagster run {context.run.run_id}",
+        )
         outcome = export_session_dataset(duckdb.database, request, export_hygiene)
     except (UnsafeNameError, ValueError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None

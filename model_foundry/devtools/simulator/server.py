@@ -154,7 +154,7 @@ class SlotSimulator:
 # ---------------------------------------------------------------------------------------------
 
 
-# ``model-foundry simulate-slots`` (its arguments are defined in model_foundry/cli.py).
+# ``model-foundry simulate-slots`` (its arguments are defined in simulator/command.py).
 
 
 def simulator_from_args(args: argparse.Namespace) -> SlotSimulator:

@@ -27,8 +27,9 @@ from typing import Any
 
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.card import languages
+from model_foundry.lib.errors import UserError
 from model_foundry.lib.llm import Answer, Body, Request, SlotSource, WorkKind
-from model_foundry.lib.slots.config import JUDGE_ROLE, SlotFile
+from model_foundry.lib.slots.config import JUDGE_ROLE, NoSlotForRoleError, Slot, SlotFile
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions
 from model_foundry.lib.tables.judgements import DATASET_JUDGEMENTS, JudgementRow
@@ -305,6 +306,22 @@ def write_judgements(
     return storage.run_in_transaction(db_path, work)
 
 
+class JudgeRefusedError(UserError):
+    """Judging was asked for and the profile has no judge slot."""
+
+
+def require_judge_slot(slot_file: SlotFile, profile: str | None) -> Slot:
+    """The profile's judge slot; :class:`JudgeRefusedError` in one sentence when it has none,
+    so ``--judge`` is refused before any slot is asked."""
+    try:
+        slot_file.for_judging(profile)
+    except NoSlotForRoleError as exc:
+        raise JudgeRefusedError(f"--judge refused: {exc}") from None
+    judge = slot_file.judge_slot(profile)
+    assert judge is not None  # for_judging refuses a profile without one
+    return judge
+
+
 class JudgeSlots:
     """A run's slots with the judge slot live and serving the ``judge`` role alone."""
 
@@ -341,6 +358,7 @@ def unparsed_causes(rows: Sequence[JudgementRow]) -> dict[str, int]:
 __all__ = [
     "VERDICT_SCHEMA",
     "Comparison",
+    "JudgeRefusedError",
     "JudgeSlots",
     "Judgements",
     "Plan",
@@ -351,6 +369,7 @@ __all__ = [
     "parse_verdict",
     "plan_comparisons",
     "prompt_language",
+    "require_judge_slot",
     "unparsed_causes",
     "write_judgements",
 ]

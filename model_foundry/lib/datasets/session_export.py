@@ -12,10 +12,10 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from model_foundry.lib import storage
+from model_foundry.lib import settings, storage
 from model_foundry.lib.datasets.export import export_dir
 from model_foundry.lib.datasets.layouts import SESSIONS
 from model_foundry.lib.datasets.prepare import (
@@ -48,6 +48,46 @@ class SessionExport:
     filters: Sequence[str] = SESSION_FILTERS
     test_share: float = DEFAULT_TEST_SHARE
     run: str | None = None
+
+
+def _utc(value: str | None) -> datetime | None:
+    """An ISO time; one without a zone is UTC, as the inbox's times are."""
+    if not value:
+        return None
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def session_export_request(
+    name: str,
+    *,
+    version: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    license: str | None = None,
+    include_active: bool = False,
+    filters: Sequence[str] | None = None,
+    test_share: float = DEFAULT_TEST_SHARE,
+    output_dir: str | None = None,
+    run: str | None = None,
+) -> SessionExport:
+    """The export asked for by the asset's config or the CLI's flags: times in ISO (no zone
+    is UTC), ``filters`` unset is :data:`SESSION_FILTERS`, ``output_dir`` unset is
+    ``<data dir>/datasets``, the idle time the settings'."""
+    out_root = Path(output_dir) if output_dir else settings.data_dir() / "datasets"
+    return SessionExport(
+        name=name,
+        out_root=out_root,
+        version=version,
+        since=_utc(since),
+        until=_utc(until),
+        license=license,
+        include_active=include_active,
+        idle=timedelta(minutes=settings.session_idle_minutes()),
+        filters=SESSION_FILTERS if filters is None else tuple(filters),
+        test_share=test_share,
+        run=run,
+    )
 
 
 def export_session_dataset(
@@ -86,4 +126,9 @@ def export_session_dataset(
         return write_prepared(db_path, target, SESSIONS, prepared, made_by)
 
 
-__all__ = ["HygieneFactory", "SessionExport", "export_session_dataset"]
+__all__ = [
+    "HygieneFactory",
+    "SessionExport",
+    "export_session_dataset",
+    "session_export_request",
+]

