@@ -20,7 +20,6 @@ from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.nats_helpers import NATS_CURRENT, nats_line_binary
 from model_foundry_tests.pipeline_helpers import FOREIGN_ENV
-from model_foundry_tests.tiers import TIERS, guard_unit_test, tier_of
 
 # Fixtures for tests against a real llama.cpp server (built by `make llama-server`).
 from model_foundry_tests.real_llama import (  # noqa: F401
@@ -29,6 +28,7 @@ from model_foundry_tests.real_llama import (  # noqa: F401
     paced_model,
     tiny_model,
 )
+from model_foundry_tests.tiers import TIERS, guard_unit_test, tier_of
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

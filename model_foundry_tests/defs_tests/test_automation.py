@@ -18,6 +18,7 @@ from model_foundry.defs import keys
 from model_foundry.defs.datasets.assets import dataset_collection_job
 from model_foundry.defs.inbox.jobs import inbox_job
 from model_foundry.defs.inbox_tables.assets import INBOX_TABLE_KEYS
+from model_foundry_tests.dagster_helpers import quiet_instance
 
 INBOX_ASSET = keys.INBOX
 DATASET_ASSET = keys.DATASET_SAMPLES
@@ -46,7 +47,7 @@ class Ticks:
 
 @pytest.fixture
 def instance() -> Iterator[dg.DagsterInstance]:
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         yield instance
 
 

@@ -40,6 +40,7 @@ from model_foundry.lib.summaries.prompts import (
     transcript,
     translation_params,
 )
+from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.pipeline_helpers import count, rows, slot_simulator_process
 
@@ -137,7 +138,7 @@ def test_inbox_to_summaries_translations_and_throughput(
     by_subject = {s: [e for e in events if e.subject == s] for s in SUBJECTS}
     publish(nats_client, events)
     res = resources(nats_client, db_path, slot_path)
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         drain_inbox(res, instance)
         meta = downstream(res, instance)
 

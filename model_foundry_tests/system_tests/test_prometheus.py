@@ -22,7 +22,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import dagster as dg
 import pytest
 import yaml
 
@@ -31,6 +30,7 @@ from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.devtools.ports import free_port
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.slots.config import load_slot_file
+from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.pipeline_helpers import count, rows, slot_simulator_process, wait_for
 from model_foundry_tests.system_tests.metrics_helpers import exporter_process
 from model_foundry_tests.system_tests.pipeline_run import run_pipeline
@@ -171,7 +171,7 @@ def test_dashboard_queries_return_data_from_a_real_prometheus(
         started = time.monotonic()
         wait_for(prom.targets_up, 60, "every scrape target to be up")
 
-        with dg.instance_for_test() as instance:
+        with quiet_instance() as instance:
             run_pipeline(nats_client, db_path, slot_path, tmp_path / "run", instance)
 
         stored = count(db_path, "SELECT count(*) FROM pipeline_event_inbox")

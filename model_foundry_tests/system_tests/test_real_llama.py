@@ -32,6 +32,7 @@ from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import RetryPolicy, Task, run_dispatch
 from model_foundry.lib.slots.fit import PROMPT_TOO_LONG, fit_request
+from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.real_llama import CTX, get_json, llama_slot_file, metrics
 from model_foundry_tests.slot_fixtures import fast_options, run, write_yaml
 
@@ -256,7 +257,7 @@ def test_a_300_message_session_is_summarised_in_parts_and_reruns_only_what_chang
         mats = result.asset_materializations_for_node("session_summaries")
         return {k: v.value for k, v in mats[0].metadata.items()}
 
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         drain_inbox(res, instance)
         first = summarise()
         assert first["summaries_written"] == 1 and first["sessions_chunked"] == 1

@@ -22,6 +22,7 @@ from model_foundry.lib.datasets import dataset_task
 from model_foundry.lib.events import CHAT_PERSIST
 from model_foundry.lib.inbox.publish import sample_events
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.pipeline_helpers import count, rows, slot_simulator_process
 from model_foundry_tests.system_tests.pipeline_run import PipelineRun, resources, run_pipeline
@@ -61,7 +62,7 @@ def test_pipeline_events_carry_the_sessions_of_the_inbox_rows(
     url = receiver.url.replace("http://", f"http://lab:{RECEIVER_PASSWORD}@")
     monkeypatch.setenv("MODEL_FOUNDRY_TELEMETRY_URL", url)
     monkeypatch.setenv("KINDERGARTEN_API_KEY", SLOT_KEY)
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         run = run_pipeline(nats_client, db_path, slot_path, tmp_path, instance)
 
     events = receiver.events
@@ -200,7 +201,7 @@ def test_receiver_down_the_run_succeeds_and_reports_what_it_dropped(
     monkeypatch.setenv("MODEL_FOUNDRY_TELEMETRY_URL", f"http://127.0.0.1:{_closed_port()}/t")
     publish(nats_client, sample_events(12, sessions=3, seed=9))
     res = resources(nats_client, db_path, slot_path)
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         drained = dg.materialize(
             [pipeline_event_inbox_record],
             partition_key=CHAT_PERSIST,

@@ -21,6 +21,7 @@ from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.prompts import parse_jsonl, prompt_from_row
 from model_foundry.lib.query import run_query
+from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.pipeline_helpers import (
     count,
     rows,
@@ -44,8 +45,16 @@ def slow_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def collect(db_path: Path, slot_path: Path, config: dict[str, Any]) -> dg.ExecuteInProcessResult:
+    with quiet_instance() as instance:
+        return _collect(db_path, slot_path, config, instance)
+
+
+def _collect(
+    db_path: Path, slot_path: Path, config: dict[str, Any], instance: dg.DagsterInstance
+) -> dg.ExecuteInProcessResult:
     return dg.materialize(
         [dataset_samples],
+        instance=instance,
         resources={
             "duckdb": FoundryDuckDB(database=str(db_path)),
             "slots": SlotsResource(slot_file=str(slot_path)),

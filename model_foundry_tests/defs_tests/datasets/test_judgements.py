@@ -19,6 +19,7 @@ from model_foundry.defs.datasets.judgements import dataset_judgements
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.devtools import hf_datasets
 from model_foundry.lib.datasets.layouts import PREFERENCE
+from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.hf_loading import load_offline
 
 pytestmark = pytest.mark.timeout(300)
@@ -28,17 +29,22 @@ TOPICS = ["zone maps", "row groups", "the WAL", "checkpoints", "ART indexes", "v
 
 
 def _collect(tmp: Path, slots: Path, config: dict[str, Any], db: Path) -> dg.ExecuteInProcessResult:
-    return dg.materialize(
-        [dataset_samples, dataset_judgements],
-        resources={
-            "duckdb": FoundryDuckDB(database=str(db)),
-            "slots": SlotsResource(slot_file=str(slots)),
-        },
-        run_config={
-            "ops": {"dataset_samples": {"config": config}, "dataset_judgements": {"config": config}}
-        },
-        raise_on_error=False,
-    )
+    with quiet_instance() as instance:
+        return dg.materialize(
+            [dataset_samples, dataset_judgements],
+            instance=instance,
+            resources={
+                "duckdb": FoundryDuckDB(database=str(db)),
+                "slots": SlotsResource(slot_file=str(slots)),
+            },
+            run_config={
+                "ops": {
+                    "dataset_samples": {"config": config},
+                    "dataset_judgements": {"config": config},
+                }
+            },
+            raise_on_error=False,
+        )
 
 
 def _meta(result: dg.ExecuteInProcessResult, node: str) -> dict[str, Any]:

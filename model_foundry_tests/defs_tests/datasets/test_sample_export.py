@@ -15,6 +15,7 @@ from model_foundry.defs.datasets.assets import dataset_samples
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.devtools import hf_datasets
 from model_foundry.lib.datasets.layouts import SAMPLES
+from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.hf_loading import load_offline
 
 pytestmark = pytest.mark.timeout(300)
@@ -41,14 +42,16 @@ def exported(tmp_path_factory: pytest.TempPathFactory, fast_slots: Path) -> dict
         "include_chat_sessions": False, "output_dir": str(tmp / "datasets"),
         "license": "cc-by-4.0", "test_share": 0.4,
     }  # fmt: skip
-    result = dg.materialize(
-        [dataset_samples],
-        resources={
-            "duckdb": FoundryDuckDB(database=str(tmp / "f.duckdb")),
-            "slots": SlotsResource(slot_file=str(fast_slots)),
-        },
-        run_config={"ops": {"dataset_samples": {"config": config}}},
-    )
+    with quiet_instance() as instance:
+        result = dg.materialize(
+            [dataset_samples],
+            resources={
+                "duckdb": FoundryDuckDB(database=str(tmp / "f.duckdb")),
+                "slots": SlotsResource(slot_file=str(fast_slots)),
+            },
+            instance=instance,
+            run_config={"ops": {"dataset_samples": {"config": config}}},
+        )
     meta = result.asset_materializations_for_node("dataset_samples")[0].metadata
     return {
         "folder": tmp / "datasets" / "fan" / "v1",

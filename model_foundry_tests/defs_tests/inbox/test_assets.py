@@ -22,6 +22,7 @@ from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.inbox.drain import COMMIT_DEPTH, InboxRecord
 from model_foundry.lib.inbox.publish import make_event, sample_events
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, publish, publish_raw
 
 RECORD_KEYS = set(InboxRecord(subject="x").as_dict())
@@ -30,6 +31,9 @@ RECORD_KEYS = set(InboxRecord(subject="x").as_dict())
 def materialize(
     res: NatsClient, db_path: Path, subject: str, instance: dg.DagsterInstance | None = None
 ) -> dg.ExecuteInProcessResult:
+    if instance is None:
+        with quiet_instance() as own:
+            return materialize(res, db_path, subject, own)
     return dg.materialize(
         [pipeline_event_inbox_record, *inbox_checks],
         partition_key=subject,
@@ -53,7 +57,7 @@ def test_empty_queue_is_a_successful_zero_event_record(
     nats_client: NatsClient, db_path: Path
 ) -> None:
     # The regression that started the project: DagsterTypeCheckDidNotPass ... NoneType.
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         result = materialize(nats_client, db_path, "llm.tool_call", instance)
         assert result.success
         record = result.output_for_node("pipeline_event_inbox_record")
@@ -71,7 +75,7 @@ def test_every_event_lands_once_and_republishing_adds_nothing(
     events = list(sample_events(60, sessions=3))
     chat = [e for e in events if e.subject == "llm.chat.persist"]
     publish(nats_client, events)
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         for subject in SUBJECTS:
             assert materialize(nats_client, db_path, subject, instance).success
         stored = rows(db_path, "SELECT subject, count(*) FROM pipeline_event_inbox GROUP BY 1")
@@ -183,7 +187,7 @@ def test_legacy_subjects_are_stored_under_new_names(nats_client: NatsClient, db_
             make_event("obsidian.semantic_search", {"query": "new"}, "s1", event_id="n1"),
         ],
     )
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         for subject in ("obsidian.semantic_search", "llm.tool_call"):
             assert materialize(nats_client, db_path, subject, instance).success
     assert rows(
@@ -300,7 +304,7 @@ def test_a_drain_reports_checkpoints_of_what_it_has_committed(
         "nats": NatsResource.of(nats_client),
         "duckdb": FoundryDuckDB(database=str(db_path)),
     }
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         result = dg.materialize(
             [pipeline_event_inbox_record],
             partition_key="llm.chat.persist",

@@ -20,6 +20,7 @@ from model_foundry.defs.run_health.dead_runs import WORKER_TAG, record_worker, w
 from model_foundry.lib.inbox.publish import make_event
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.run_worker import RunWorker
+from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, publish
 
 
@@ -83,7 +84,7 @@ def test_one_sensor_per_subject_running_by_default() -> None:
 
 
 def test_nothing_pending_skips(nats_client: NatsClient) -> None:
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         result = tick("llm.tool_call", instance, nats_client)
     assert result.run_requests == []
     assert "nothing pending" in (result.skip_message or "")
@@ -102,7 +103,7 @@ def test_pending_messages_request_a_run_for_that_partition_without_consuming(
             for name in ("llm.tool_call", "knowledge.tool_call")
         ],
     )
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         result = tick("llm.tool_call", instance, nats_client)
         other = tick("llm.chat.persist", instance, nats_client)
     assert len(result.run_requests) == 1
@@ -125,7 +126,7 @@ def test_running_run_for_the_subject_prevents_a_second_request(
             make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1"),
         ],
     )
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         add_started_run(instance, subject="llm.flow.lineage")
         blocked = tick("llm.flow.lineage", instance, nats_client)
         assert blocked.run_requests == []
@@ -133,7 +134,7 @@ def test_running_run_for_the_subject_prevents_a_second_request(
         # A queued run of one subject does not hold back the others.
         other = tick("llm.tool_call", instance, nats_client)
         assert [r.partition_key for r in other.run_requests] == ["llm.tool_call"]
-    with dg.instance_for_test() as fresh:
+    with quiet_instance() as fresh:
         assert len(tick("llm.flow.lineage", fresh, nats_client).run_requests) == 1
 
 
@@ -141,7 +142,7 @@ def test_unreachable_nats_skips_with_the_url() -> None:
     from model_foundry.devtools.ports import free_port
 
     url = f"nats://127.0.0.1:{free_port()}"
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         result = tick("llm.tool_call", instance, NatsClient(servers=url, connect_timeout_s=0.5))
     assert result.run_requests == []
     assert url in (result.skip_message or "")
@@ -157,7 +158,7 @@ def test_a_started_run_whose_worker_died_is_failed_and_replaced(
         [make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1")],
     )
     monkeypatch.setenv("MODEL_FOUNDRY_STALE_RUN_S", "3")
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         run_id = add_started_run(instance, subject="llm.tool_call")
         fresh = tick("llm.tool_call", instance, nats_client)
         assert fresh.run_requests == []  # silent for less than the threshold: still alive
@@ -175,7 +176,7 @@ def test_a_run_whose_worker_process_is_gone_is_failed_at_once(
         nats_client,
         [make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id="t1")],
     )
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         # This test's own Python process stands for a live worker.
         alive = add_started_run(instance, subject="llm.tool_call", worker_pid=os.getpid())
         assert tick("llm.tool_call", instance, nats_client).run_requests == []
@@ -190,7 +191,7 @@ def test_a_run_whose_worker_process_is_gone_is_failed_at_once(
 def test_inbox_runs_record_their_worker_for_the_sensor(
     nats_client: NatsClient, tmp_path: Path
 ) -> None:
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         result = dg.materialize(
             [pipeline_event_inbox_record],
             partition_key="llm.tool_call",
@@ -215,7 +216,7 @@ def test_dead_run_sensor_fails_any_started_run_whose_worker_is_gone() -> None:
     # Downstream runs too: automation never updates an asset whose run stays "in progress".
     from model_foundry.defs.run_health.sensors import stale_run_sensor
 
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         ids = {
             name: add_started_run(instance, job_name="__ASSET_JOB", worker_pid=pid)
             for name, pid in (("dead", dead_pid()), ("alive", os.getpid()), ("untagged", None))

@@ -23,6 +23,7 @@ from model_foundry.defs.run_health.dead_runs import (
     worker_of,
 )
 from model_foundry.lib.run_worker import RunWorker
+from model_foundry_tests.dagster_helpers import quiet_instance
 
 WORKSPACE = Path(__file__).resolve().parents[3] / "workspace.yaml"
 
@@ -62,7 +63,7 @@ def rewrite(instance: dg.DagsterInstance, worker: RunWorker) -> None:
 def test_a_reused_pid_does_not_keep_a_dead_run_alive(
     sleepers: list[subprocess.Popen[bytes]],
 ) -> None:
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         run_id = started_run(instance)
         worker = record_worker(instance, run_id, sleeper(sleepers).pid)
         assert worker_of(instance.get_run_by_id(run_id)) == worker
@@ -86,7 +87,7 @@ def test_a_reused_pid_does_not_keep_a_dead_run_alive(
 def test_a_run_from_before_a_reboot_is_dead_whatever_its_pid_runs_now(
     sleepers: list[subprocess.Popen[bytes]],
 ) -> None:
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         run_id = started_run(instance)
         worker = record_worker(instance, run_id, sleeper(sleepers).pid)
         rewrite(instance, dataclasses.replace(worker, boot_id=str(uuid.uuid4())))  # another boot
@@ -98,7 +99,7 @@ def test_a_run_from_before_a_reboot_is_dead_whatever_its_pid_runs_now(
 def test_a_retry_is_not_judged_by_its_parents_dead_worker() -> None:
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         parent = started_run(instance)
         record_worker(instance, parent, gone.pid)
         parent_tags = instance.get_run_by_id(parent).tags
@@ -127,7 +128,7 @@ def test_the_runs_list_shows_the_runs_tags_and_not_its_worker(
     home = tmp_path / "dagster_home"
     home.mkdir()
     with (
-        dg.instance_for_test(temp_dir=str(home)) as instance,
+        quiet_instance(temp_dir=str(home)) as instance,
         define_out_of_process_context(str(WORKSPACE), None, instance) as ctx,
     ):
         run_id = started_run(instance, tags={"model_foundry/inbox_subject": "llm.tool_call"})

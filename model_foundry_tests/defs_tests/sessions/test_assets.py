@@ -14,6 +14,7 @@ from model_foundry.defs.sessions.checks import live_slots_get_turns
 from model_foundry.lib import settings
 from model_foundry.lib.flow.render import MAX_METADATA_BYTES
 from model_foundry.lib.inbox.publish import make_event, sample_events
+from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.lib_tests.flow.test_store import ingest, query
 
 
@@ -22,7 +23,7 @@ def run(db_path: Path, *defs: object) -> dg.ExecuteInProcessResult:
         "duckdb": FoundryDuckDB(database=str(db_path)),
         "slots": SlotsResource(slot_file=str(settings.SHIPPED_SLOT_FILE), profile="standard"),
     }
-    with dg.instance_for_test() as instance:
+    with quiet_instance() as instance:
         return dg.materialize(list(defs), resources=resources, instance=instance)
 
 
