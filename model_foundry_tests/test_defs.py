@@ -130,7 +130,7 @@ def test_every_job_resolves() -> None:
         loaded.resolve_job_def(job.name)
 
 
-def test_the_code_location_loads_as_dagster_loads_it() -> None:
+def test_the_code_location_loads_as_dagster_loads_it(tmp_path: Path) -> None:
     # The daemon and the UI import model_foundry.definitions through workspace.yaml and refuse
     # a module that holds more than one Definitions object; importing it here would not show it.
     root = Path(__file__).resolve().parents[1]
@@ -143,6 +143,8 @@ def test_the_code_location_loads_as_dagster_loads_it() -> None:
             str(root / "workspace.yaml"),
         ],
         cwd=root,
+        # An instance of the test's own, never the developer's data/dagster_home.
+        env=dict(os.environ, DAGSTER_HOME=str(tmp_path)),
         capture_output=True,
         text=True,
         timeout=240,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -342,28 +341,6 @@ def test_a_drain_reports_checkpoints_of_what_it_has_committed(
         reported = result.asset_materializations_for_node("pipeline_event_inbox_record")
         assert [m.metadata["checkpoint"].value for m in reported] == [False]
         assert reported[0].metadata["inserted"].value == 20
-
-
-def test_definitions_load_from_workspace_yaml_like_the_ui(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[3]
-    env = dict(os.environ, DAGSTER_HOME=str(tmp_path))
-    proc = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "dagster"),
-            "definitions",
-            "validate",
-            "-w",
-            str(root / "workspace.yaml"),
-        ],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, output
-    assert "model_foundry" in output
 
 
 def test_unreachable_nats_is_one_sentence_naming_the_url() -> None:
