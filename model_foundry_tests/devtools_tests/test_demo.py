@@ -1,0 +1,112 @@
+"""``make demo``, run once per scenario: the lab's tour, and slots that reject everything.
+
+The tour's run is shared by everything it proves: it keeps to its own data and NATS, warns of
+the idle kindergarten slot, draws a session's flow, and ends with a query that works.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from model_foundry.devtools.local_nats import LocalNatsServer
+from model_foundry.lib.inbox.publish import make_event
+from model_foundry.lib.nats.connection import NatsClient
+from model_foundry_tests.nats_helpers import publish
+from model_foundry_tests.pipeline_helpers import clean_env, slot_simulator_process
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def demo(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "model_foundry.cli", "demo", *args],
+        env=clean_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
+
+
+def test_demo_keeps_to_its_own_data_warns_of_the_idle_slot_and_draws_a_flow(
+    tmp_path: Path, nats_server: LocalNatsServer
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    users_db = data / "model_foundry.duckdb"
+    with duckdb.connect(str(users_db)) as con:
+        con.execute("CREATE TABLE mine AS SELECT 42 AS answer")
+    before = users_db.read_bytes()
+    # A user's own NATS with a real event waiting: the demo must not drain it.
+    users_nats = NatsClient(servers=nats_server.url)
+    users_nats.setup()
+    publish(users_nats, [make_event("llm.tool_call", {"tool": "t", "arguments": {}}, "s1")])
+
+    result = demo(MODEL_FOUNDRY_DATA_DIR=str(data), NATS_URL=nats_server.url)
+    out = result.stdout
+    assert result.returncode == 0, out[-2000:] + result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    assert users_db.read_bytes() == before
+    assert users_nats.pending_for("llm.tool_call").num_pending == 1
+
+    assert re.search(
+        r"check live_slots_get_turns: WARNING: kindergarten \(live in profile standard\) got 0 "
+        r"of \d+ turns in the last 4 sessions; naughty did \d+%",
+        out,
+    ), out[-3000:]
+    assert re.search(r"session_flow: 4 sessions, [1-9] with uncoordinated parallel work", out)
+    drawn = re.search(r"flow of (\S+) drawn to (\S+\.svg)", out)
+    assert drawn is not None, out[-3000:]
+    picture = Path(drawn.group(2))
+    assert picture.is_relative_to(data / "demo") and picture.stat().st_size >= 2048
+    assert ET.fromstring(picture.read_bytes()).tag.endswith("svg")
+    demo_file = data / "demo" / "model_foundry.duckdb"
+    with duckdb.connect(str(demo_file), read_only=True) as con:
+        sums = con.execute(
+            "SELECT sum(share) FROM session_routing GROUP BY correlation_id"
+        ).fetchall()
+    assert len(sums) == 4 and all(abs(s - 1) < 1e-9 for (s,) in sums)
+
+    command = out.strip().splitlines()[-1].strip()
+    assert command.startswith("MODEL_FOUNDRY_DUCKDB=") and " model-foundry query " in command
+    demo_db = command.split()[0].split("=", 1)[1]
+    assert Path(demo_db).is_relative_to(data / "demo")
+    summary = subprocess.run(
+        [sys.executable, "-m", "model_foundry.cli", "query",
+         "SELECT count(*) AS n FROM session_overview"],
+        env=clean_env(MODEL_FOUNDRY_DUCKDB=demo_db),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert summary.returncode == 0, summary.stderr
+
+
+def test_demo_with_slots_that_reject_everything_prints_causes_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    with slot_simulator_process(
+        tmp_path / "sim", speed=50, extra_args=("--error-rate", "1", "--error-status", "400")
+    ) as slots:
+        result = demo(
+            "--events", "40",
+            MODEL_FOUNDRY_DATA_DIR=str(tmp_path / "data"), MODEL_FOUNDRY_SLOTS=str(slots),
+        )  # fmt: skip
+    out = result.stdout
+    assert result.returncode == 0, out[-2000:] + result.stderr[-3000:]
+    assert "Traceback" not in out + result.stderr
+    # No summary was written, so nothing was there to translate.
+    assert "session_summaries: 0 written" in out
+    assert "session_summary_translations: 0 written (none pending)" in out
+    assert "failed: slot kindergarten answered HTTP 400: simulated server error" in out
+    lines = out.splitlines()
+    dataset = next(i for i, line in enumerate(lines) if line.startswith("dataset collection"))
+    assert lines[dataset + 1].strip().startswith("0 samples written from ")
+    assert "requests failed" in lines[dataset + 1]
+    assert lines[dataset + 2].strip().endswith("answered HTTP 400: simulated server error")
