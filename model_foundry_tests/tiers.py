@@ -14,6 +14,8 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing.util
+import os
 import socket
 import subprocess
 import time
@@ -54,6 +56,9 @@ def _refuse(what: str) -> Callable[..., Any]:
 def guard_unit_test(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make subprocesses, network sockets and sleeps fail inside a unit test."""
     monkeypatch.setattr(subprocess.Popen, "__init__", _refuse("start a subprocess"))
+    # multiprocessing starts its children without Popen: through a fork, or fork_exec.
+    monkeypatch.setattr(os, "fork", _refuse("fork a process"))
+    monkeypatch.setattr(multiprocessing.util, "spawnv_passfds", _refuse("spawn a process"))
     inet = (socket.AF_INET, socket.AF_INET6)
 
     def guarded(original: Callable[..., Any], verb: str) -> Callable[..., Any]:
