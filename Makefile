@@ -1,4 +1,5 @@
-# model-foundry: `make up` (UI + daemon), `make demo` (one shot), `make test` (the suite).
+# model-foundry: `make up` (UI + daemon), `make demo` (one shot), `make test` (the suite),
+# `make check` (its unit and integration tiers, after each change).
 # Each target creates .venv with the project installed if it is missing or stale.
 
 PYTHON ?= python3
@@ -6,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv up demo test lint bench clean llama-server hf-datasets
+.PHONY: venv up demo check test lint bench clean llama-server hf-datasets
 
 venv: $(STAMP)
 
@@ -23,8 +24,16 @@ up: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/model-foundry demo
 
+# The tiers (model_foundry_tests/tiers.py) run on one pytest-xdist worker per core; each file
+# stays on one worker, so a module's server or Dagster stack starts once.
+PYTEST_WORKERS ?= auto
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
+
+check: $(STAMP)
+	$(PY) -m pytest -q $(PYTEST_PARALLEL) -m "unit or integration"
+
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_PARALLEL)
 
 # A real llama.cpp server for the tests (CPU, no web UI), built once into
 # ~/.cache/model-foundry (MODEL_FOUNDRY_CACHE) from the llama-cpp-python sdist on PyPI.
