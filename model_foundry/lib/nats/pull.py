@@ -22,6 +22,15 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
+from model_foundry.lib.nats.wire import (
+    DESCRIPTION_HEADER,
+    STATUS_HEADER,
+    STATUS_IDLE_HEARTBEAT,
+    STATUS_NO_MESSAGES,
+    STATUS_NO_RESPONDERS,
+    STATUS_REQUEST_TIMEOUT,
+)
+
 # How long a long-poll that has delivered some messages may wait for more before the
 # fetch returns what it has: the drain then commits them while the request stays open.
 LINGER_S = 0.02
@@ -108,7 +117,7 @@ class Puller:
         # messages that end a request carry none (a publisher's own "Status" header on an
         # event must not end a request and strand the event unacknowledged).
         headers = msg.headers
-        status = headers.get("Status") if headers and not msg.reply else None
+        status = headers.get(STATUS_HEADER) if headers and not msg.reply else None
         if status is None:
             self._buffer.append(msg)
             self._credit -= 1
@@ -122,15 +131,15 @@ class Puller:
                 and not (self._polling and len(self._buffer) == 1)
             ):
                 return
-        elif status == "100":
+        elif status == STATUS_IDLE_HEARTBEAT:
             return  # idle heartbeat
         else:
             self._open = False
             self._credit = 0
-            if status == "503":
+            if status == STATUS_NO_RESPONDERS:
                 self._error = NoResponders("JetStream did not answer the pull request (503)")
-            elif status not in ("404", "408"):
-                description = headers.get("Description", "")
+            elif status not in (STATUS_NO_MESSAGES, STATUS_REQUEST_TIMEOUT):
+                description = headers.get(DESCRIPTION_HEADER, "")
                 self._error = PullError(f"pull request ended with {status} {description}".strip())
         self._changed.set()
 
