@@ -111,9 +111,9 @@ def _drain(instance: dg.DagsterInstance) -> None:
 
 
 def _downstream(instance: dg.DagsterInstance) -> None:
+    from model_foundry.defs.flow.assets import session_flow, session_routing
+    from model_foundry.defs.flow.checks import live_slots_get_turns
     from model_foundry.defs.inbox_tables.assets import inbox_tables
-    from model_foundry.defs.sessions.assets import session_flow, session_routing
-    from model_foundry.defs.sessions.checks import live_slots_get_turns
     from model_foundry.defs.summaries.assets import (
         session_summaries,
         session_summary_translations,
