@@ -12,8 +12,8 @@ from model_foundry.defs import keys
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
-from model_foundry.lib.datasets.export import UnsafeNameError
-from model_foundry.lib.datasets.hygiene import export_hygiene
+from model_foundry.lib.datasets.export_hygiene import export_hygiene
+from model_foundry.lib.datasets.names import UnsafeNameError
 from model_foundry.lib.datasets.prompts import (
     PromptRecord,
     advance_chat_prompts,
