@@ -9,8 +9,8 @@ from collections.abc import Iterable
 import pytest
 
 from model_foundry.devtools.local_nats import oldest_supported_nats_server
-from model_foundry.lib.inbox.publish import OutgoingEvent, publish_with
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry.lib.publish import OutgoingEvent, publish_with
 
 NATS_CURRENT = "nats-current"
 NATS_29 = "nats-2.9"

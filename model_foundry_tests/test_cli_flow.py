@@ -6,7 +6,7 @@ import pytest
 from PIL import Image
 
 from model_foundry.cli import main
-from model_foundry.lib.inbox.publish import sample_events
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry_tests.lib_tests.flow.test_store import ingest, query
 
 

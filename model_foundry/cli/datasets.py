@@ -98,7 +98,7 @@ def cmd_dataset_sessions(args: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
 
-    from model_foundry.lib.datasets.hygiene import export_hygiene
+    from model_foundry.lib.datasets.export_hygiene import export_hygiene
     from model_foundry.lib.datasets.published import figures_line
     from model_foundry.lib.datasets.session_export import (
         export_session_dataset,

@@ -11,7 +11,8 @@ from model_foundry.lib import settings
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from model_foundry.lib.inbox.publish import publish_with, read_jsonl, sample_events
+    from model_foundry.devtools.sample_events import sample_events
+    from model_foundry.lib.publish import publish_with, read_jsonl
 
     if args.file:
         events = read_jsonl(Path(args.file), default_subject=args.subject)
@@ -49,7 +50,7 @@ def cmd_drain(args: argparse.Namespace) -> int:
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
-    from model_foundry.lib.inbox.tables import refresh_inbox_tables
+    from model_foundry.lib.inbox.typed import refresh_inbox_tables
 
     result = refresh_inbox_tables(settings.duckdb_path(), rebuild=True)
     print(f"{args.step}: rebuilt from the whole inbox (commits up to {result.upto})")

@@ -9,12 +9,13 @@ from typing import Any
 
 import dagster as dg
 
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import settings, storage
 from model_foundry.lib.datasets import collection_line
 from model_foundry.lib.events import SUBJECTS
-from model_foundry.lib.inbox.publish import publish_events, sample_events
 from model_foundry.lib.llm import cause_lines
 from model_foundry.lib.nats.connection import nats_client_from_env
+from model_foundry.lib.publish import publish_events
 from model_foundry.lib.query import run_query
 from model_foundry.materialize import materialize
 
@@ -110,9 +111,9 @@ def _drain(instance: dg.DagsterInstance) -> None:
 
 
 def _downstream(instance: dg.DagsterInstance) -> None:
+    from model_foundry.defs.flow.assets import session_flow, session_routing
+    from model_foundry.defs.flow.checks import live_slots_get_turns
     from model_foundry.defs.inbox_tables.assets import inbox_tables
-    from model_foundry.defs.sessions.assets import session_flow, session_routing
-    from model_foundry.defs.sessions.checks import live_slots_get_turns
     from model_foundry.defs.summaries.assets import (
         session_summaries,
         session_summary_translations,

@@ -262,7 +262,7 @@ def _first_error(exc: BaseException) -> BaseException:
 
 # How far back a stored copy is looked for beyond the time it could first have been written:
 # DuckDB's now() is this machine's clock, which a time sync may step back. The inbox's
-# duplicate window is the same hour (lib/inbox/store.py).
+# duplicate window is the same hour (lib/inbox/dedupe_window.py).
 CLOCK_STEP_MARGIN = timedelta(hours=1)
 
 

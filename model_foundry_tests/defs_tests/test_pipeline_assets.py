@@ -21,6 +21,7 @@ from model_foundry.defs.inbox_tables.assets import inbox_tables
 from model_foundry.defs.resources import FoundryDuckDB, NatsResource, SlotsResource
 from model_foundry.defs.summaries.assets import session_summaries, session_summary_translations
 from model_foundry.defs.throughput.assets import slot_throughput
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib.events import (
     CHAT_PERSIST,
     FLOW_LINEAGE,
@@ -28,10 +29,10 @@ from model_foundry.lib.events import (
     SUBJECTS,
     TOOL_CALL,
 )
-from model_foundry.lib.inbox.publish import make_event, sample_events
 from model_foundry.lib.llm import Request
 from model_foundry.lib.llm.request import output_params, request_key
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry.lib.publish import make_event
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.summaries.prompts import (

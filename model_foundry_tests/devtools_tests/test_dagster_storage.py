@@ -21,8 +21,8 @@ from model_foundry.lib.dagster_instance import (
     check_reachable,
     storage_section,
 )
-from model_foundry.lib.inbox.publish import make_event
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry.lib.publish import make_event
 from model_foundry.lib.settings import DagsterPostgres
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.postgres_helpers import pg_env, require_postgres, throwaway_database

@@ -16,8 +16,8 @@ import duckdb
 import pytest
 
 from model_foundry.devtools.local_nats import LocalNatsServer
-from model_foundry.lib.inbox.publish import make_event
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry.lib.publish import make_event
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.pipeline_helpers import clean_env, slot_simulator_process
 

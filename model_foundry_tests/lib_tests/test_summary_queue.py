@@ -21,7 +21,7 @@ from model_foundry.defs.summaries import assets as summary_assets
 from model_foundry.defs.summaries.assets import session_summaries, session_summary_translations
 from model_foundry.devtools.bench.downstream import fill_mix
 from model_foundry.lib import storage
-from model_foundry.lib.inbox.tables import refresh_inbox_tables
+from model_foundry.lib.inbox.typed import refresh_inbox_tables
 from model_foundry.lib.summaries.pending import sessions_to_summarise
 from model_foundry.lib.tables.summaries import SUMMARY_QUEUE_STEP, TRANSLATION_QUEUE_STEP
 from model_foundry_tests.pipeline_helpers import slot_simulator_process

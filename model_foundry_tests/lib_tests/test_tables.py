@@ -13,7 +13,7 @@ import duckdb
 import pytest
 
 from model_foundry.lib import storage
-from model_foundry.lib.inbox import store
+from model_foundry.lib.inbox import arrow_rows
 from model_foundry.lib.tables import registry
 from model_foundry.lib.tables.splits import DATASET_SPLIT_GROUPS, SplitGroupRow
 from model_foundry.lib.tables.summaries import SESSION_SUMMARY_PARTS, SummaryPartRow
@@ -117,8 +117,8 @@ def test_every_column_the_database_fills_has_a_default_in_the_ddl() -> None:
 
 def test_the_inbox_writer_builds_exactly_the_tables_insert_columns() -> None:
     # The drain's columnar path names each column once; it must be the table's, in order.
-    assert list(store._INBOX_SOURCES) == list(registry.TABLES[0].insert_columns)
-    assert ["stream", *store._DEAD_SOURCES] == list(registry.TABLES[1].insert_columns)
+    assert list(arrow_rows.INBOX_SOURCES) == list(registry.TABLES[0].insert_columns)
+    assert ["stream", *arrow_rows.DEAD_SOURCES] == list(registry.TABLES[1].insert_columns)
 
 
 def test_rows_go_in_by_name_and_come_back_by_name(db_path: Path) -> None:

@@ -14,14 +14,14 @@ from typing import Any
 import dagster as dg
 
 from model_foundry.defs.datasets.assets import dataset_samples
+from model_foundry.defs.flow.assets import session_flow, session_routing
 from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
 from model_foundry.defs.inbox_tables.assets import inbox_tables
 from model_foundry.defs.resources import FoundryDuckDB, NatsResource, SlotsResource
-from model_foundry.defs.sessions.assets import session_flow, session_routing
 from model_foundry.defs.summaries.assets import session_summaries, session_summary_translations
 from model_foundry.defs.throughput.assets import slot_throughput
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib.events import SUBJECTS
-from model_foundry.lib.inbox.publish import sample_events
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.nats_helpers import publish, publish_raw
 from model_foundry_tests.pipeline_helpers import write_prompts

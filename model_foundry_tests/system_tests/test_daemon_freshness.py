@@ -32,10 +32,11 @@ import dagster as dg
 import pytest
 
 from model_foundry.devtools.local_nats import LocalNatsServer
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import settings
 from model_foundry.lib.events import CHAT_PERSIST
-from model_foundry.lib.inbox.publish import OutgoingEvent, sample_events
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry.lib.publish import OutgoingEvent
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.pipeline_helpers import (
     clean_env,

@@ -28,8 +28,8 @@ import pytest
 
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.inbox.drain import InboxRecord, drain_subject
-from model_foundry.lib.inbox.publish import OutgoingEvent, make_event
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry.lib.publish import OutgoingEvent, make_event
 from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, publish
 
 SUBJECT = "llm.chat.persist"

@@ -28,9 +28,9 @@ from model_foundry.defs.inbox.assets import INBOX_SUBJECT_TAG
 from model_foundry.defs.inbox.sensors import IN_PROGRESS
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.devtools.ports import free_port, port_open
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import settings
 from model_foundry.lib.events import SUBJECTS
-from model_foundry.lib.inbox.publish import sample_events
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.slots.config import SHIPPED_SLOT_FILE, load_slot_file, write_slot_file
 from model_foundry_tests.nats_helpers import publish

@@ -32,10 +32,11 @@ from model_foundry.lib.events import (
     canonical_subject,
     validate_message,
 )
+from model_foundry.lib.inbox.dedupe_window import DEDUPE_WINDOW
 from model_foundry.lib.inbox.drain import drain_subject
-from model_foundry.lib.inbox.publish import make_event
-from model_foundry.lib.inbox.store import DEDUPE_WINDOW, write_batch
+from model_foundry.lib.inbox.store import write_batch
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry.lib.publish import make_event
 from model_foundry.lib.tables import registry
 from model_foundry_tests.nats_helpers import publish_raw
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 
 from model_foundry.devtools.bench.ingest import PREFILL_TAG, drain_in_fresh_process, prefill_inbox
-from model_foundry.lib.inbox.publish import sample_events
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.nats_helpers import publish
 

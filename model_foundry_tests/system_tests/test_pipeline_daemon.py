@@ -27,8 +27,8 @@ import yaml
 
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.devtools.ports import free_port
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import settings
-from model_foundry.lib.inbox.publish import sample_events
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.settings import DagsterPostgres
 from model_foundry_tests.nats_helpers import publish

@@ -216,7 +216,7 @@ def test_every_demo_session_gets_a_summary_and_a_translation(
 
 
 def _long_session_events(n_messages: int, session: str) -> list[Any]:
-    from model_foundry.lib.inbox.publish import make_event
+    from model_foundry.lib.publish import make_event
 
     events = []
     for i in range(0, n_messages, 2):

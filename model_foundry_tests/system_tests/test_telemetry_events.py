@@ -17,10 +17,10 @@ import pytest
 
 from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
 from model_foundry.defs.summaries.assets import session_summaries
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.devtools.telemetry_receiver import TelemetryReceiver, running_receiver
 from model_foundry.lib.datasets import dataset_task
 from model_foundry.lib.events import CHAT_PERSIST
-from model_foundry.lib.inbox.publish import sample_events
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.nats_helpers import publish

@@ -12,9 +12,9 @@ from model_foundry.defs import keys
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
-from model_foundry.lib.datasets.export import UnsafeNameError
-from model_foundry.lib.datasets.hygiene import export_hygiene
+from model_foundry.lib.datasets.export_hygiene import export_hygiene
 from model_foundry.lib.datasets.judge import JudgeRefusedError, require_judge_slot
+from model_foundry.lib.datasets.names import UnsafeNameError
 from model_foundry.lib.datasets.prompts import (
     PromptRecord,
     advance_chat_prompts,
@@ -28,7 +28,7 @@ from model_foundry.lib.datasets.published import ExportTarget, figures_line
 from model_foundry.lib.datasets.sample_export import export_samples
 from model_foundry.lib.datasets.samples import DatasetSamples, chat_roles, sample_counts
 from model_foundry.lib.datasets.versions import choose_version
-from model_foundry.lib.inbox.positions import Span
+from model_foundry.lib.inbox.commit_spans import Span
 from model_foundry.lib.llm import LlmRun
 from model_foundry.lib.slots.config import Slot
 

@@ -16,13 +16,13 @@ from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
 from model_foundry.lib.datasets.card import win_rate_table
-from model_foundry.lib.datasets.export import UnsafeNameError
 from model_foundry.lib.datasets.judge import (
     Judgements,
     JudgeSlots,
     plan_comparisons,
     unparsed_causes,
 )
+from model_foundry.lib.datasets.names import UnsafeNameError
 from model_foundry.lib.datasets.preferences import preference_figures, preference_line
 from model_foundry.lib.datasets.published import ExportTarget
 from model_foundry.lib.datasets.versions import FinishedVersionError, choose_version

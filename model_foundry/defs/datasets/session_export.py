@@ -11,8 +11,8 @@ from pydantic import Field
 from model_foundry.defs import keys
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB
-from model_foundry.lib.datasets.export import UnsafeNameError
-from model_foundry.lib.datasets.hygiene import export_hygiene
+from model_foundry.lib.datasets.export_hygiene import export_hygiene
+from model_foundry.lib.datasets.names import UnsafeNameError
 from model_foundry.lib.datasets.prepare import SESSION_FILTERS
 from model_foundry.lib.datasets.published import figures_line
 from model_foundry.lib.datasets.session_export import (

@@ -10,7 +10,7 @@ import dagster as dg
 from model_foundry.defs import keys
 from model_foundry.defs.automation import on_new_upstream_data
 from model_foundry.defs.resources import FoundryDuckDB
-from model_foundry.lib.inbox.tables import (
+from model_foundry.lib.inbox.typed import (
     refresh_inbox_tables,
 )
 

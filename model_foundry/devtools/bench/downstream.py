@@ -33,8 +33,8 @@ import duckdb
 
 from model_foundry.devtools.bench.process import in_fresh_process, peak_rss_mb
 from model_foundry.lib.events import CHAT_PERSIST, FLOW_LINEAGE, SEMANTIC_SEARCH, TOOL_CALL
-from model_foundry.lib.inbox.positions import next_commit_seq
-from model_foundry.lib.inbox.tables import refresh_inbox_tables
+from model_foundry.lib.inbox.commit_spans import next_commit_seq
+from model_foundry.lib.inbox.typed import refresh_inbox_tables
 from model_foundry.lib.metrics.figures import read_figures
 from model_foundry.lib.storage import connect
 from model_foundry.lib.summaries.pending import sessions_to_summarise

@@ -38,8 +38,9 @@ from model_foundry.devtools.devstack import (
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib import settings, storage
 from model_foundry.lib.events import CHAT_PERSIST, FLOW_LINEAGE, SEMANTIC_SEARCH, TOOL_CALL
-from model_foundry.lib.inbox.publish import make_event
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry.lib.nats.wire import MSG_ID_HEADER
+from model_foundry.lib.publish import make_event
 
 _PAYLOADS = {
     CHAT_PERSIST: {"messages": [{"role": "user", "content": "bench e2e"}]},
@@ -77,7 +78,7 @@ async def _publish_steady(
             event_id=f"{tag}-{i:08d}",
             occurred_at=datetime.now(UTC),
         )
-        await js.publish(subject, event.body, headers={"Nats-Msg-Id": event.event_id})
+        await js.publish(subject, event.body, headers={MSG_ID_HEADER: event.event_id})
     await nc.close()
     return total
 

@@ -34,12 +34,14 @@ from nats.js.api import AckPolicy, ConsumerConfig
 
 from model_foundry.devtools.bench.process import in_fresh_process, peak_rss_mb
 from model_foundry.devtools.local_nats import LocalNatsServer
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib.events import SUBJECTS
+from model_foundry.lib.inbox.commit_spans import next_commit_seq
 from model_foundry.lib.inbox.drain import DEFAULT_BATCH_SIZE, drain_subject
-from model_foundry.lib.inbox.positions import next_commit_seq
-from model_foundry.lib.inbox.publish import publish_events, sample_events
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.nats.pull import Puller
+from model_foundry.lib.nats.wire import ACK
+from model_foundry.lib.publish import publish_events
 from model_foundry.lib.storage import connect
 
 # Correlation ids of prefilled rows start with this, so counts can leave them out.
@@ -166,7 +168,7 @@ async def _same_path_loop(res: NatsClient, consumer: str, batch_size: int) -> in
     received = 0
     while msgs := await puller.fetch(batch_size, 0.2):
         for msg in msgs:
-            await nc.publish(msg.reply, b"+ACK")
+            await nc.publish(msg.reply, ACK)
         await nc.flush()
         received += len(msgs)
     await puller.close()

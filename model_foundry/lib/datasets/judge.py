@@ -7,7 +7,7 @@ because judges prefer whichever answer they read first; ``preferences.py`` count
 only when both orders name the same winner.
 
 The judge is the profile's judge slot (``SlotFile.for_judging``: the slot the profile names,
-else grandpa's), asked through the one LLM recipe as the ``judge`` role, which no other slot
+else grandpa's), asked through the one LLM run as the ``judge`` role, which no other slot
 serves. Its answer is constrained to :data:`VERDICT_SCHEMA` in its runtime's own request
 shape (llama.cpp ``response_format``, vLLM structured outputs), so even a poor model returns
 parseable JSON. An answer that still does not parse is a row with its cause, never a pair. A

@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 from model_foundry.lib import storage
 from model_foundry.lib.events import CHAT_PERSIST
 from model_foundry.lib.hygiene.dedup import find_duplicates
-from model_foundry.lib.inbox import positions
-from model_foundry.lib.inbox.tables import STEP as TYPED_STEP
-from model_foundry.lib.inbox.tables import merged_ranges
+from model_foundry.lib.inbox import commit_spans
+from model_foundry.lib.inbox.dedupe_window import merged_ranges
+from model_foundry.lib.inbox.typed import STEP as TYPED_STEP
 from model_foundry.lib.tables.base import fetch
 
 
@@ -120,7 +120,7 @@ NEW_SESSIONS_SQL = f"""
 WITH span AS (
     SELECT i.correlation_id, min(i.commit_seq) AS first_commit, min(i.occurred_at) AS first_at
     FROM pipeline_event_inbox i
-    WHERE {positions.IN_SPAN} AND i.subject = '{CHAT_PERSIST}'
+    WHERE {commit_spans.IN_SPAN} AND i.subject = '{CHAT_PERSIST}'
     GROUP BY i.correlation_id
 )
 SELECT s.correlation_id, span.first_commit, s.first_at, s.last_at
@@ -160,17 +160,19 @@ class ChatPrompts:
     records the span as read once the version that asked them is finished."""
 
     prompts: list[PromptRecord]
-    span: positions.Span
+    span: commit_spans.Span
 
 
-def _within_limit(found: list[_NewSession], limit: int, span: positions.Span) -> positions.Span:
+def _within_limit(
+    found: list[_NewSession], limit: int, span: commit_spans.Span
+) -> commit_spans.Span:
     """The span cut after the commit of the ``limit``-th new session, so the sessions past
     it wait for the next version; one commit that begins more sessions than ``limit`` is read
     whole and only its first ``limit`` are asked."""
     if len(found) <= limit:
         return span
     last = found[max(limit, 1) - 1].first_commit
-    return positions.Span(span.step, span.after, last)
+    return commit_spans.Span(span.step, span.after, last)
 
 
 def read_chat_session_prompts(db_path: str | Path, limit: int, dataset: str) -> ChatPrompts:
@@ -179,8 +181,8 @@ def read_chat_session_prompts(db_path: str | Path, limit: int, dataset: str) -> 
     must hold every session of the span)."""
     step = chat_prompts_step(dataset)
     with storage.connect(db_path) as con, storage.snapshot(con):
-        upto = min(positions.last_commit_seq(con), positions.position(con, TYPED_STEP))
-        span = positions.Span(step, positions.position(con, step), upto)
+        upto = min(commit_spans.last_commit_seq(con), commit_spans.position(con, TYPED_STEP))
+        span = commit_spans.Span(step, commit_spans.position(con, step), upto)
         found = [] if span.empty else fetch(con, _NewSession, NEW_SESSIONS_SQL, span.params)
         span = _within_limit(found, limit, span)
         chosen = [f for f in found if f.first_commit <= span.upto][:limit]
@@ -198,13 +200,13 @@ def read_chat_session_prompts(db_path: str | Path, limit: int, dataset: str) -> 
     return ChatPrompts(prompts, span)
 
 
-def advance_chat_prompts(db_path: str | Path, span: positions.Span) -> None:
+def advance_chat_prompts(db_path: str | Path, span: commit_spans.Span) -> None:
     """Record ``span`` as read: the next version starts after it. Called once the version
     that asked its prompts is finished, so a version resumed after failures reads them
     again (their answers are reused, lib/llm/store.py)."""
     if span.empty:
         return
-    storage.run_in_transaction(db_path, lambda con: positions.advance(con, span))
+    storage.run_in_transaction(db_path, lambda con: commit_spans.advance(con, span))
 
 
 @dataclass(frozen=True)

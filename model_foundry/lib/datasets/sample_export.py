@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.export import export_dir
 from model_foundry.lib.datasets.layouts import PREFERENCE, SAMPLES
+from model_foundry.lib.datasets.names import export_dir
 from model_foundry.lib.datasets.preferences import (
     PreferenceFigures,
     pair_records,

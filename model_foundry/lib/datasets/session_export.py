@@ -16,8 +16,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from model_foundry.lib import settings, storage
-from model_foundry.lib.datasets.export import export_dir
 from model_foundry.lib.datasets.layouts import SESSIONS
+from model_foundry.lib.datasets.names import export_dir
 from model_foundry.lib.datasets.prepare import (
     SESSION_FILTERS,
     Hygiene,

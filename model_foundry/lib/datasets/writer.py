@@ -21,8 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from model_foundry.lib.datasets.card import ExportFigures, card_text
-from model_foundry.lib.datasets.export import export_dir
 from model_foundry.lib.datasets.layouts import Layout
+from model_foundry.lib.datasets.names import export_dir
 from model_foundry.lib.datasets.versions import MANIFEST, FinishedVersionError
 
 SPLITS = ("train", "test")

@@ -1,7 +1,7 @@
 """Reading the typed tables for sessions' flow and routing, and writing ``session_flow`` and
 ``session_routing``.
 
-Each refresh reads the inbox commits after its step's position (``lib/inbox/positions.py``),
+Each refresh reads the inbox commits after its step's position (``lib/inbox/commit_spans.py``),
 but no further than the typed tables' own step has taken in, so every session it finds there
 is already whole in ``flow_nodes`` / ``flow_edges`` (or ``chat_messages``). Only the sessions
 those commits name are rebuilt, whole, and their rows replaced; the rows and the new position
@@ -31,8 +31,8 @@ from model_foundry.lib.flow.routing import (
     session_shares,
     verdict_from_counts,
 )
-from model_foundry.lib.inbox import positions
-from model_foundry.lib.inbox.tables import STEP as TYPED_TABLES_STEP
+from model_foundry.lib.inbox import commit_spans
+from model_foundry.lib.inbox.typed import STEP as TYPED_TABLES_STEP
 from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.tables.sessions import (
     SESSION_FLOW,
@@ -45,7 +45,7 @@ from model_foundry.lib.tables.sessions import (
 SPAN_SESSIONS_SQL = f"""
 SELECT DISTINCT i.correlation_id
 FROM pipeline_event_inbox i
-WHERE {positions.IN_SPAN} AND i.subject = ?
+WHERE {commit_spans.IN_SPAN} AND i.subject = ?
 ORDER BY 1
 """
 
@@ -83,15 +83,17 @@ GROUP BY r.slot
 """
 
 
-def _span(con: duckdb.DuckDBPyConnection, step: str) -> positions.Span:
+def _span(con: duckdb.DuckDBPyConnection, step: str) -> commit_spans.Span:
     """What ``step`` has not read yet, up to what the typed tables have taken in."""
-    wanted = positions.span(con, step)
-    return positions.Span(
-        step, wanted.after, min(wanted.upto, positions.position(con, TYPED_TABLES_STEP))
+    wanted = commit_spans.span(con, step)
+    return commit_spans.Span(
+        step, wanted.after, min(wanted.upto, commit_spans.position(con, TYPED_TABLES_STEP))
     )
 
 
-def _span_sessions(con: duckdb.DuckDBPyConnection, span: positions.Span, subject: str) -> list[str]:
+def _span_sessions(
+    con: duckdb.DuckDBPyConnection, span: commit_spans.Span, subject: str
+) -> list[str]:
     if span.empty:
         return []
     return [r[0] for r in con.execute(SPAN_SESSIONS_SQL, [*span.params, subject]).fetchall()]
@@ -180,7 +182,7 @@ def refresh_session_flow(db_path: str | Path) -> FlowRefresh:
         rows = [flow_row(g) for g in graphs.values()]
         SESSION_FLOW.insert(con, rows, on_conflict="replace")
         if not span.empty:
-            positions.advance(con, span)
+            commit_spans.advance(con, span)
         totals = con.execute(
             "SELECT count(*), count(*) FILTER (WHERE uncoordinated) FROM session_flow"
         ).fetchone()
@@ -220,7 +222,7 @@ def refresh_session_routing(db_path: str | Path, slot_file: SlotFile) -> Routing
         span = _span(con, ROUTING_STEP)
         pending = _span_sessions(con, span, CHAT_PERSIST)
         if not span.empty:
-            positions.advance(con, span)
+            commit_spans.advance(con, span)
         if not pending:
             found = con.execute("SELECT count(*) FROM session_routing").fetchone()
             return RoutingRefresh(total_rows=int(found[0]) if found else 0)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from model_foundry.lib.inbox import positions
+from model_foundry.lib.inbox import commit_spans
 from model_foundry.lib.tables.positions import PIPELINE_EVENT_INBOX_COUNTS
 
 STEP = "inbox_counts"
@@ -21,7 +21,7 @@ COUNTS = PIPELINE_EVENT_INBOX_COUNTS.name
 
 _SPAN_COUNTS = f"""
 SELECT subject, count(*) AS events, max(occurred_at) AS newest_at
-FROM pipeline_event_inbox i WHERE {positions.IN_SPAN} GROUP BY subject
+FROM pipeline_event_inbox i WHERE {commit_spans.IN_SPAN} GROUP BY subject
 """
 
 _MERGE = f"""
@@ -37,7 +37,7 @@ WHERE NOT EXISTS (SELECT 1 FROM {COUNTS} c WHERE c.subject = d.subject)
 
 def refresh_counts(con: duckdb.DuckDBPyConnection) -> None:
     """Merge the counts of the commits after the step's position; the caller's transaction."""
-    span = positions.span(con, STEP)
+    span = commit_spans.span(con, STEP)
     if span.empty:
         return
     con.execute(f"CREATE OR REPLACE TEMP TABLE _inbox_counts_delta AS {_SPAN_COUNTS}", span.params)
@@ -46,12 +46,12 @@ def refresh_counts(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(_ADD)
     finally:
         con.execute("DROP TABLE IF EXISTS _inbox_counts_delta")
-    positions.advance(con, span)
+    commit_spans.advance(con, span)
 
 
 def reset_counts(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"DELETE FROM {COUNTS}")
-    positions.reset(con, STEP)
+    commit_spans.reset(con, STEP)
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class SubjectCount:
 def read_counts(con: duckdb.DuckDBPyConnection) -> list[SubjectCount]:
     """Every subject's events and newest time: the kept counts plus the commits after them.
     Works on a read-only connection."""
-    span = positions.span(con, STEP)
+    span = commit_spans.span(con, STEP)
     rows = con.execute(
         f"""
         WITH counted AS (

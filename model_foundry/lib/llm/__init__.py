@@ -6,13 +6,14 @@
 - ``answer``: a round of planned requests answered from the store or through the dispatcher.
 - ``batch``: what a round did, its failure causes and figures (plain metadata).
 - ``causes``: one sentence per way a request fails, counted.
-- ``recipe``: :class:`LlmRun`, the pipeline an asset calls, and :class:`WorkKind`, the shape
+- ``run``: :class:`LlmRun`, the pipeline an asset calls, and :class:`WorkKind`, the shape
   of a kind of work with one request per item and one row per answer.
 """
 
 from model_foundry.lib.llm.batch import CompletionBatch
 from model_foundry.lib.llm.causes import cause_lines, failure_cause, failure_causes
-from model_foundry.lib.llm.recipe import (
+from model_foundry.lib.llm.request import Body, Planned, Request
+from model_foundry.lib.llm.run import (
     Answer,
     LlmRun,
     SlotSource,
@@ -21,7 +22,6 @@ from model_foundry.lib.llm.recipe import (
     answer_event,
     nothing_asked,
 )
-from model_foundry.lib.llm.request import Body, Planned, Request
 from model_foundry.lib.llm.store import Completion, CompletionStore
 
 __all__ = [

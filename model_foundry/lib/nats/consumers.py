@@ -17,7 +17,7 @@ is stored, so its replacements start after its acknowledgement floor.
 
 JetStream never stops redelivering (``max_deliver`` -1): a message that cannot be stored
 stays in the stream until the drain stores it or dead-letters it with the reason
-(``lib/inbox/drain.py``); a finite ``max_deliver`` would drop it without a trace.
+(``lib/inbox/drain/commit.py``); a finite ``max_deliver`` would drop it without a trace.
 """
 
 from __future__ import annotations

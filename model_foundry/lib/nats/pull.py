@@ -22,6 +22,18 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 
+from model_foundry.lib.nats.wire import (
+    ACK_SUBJECT_FIRST,
+    ACK_SUBJECT_SECOND,
+    DESCRIPTION_HEADER,
+    STATUS_HEADER,
+    STATUS_IDLE_HEARTBEAT,
+    STATUS_NO_MESSAGES,
+    STATUS_NO_RESPONDERS,
+    STATUS_REQUEST_TIMEOUT,
+    pull_next_subject,
+)
+
 # How long a long-poll that has delivered some messages may wait for more before the
 # fetch returns what it has: the drain then commits them while the request stays open.
 LINGER_S = 0.02
@@ -52,7 +64,11 @@ def delivery(msg: Msg) -> Delivery:
     # Once per message on the drain's event loop: no slices or lists to compare, and the
     # time built from whole seconds and microseconds (timedelta's positional form is the
     # cheapest way to an exact datetime; a float timestamp can be off by a microsecond).
-    if (n == 9 or n == 11 or n == 12) and tokens[0] == "$JS" and tokens[1] == "ACK":
+    if (
+        (n == 9 or n == 11 or n == 12)
+        and tokens[0] == ACK_SUBJECT_FIRST
+        and tokens[1] == ACK_SUBJECT_SECOND
+    ):
         at = 4 if n == 9 else 6
         seconds, micros = divmod(int(tokens[at + 3]) // 1000, 1_000_000)
         published_at = _EPOCH + timedelta(0, seconds, micros)
@@ -79,7 +95,7 @@ class Puller:
 
     def __init__(self, nc: NATS, stream: str, consumer: str) -> None:
         self._nc = nc
-        self._api = f"$JS.API.CONSUMER.MSG.NEXT.{stream}.{consumer}"
+        self._api = pull_next_subject(stream, consumer)
         self._inbox = nc.new_inbox()
         self._buffer: deque[Msg] = deque()
         self._open = False  # a request is outstanding on the server
@@ -108,7 +124,7 @@ class Puller:
         # messages that end a request carry none (a publisher's own "Status" header on an
         # event must not end a request and strand the event unacknowledged).
         headers = msg.headers
-        status = headers.get("Status") if headers and not msg.reply else None
+        status = headers.get(STATUS_HEADER) if headers and not msg.reply else None
         if status is None:
             self._buffer.append(msg)
             self._credit -= 1
@@ -122,15 +138,15 @@ class Puller:
                 and not (self._polling and len(self._buffer) == 1)
             ):
                 return
-        elif status == "100":
+        elif status == STATUS_IDLE_HEARTBEAT:
             return  # idle heartbeat
         else:
             self._open = False
             self._credit = 0
-            if status == "503":
+            if status == STATUS_NO_RESPONDERS:
                 self._error = NoResponders("JetStream did not answer the pull request (503)")
-            elif status not in ("404", "408"):
-                description = headers.get("Description", "")
+            elif status not in (STATUS_NO_MESSAGES, STATUS_REQUEST_TIMEOUT):
+                description = headers.get(DESCRIPTION_HEADER, "")
                 self._error = PullError(f"pull request ended with {status} {description}".strip())
         self._changed.set()
 

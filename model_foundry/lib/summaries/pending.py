@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 
 from model_foundry.lib import storage
-from model_foundry.lib.inbox.tables import merged_ranges
+from model_foundry.lib.inbox.dedupe_window import merged_ranges
 from model_foundry.lib.summaries.prompts import ChatLine
 from model_foundry.lib.tables.base import fetch
 

@@ -242,7 +242,7 @@ SEEDS: tuple[str, ...] = (
 
 # The inbox gets its column before any move, which copies it by name. A typed table moved
 # here keeps its rows; its step, which has no position yet on such a file, reads the whole
-# inbox once and adds only what the table lacks (lib/inbox/tables.py). The LLM tables' rows
+# inbox once and adds only what the table lacks (lib/inbox/typed/). The LLM tables' rows
 # move as they are: their writers check for a stored copy within a bounded range instead
 # (lib/summaries/rows.py, lib/summaries/translations.py, lib/datasets/samples.py).
 MIGRATIONS: tuple[AddCommitSeq | KeylessMove | DropIndex | SeedQueue, ...] = (

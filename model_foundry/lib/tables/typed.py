@@ -3,7 +3,7 @@
 None has a PRIMARY KEY: like the inbox's (``lib/inbox/store.py``), a key's index would grow
 with the events and be held in memory. Each is fed by commit position, exactly once per inbox
 row, and a row whose event is already stored within the inbox's dedupe window is left out
-(``lib/inbox/tables.py``): an event is stored once, as the key kept it.
+(``lib/inbox/typed/``): an event is stored once, as the key kept it.
 """
 
 from __future__ import annotations

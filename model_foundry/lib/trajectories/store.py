@@ -1,6 +1,6 @@
 """``session_turns`` and ``session_trajectories`` from the inbox, by commit position.
 
-A refresh reads only the commits after its step's position (``lib/inbox/positions.py``), the
+A refresh reads only the commits after its step's position (``lib/inbox/commit_spans.py``), the
 chat and tool-call events of those commits, and the stored state of the sessions they touch;
 it writes the new turns, the touched threads' rows and its new position in one transaction.
 Its cost follows what is new and the sessions it touches, not the size of the inbox.
@@ -17,7 +17,7 @@ import duckdb
 
 from model_foundry.lib import settings, storage
 from model_foundry.lib.events import CHAT_PERSIST, TOOL_CALL
-from model_foundry.lib.inbox import positions
+from model_foundry.lib.inbox import commit_spans
 from model_foundry.lib.tables.base import fetch
 from model_foundry.lib.tables.trajectories import (
     SESSION_TRAJECTORIES,
@@ -35,7 +35,7 @@ STEP = "session_trajectories"
 _SPAN_EVENTS = f"""
 SELECT i.event_id, i.subject, i.correlation_id, i.occurred_at, i.payload::VARCHAR AS payload
 FROM pipeline_event_inbox i
-WHERE {positions.IN_SPAN} AND i.subject IN ('{CHAT_PERSIST}', '{TOOL_CALL}')
+WHERE {commit_spans.IN_SPAN} AND i.subject IN ('{CHAT_PERSIST}', '{TOOL_CALL}')
 QUALIFY row_number() OVER (PARTITION BY i.event_id ORDER BY i.commit_seq, i.stream_seq) = 1
 ORDER BY i.occurred_at, i.commit_seq, i.stream_seq
 """
@@ -54,8 +54,8 @@ class _SpanEvent:
 class TrajectoryRefresh:
     """What one refresh read and wrote."""
 
-    after: int = positions.NOTHING_READ
-    upto: int = positions.NOTHING_READ
+    after: int = commit_spans.NOTHING_READ
+    upto: int = commit_spans.NOTHING_READ
     events: int = 0
     turns_added: int = 0
     sessions_touched: list[str] = field(default_factory=list)
@@ -139,8 +139,8 @@ def refresh_in(con: duckdb.DuckDBPyConnection, *, rebuild: bool = False) -> Traj
     if rebuild:
         con.execute(SESSION_TURNS.delete_all_sql())
         con.execute(SESSION_TRAJECTORIES.delete_all_sql())
-        positions.reset(con, STEP)
-    span = positions.span(con, STEP)
+        commit_spans.reset(con, STEP)
+    span = commit_spans.span(con, STEP)
     result = TrajectoryRefresh(after=span.after, upto=span.upto)
     if not span.empty:
         rows = fetch(con, _SpanEvent, _SPAN_EVENTS, span.params)
@@ -158,7 +158,7 @@ def refresh_in(con: duckdb.DuckDBPyConnection, *, rebuild: bool = False) -> Traj
         SESSION_TURNS.insert(con, [_turn_row(t) for t in turns])
         threads = [_thread_row(t) for b in builders.values() for t in b.threads.values()]
         SESSION_TRAJECTORIES.insert(con, threads, "replace")
-        positions.advance(con, span)
+        commit_spans.advance(con, span)
         result.events, result.turns_added, result.sessions_touched = (
             len(events),
             len(turns),

@@ -15,17 +15,18 @@ import pyarrow.parquet as pq
 import pytest
 
 from model_foundry.devtools import hf_datasets
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.layouts import SESSIONS
 from model_foundry.lib.events import InboxEvent, validate_message
-from model_foundry.lib.inbox.publish import OutgoingEvent, sample_events
 from model_foundry.lib.inbox.store import write_batch
+from model_foundry.lib.publish import OutgoingEvent
 from model_foundry_tests.hf_loading import load_offline
 from model_foundry_tests.pipeline_helpers import clean_env
 
 pytestmark = pytest.mark.timeout(600)
 
-# What the sample sessions plant (lib/inbox/sample_sessions.py), found in the raw events.
+# What the sample sessions plant (devtools/sample_sessions.py), found in the raw events.
 PLANTED = [
     re.compile(p)
     for p in (

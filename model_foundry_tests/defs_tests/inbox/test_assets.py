@@ -17,10 +17,11 @@ import pytest
 from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
 from model_foundry.defs.inbox.checks import inbox_checks
 from model_foundry.defs.resources import FoundryDuckDB, NatsResource
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.inbox.drain import COMMIT_DEPTH, InboxRecord
-from model_foundry.lib.inbox.publish import make_event, sample_events
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry.lib.publish import make_event
 from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, publish, publish_raw
 

@@ -17,8 +17,8 @@ from model_foundry.defs.inbox.jobs import inbox_job
 from model_foundry.defs.inbox.sensors import build_inbox_sensor, inbox_sensors, sensor_name
 from model_foundry.defs.resources import FoundryDuckDB, NatsResource
 from model_foundry.defs.run_health.dead_runs import WORKER_TAG, record_worker, worker_of
-from model_foundry.lib.inbox.publish import make_event
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry.lib.publish import make_event
 from model_foundry.lib.run_worker import RunWorker
 from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, publish

@@ -8,12 +8,13 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from model_foundry.defs.flow.assets import session_flow, session_routing
+from model_foundry.defs.flow.checks import live_slots_get_turns
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
-from model_foundry.defs.sessions.assets import session_flow, session_routing
-from model_foundry.defs.sessions.checks import live_slots_get_turns
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import settings
 from model_foundry.lib.flow.render import MAX_METADATA_BYTES
-from model_foundry.lib.inbox.publish import make_event, sample_events
+from model_foundry.lib.publish import make_event
 from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.lib_tests.flow.test_store import ingest, query
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from model_foundry.devtools.bench.downstream import fill_mix
 from model_foundry.lib.datasets.prompts import advance_chat_prompts, read_chat_session_prompts
-from model_foundry.lib.inbox.tables import refresh_inbox_tables
+from model_foundry.lib.inbox.typed import refresh_inbox_tables
 
 OPENING = "Summarise the tool calls from the last coding session {}"
 

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from model_foundry.devtools import hf_datasets
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.card import ExportFigures
 from model_foundry.lib.datasets.layouts import SESSIONS
@@ -21,7 +22,6 @@ from model_foundry.lib.datasets.sessions import SessionWindow, export_sessions, 
 from model_foundry.lib.datasets.versions import FinishedVersionError, choose_version
 from model_foundry.lib.datasets.writer import batched, write_export
 from model_foundry.lib.events import InboxEvent, validate_message
-from model_foundry.lib.inbox.publish import sample_events
 from model_foundry.lib.inbox.store import write_batch
 from model_foundry.lib.trajectories.store import refresh_session_trajectories
 from model_foundry_tests.hf_loading import load_offline

@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from model_foundry.lib.datasets.hygiene import ExportHygiene
+from model_foundry.lib.datasets.export_hygiene import ExportHygiene
 from model_foundry.lib.datasets.layouts import SESSIONS
 from model_foundry.lib.datasets.prepare import prepare, varying_text
 from model_foundry.lib.hygiene.measure import TextWorld, perturb

@@ -4,11 +4,11 @@ import json
 from collections import defaultdict
 from datetime import datetime
 
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import settings
 from model_foundry.lib.events import CHAT_PERSIST, FLOW_LINEAGE
 from model_foundry.lib.flow.graph import EdgeEvent, NodeEvent, build_graph, flow_figures
 from model_foundry.lib.flow.routing import ChatTurn, routing_verdict, session_shares
-from model_foundry.lib.inbox.publish import sample_events
 from model_foundry.lib.slots.config import load_slot_file
 
 

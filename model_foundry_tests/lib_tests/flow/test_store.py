@@ -9,6 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import settings
 from model_foundry.lib.events import InboxEvent, validate_message
 from model_foundry.lib.flow.store import (
@@ -17,9 +18,9 @@ from model_foundry.lib.flow.store import (
     refresh_session_flow,
     refresh_session_routing,
 )
-from model_foundry.lib.inbox.publish import OutgoingEvent, make_event, sample_events
 from model_foundry.lib.inbox.store import write_batch
-from model_foundry.lib.inbox.tables import refresh_inbox_tables
+from model_foundry.lib.inbox.typed import refresh_inbox_tables
+from model_foundry.lib.publish import OutgoingEvent, make_event
 from model_foundry.lib.slots.config import SlotFile, load_slot_file
 from model_foundry.lib.storage import run_in_transaction
 

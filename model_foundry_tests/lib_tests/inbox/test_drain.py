@@ -20,8 +20,8 @@ from nats.aio.msg import Msg
 
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.inbox.drain import drain_subject
-from model_foundry.lib.inbox.publish import OutgoingEvent, make_event
 from model_foundry.lib.nats.connection import NatsClient
+from model_foundry.lib.publish import OutgoingEvent, make_event
 from model_foundry.lib.storage import DuckDBBusyError
 from model_foundry.lib.tables.inbox import PIPELINE_EVENT_INBOX
 from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, publish, publish_raw

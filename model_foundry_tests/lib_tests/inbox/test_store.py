@@ -12,7 +12,8 @@ import duckdb
 import pytest
 
 from model_foundry.lib.events import InboxEvent, validate_message
-from model_foundry.lib.inbox.store import DEDUPE_WINDOW, write_batch
+from model_foundry.lib.inbox.dedupe_window import DEDUPE_WINDOW
+from model_foundry.lib.inbox.store import write_batch
 from model_foundry.lib.storage import BatchWriter, connect, run_in_transaction
 from model_foundry.lib.tables import registry
 

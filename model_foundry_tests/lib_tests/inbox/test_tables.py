@@ -17,9 +17,10 @@ import pytest
 
 from model_foundry.devtools.bench.downstream import fill_mix
 from model_foundry.lib import storage
-from model_foundry.lib.inbox import positions
+from model_foundry.lib.inbox import commit_spans
 from model_foundry.lib.inbox.counts import read_counts
-from model_foundry.lib.inbox.tables import TYPED_TABLES, merged_ranges, refresh_inbox_tables
+from model_foundry.lib.inbox.dedupe_window import merged_ranges
+from model_foundry.lib.inbox.typed import TYPED_TABLES, refresh_inbox_tables
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -63,26 +64,26 @@ def test_commit_numbers_follow_commit_order_and_a_snapshot_sees_a_prefix(db_path
     with duckdb.connect(str(db_path)) as db:
         first, second, reader = db.cursor(), db.cursor(), db.cursor()
         first.execute("BEGIN TRANSACTION")
-        assert positions.next_commit_seq(first) == 2
+        assert commit_spans.next_commit_seq(first) == 2
         first.execute(second_batch)
         second.execute("BEGIN TRANSACTION")
         # The second writer cannot take a number while the first one's is open ...
         with pytest.raises(duckdb.TransactionException, match="onflict"):
-            positions.next_commit_seq(second)
+            commit_spans.next_commit_seq(second)
         second.execute("ROLLBACK")
         reader.execute("BEGIN TRANSACTION")
-        assert positions.last_commit_seq(reader) == 1  # the reader's snapshot starts here
+        assert commit_spans.last_commit_seq(reader) == 1  # the reader's snapshot starts here
         first.execute("COMMIT")
         # ... and after it committed, it gets the next one.
         second.execute("BEGIN TRANSACTION")
-        assert positions.next_commit_seq(second) == 3
+        assert commit_spans.next_commit_seq(second) == 3
         # The snapshot taken before the commit sees neither, one taken now sees the first.
-        assert positions.last_commit_seq(reader) == 1
+        assert commit_spans.last_commit_seq(reader) == 1
         assert reader.execute("SELECT max(commit_seq) FROM pipeline_event_inbox").fetchone() == (1,)
         reader.execute("COMMIT")
-        assert positions.last_commit_seq(reader) == 2
+        assert commit_spans.last_commit_seq(reader) == 2
         second.execute("ROLLBACK")
-        assert positions.last_commit_seq(reader) == 2
+        assert commit_spans.last_commit_seq(reader) == 2
 
 
 def test_time_ranges_merge_when_they_overlap_and_at_most_the_given_number_stay() -> None:
@@ -94,19 +95,19 @@ def test_time_ranges_merge_when_they_overlap_and_at_most_the_given_number_stay()
 _KILLED = """
 import os, sys
 from model_foundry.lib import storage
-from model_foundry.lib.inbox import positions, tables
+from model_foundry.lib.inbox import commit_spans, typed
 
 where = sys.argv[2]
 if where == "before_position":
     # The rows are written, the position is not: the process dies inside the transaction.
-    positions.advance = lambda con, span: os._exit(7)
+    commit_spans.advance = lambda con, span: os._exit(7)
 else:
     write = storage.BatchWriter.write
     def committed_then_killed(self, work):
         write(self, work)
         os._exit(7)
     storage.BatchWriter.write = committed_then_killed
-tables.refresh_inbox_tables(sys.argv[1])
+typed.refresh_inbox_tables(sys.argv[1])
 """
 
 
@@ -133,7 +134,7 @@ def test_a_refresh_killed_before_or_after_its_commit_neither_skips_nor_repeats(
     refresh_killed(db_path, "before_position")
     assert snapshot(db_path) == before  # nothing of the killed run stayed
     with duckdb.connect(str(db_path), read_only=True) as con:
-        assert positions.position(con, "inbox_tables") == 1
+        assert commit_spans.position(con, "inbox_tables") == 1
 
     refresh_killed(db_path, "after_commit")
     after = snapshot(db_path)
@@ -151,7 +152,7 @@ def test_rounds_of_incremental_refreshes_equal_one_rebuild(db_path: Path, tmp_pa
     # A second copy of an event within the window, committed later, is not added again.
     with storage.connect(db_path) as con:
         con.execute("BEGIN TRANSACTION")
-        seq = positions.next_commit_seq(con)
+        seq = commit_spans.next_commit_seq(con)
         con.execute(
             "INSERT INTO pipeline_event_inbox BY NAME SELECT * REPLACE (? AS commit_seq) "
             "FROM pipeline_event_inbox WHERE stream_seq IN (1, 13, 17, 20)",

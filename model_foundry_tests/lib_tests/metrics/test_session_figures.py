@@ -6,9 +6,9 @@ from pathlib import Path
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import settings, storage
 from model_foundry.lib.flow.store import refresh_session_flow, refresh_session_routing
-from model_foundry.lib.inbox.publish import sample_events
 from model_foundry.lib.metrics.collector import FoundryCollector
 from model_foundry.lib.metrics.figures import read_figures
 from model_foundry.lib.metrics.refresher import Refresher

@@ -26,10 +26,10 @@ from model_foundry.lib.events import (
     validate_message,
 )
 from model_foundry.lib.inbox.drain import InboxRecord, drain_subject
-from model_foundry.lib.inbox.publish import OutgoingEvent, make_event
 from model_foundry.lib.inbox.store import write_batch
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.nats.consumers import consumer_name
+from model_foundry.lib.publish import OutgoingEvent, make_event
 from model_foundry.lib.storage import run_in_transaction
 from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, NATS_29, NATS_CURRENT, publish
 

@@ -8,9 +8,9 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from model_foundry.devtools.sample_events import sample_events
+from model_foundry.devtools.sample_sessions import TOOLS_SCHEMA, Worker
 from model_foundry.lib.events import CHAT_PERSIST, TOOL_CALL
-from model_foundry.lib.inbox.publish import sample_events
-from model_foundry.lib.inbox.sample_sessions import TOOLS_SCHEMA, Worker
 from model_foundry.lib.trajectories import (
     SessionEvent,
     ThreadState,

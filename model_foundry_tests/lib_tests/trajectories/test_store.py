@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.sessions import SessionWindow, export_sessions, session_records
 from model_foundry.lib.events import CHAT_PERSIST, TOOL_CALL, InboxEvent, validate_message
-from model_foundry.lib.inbox.publish import OutgoingEvent, sample_events
 from model_foundry.lib.inbox.store import write_batch
+from model_foundry.lib.publish import OutgoingEvent
 from model_foundry.lib.trajectories.store import refresh_session_trajectories
 
 

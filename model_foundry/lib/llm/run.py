@@ -1,4 +1,4 @@
-"""The one recipe every LLM asset follows: plan, fit, answer, progress, causes, telemetry, rows.
+"""The one run every LLM asset makes: plan, fit, answer, progress, causes, telemetry, rows.
 
 An asset reads its pending work first (nothing pending: no slot file read, no slot asked),
 then opens an :class:`LlmRun`. The run loads the slot file, opens the run's telemetry and the

@@ -1,7 +1,8 @@
 """The session_flow and session_routing assets: what the sessions did, and on which slot.
 
 Both read only sessions with something new and replace those sessions' rows. session_flow
-shows the graphs of its largest changed sessions as pictures in its metadata.
+shows the graphs of its largest changed sessions as pictures in its metadata. Both are in the
+``sessions`` asset group; ``lib/flow`` computes them.
 """
 
 import dagster as dg

@@ -3,8 +3,8 @@
 import dagster as dg
 from pydantic import Field
 
+from model_foundry.defs.flow.assets import session_routing
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
-from model_foundry.defs.sessions.assets import session_routing
 from model_foundry.lib import settings
 from model_foundry.lib.flow.store import recent_verdict
 
