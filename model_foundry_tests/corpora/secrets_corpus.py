@@ -1878,8 +1878,12 @@ def corpus(seed: int = 7) -> list[Case]:
     """The cases for ``seed``: the same seed always gives the same list."""
     g = _Gen(seed)
     for k in TOKEN_KINDS:
-        for ctx in g.rng.sample(_GENERIC, 4):
+        # a kind that never goes in a header is not put in one
+        fitting = [ctx for ctx in _GENERIC if k.header or ctx is not _ctx_header]
+        for ctx in g.rng.sample(fitting, 4):
             ctx(g, k)
+    for name in ("session_cookie", "opaque_api_key", "gitlab_pat", "openai_project_key"):
+        _ctx_header(g, KIND_BY_NAME[name])  # Cookie:, X-Api-Key:, PRIVATE-TOKEN:, Bearer
     _password_cases(g)
     for builder, times in (
         (_aws_credentials, 6),
@@ -2004,15 +2008,33 @@ def as_events(cases: Sequence[Case], sessions: int | None = None) -> list[dict[s
 # --------------------------------------------------------------------------------------------
 
 
-def _fragment_at(text: str, source: str, n: int = FRAGMENT) -> int:
-    """Where ``text`` holds ``n`` consecutive characters of ``source`` (all of it when
+_GRAMS_UP_TO = 4_000_000  # characters of text for which a set of its blocks is built
+
+
+class _Text:
+    """A text to search, with the set of its ``FRAGMENT // 2``-character blocks when it is
+    not too long, so that most blocks of a random part are ruled out without a scan."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        b = FRAGMENT // 2
+        self.grams: set[str] | None = None
+        if len(text) <= _GRAMS_UP_TO:
+            self.grams = {text[i : i + b] for i in range(len(text) - b + 1)}
+
+
+def _fragment_at(haystack: _Text, source: str, n: int = FRAGMENT) -> int:
+    """Where the text holds ``n`` consecutive characters of ``source`` (all of it when
     shorter), or -1. Any common run of ``n`` holds an aligned block of ``n // 2``, so only
     those blocks are searched, then each hit is extended both ways."""
+    text = haystack.text
     if len(source) < n:
         return text.find(source) if source else -1
     block = n // 2
     for k in range(0, len(source) - block + 1, block):
         piece = source[k : k + block]
+        if haystack.grams is not None and piece not in haystack.grams:
+            continue
         at = text.find(piece)
         while at != -1:
             left = 0
@@ -2141,8 +2163,9 @@ def _excerpt(text: str, at: int, width: int = 40) -> str:
     return text[max(0, at - width) : at + width].replace("\n", "\\n")
 
 
-def _check_plant(plant: Plant, text: str, levels: int) -> tuple[bool, bool, int]:
-    """(leaked whole, a fragment left, where) for one plant in ``text``."""
+def _check_plant(plant: Plant, haystack: _Text, levels: int) -> tuple[bool, bool, int]:
+    """(leaked whole, a fragment left, where) for one plant in the text."""
+    text = haystack.text
     for form in plant.leak_forms:
         for variant in _variants(form, levels):
             at = text.find(variant)
@@ -2150,7 +2173,7 @@ def _check_plant(plant: Plant, text: str, levels: int) -> tuple[bool, bool, int]
                 return True, True, at
     for source in plant.fragment_sources:
         for variant in _variants(source, levels):
-            at = _fragment_at(text, variant)
+            at = _fragment_at(haystack, variant)
             if at != -1:
                 return False, True, at
     return False, False, -1
@@ -2166,8 +2189,9 @@ def evaluate_texts(cases: Sequence[Case], scrubbed_texts: Sequence[str]) -> Repo
         raise ValueError(f"{len(cases)} cases but {len(scrubbed_texts)} texts")
     report = Report(cases=len(cases))
     for case, text in zip(cases, scrubbed_texts, strict=True):
+        haystack = _Text(text)
         for plant in case.plants:
-            whole, fragment, at = _check_plant(plant, text, 0)
+            whole, fragment, at = _check_plant(plant, haystack, 0)
             report._count(plant, case.where, whole, fragment)
             if fragment:
                 report.leaks.append(
@@ -2200,9 +2224,10 @@ def evaluate_blob(cases: Sequence[Case], exported_text: str, escape_levels: int 
 
     A value met in several cases is one string, so it leaks in all of them or in none."""
     report = Report(cases=len(cases))
+    haystack = _Text(exported_text)
     for case in cases:
         for plant in case.plants:
-            whole, fragment, at = _check_plant(plant, exported_text, escape_levels)
+            whole, fragment, at = _check_plant(plant, haystack, escape_levels)
             report._count(plant, case.where, whole, fragment)
             if fragment:
                 excerpt = _excerpt(exported_text, at)
