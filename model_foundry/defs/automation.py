@@ -40,9 +40,9 @@ def on_new_upstream_data() -> dg.AutomationCondition:
       also sees a newer update: every update is followed by a request made after it.
     - *No wait for the inbox*: eager also waits while any dependency partition is in progress.
       With four subject partitions whose drains run while events keep coming, one of them is
-      nearly always in progress: steady publishing once left the downstream assets without a
-      single run for 4.5 minutes. Only in-progress upstream assets that this same condition
-      materializes (the typed tables, for the summaries) are waited for.
+      nearly always in progress: steady publishing would leave the downstream assets without
+      a single run for as long as it lasted. Only in-progress upstream assets that this same
+      condition materializes (the typed tables, for the summaries) are waited for.
     - *One at a time*: never requested while a run of the asset itself is in progress; an
       update seen meanwhile stays latched and is requested on the first tick after it.
 

@@ -165,7 +165,7 @@ def write_tiny_gguf(
     n_ff: int = 128,
     seed: int = 0,
 ) -> Path:
-    """Write the model to ``path`` (about 0.4 MB) and return it."""
+    """Write the model to ``path`` (a small file) and return it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)

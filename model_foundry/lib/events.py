@@ -51,10 +51,10 @@ def subjects_for(canonical: str) -> list[str]:
     return [canonical, *(old for old, new in LEGACY_SUBJECTS.items() if new == canonical)]
 
 
-# Not frozen: a frozen dataclass sets each field through object.__setattr__, and building
-# one InboxEvent per message that way took about 3 us of the drain's event loop per event
-# (11 fields; 0.8 us as a plain slots class, measured with timeit on the 2-core machine).
-# Nothing changes an event after validate_message made it.
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, which makes
+# building one InboxEvent per message dearer for the drain's event loop than a plain slots
+# class (figures in docs/benchmarks.md). Nothing changes an event after validate_message
+# made it.
 @dataclass(slots=True)
 class InboxEvent:
     event_id: str
@@ -210,7 +210,7 @@ def _parse_body(data: bytes) -> dict[str, Any]:
         body = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         # Only a body that failed is decoded by Python, so that a non-UTF-8 body keeps its
-        # own reason: decoding every body first cost the drain a second pass over each one.
+        # own reason: decoding every body first would cost the drain a second pass over each.
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as bad:

@@ -4,7 +4,7 @@ Every side reads the same N events from the same stream on the same ``nats-serve
 command starts, each through consumers of its own laid out like the drain's:
 
 - ``raw``: the loop a user writes by hand with nats-py (``fetch``, then ``ack`` per message);
-  ``ratio`` is the drain against it, as it always was;
+  ``ratio`` is the drain against it;
 - ``same_path``: the drain's own pull and acknowledgement path (``lib/nats/pull.py``, one
   ``+ACK`` per message) with nothing else; ``ratio_same_path`` is what validation and DuckDB
   cost on top of it;
@@ -221,10 +221,10 @@ def _copy_to_disk(template: Path, db_path: Path) -> None:
     """``template`` copied to ``db_path`` and on disk before any side is timed.
 
     A copy leaves its pages in the page cache for the kernel to write back later; DuckDB
-    fsyncs the file at its first checkpoint, and that fsync then wrote the whole copy: 10M
-    rows are a 1.1 GB file, and the drain's first checkpoint took 2 s instead of 0.2 s, as
-    much as the rest of the writer's extra work into 10M rows. A real inbox is not copied
-    moments before it is drained, so the copy is flushed here, outside the timed part."""
+    fsyncs the file at its first checkpoint, and that fsync would then write the whole copy
+    inside the drain's timed part, a cost that grows with ``--prefill`` and can outweigh the
+    rest of the writer's extra work (docs/benchmarks.md). A real inbox is not copied moments
+    before it is drained, so the copy is flushed here, outside the timed part."""
     shutil.copyfile(template, db_path)
     fd = os.open(db_path, os.O_RDONLY)
     try:

@@ -30,7 +30,7 @@ def peak_rss_mb() -> float:
     Not ``ru_maxrss``: Linux carries the high-water mark of the memory a process had before
     ``exec`` into it, and a spawned child's memory before ``exec`` is a copy of the parent's.
     With ``--prefill`` the parent has just written millions of rows through DuckDB, so every
-    child reported the parent's ~1 GB. ``VmHWM`` is the peak of the process's current memory
+    child would report the parent's peak. ``VmHWM`` is the peak of the process's current memory
     map, which ``exec`` starts afresh."""
     with contextlib.suppress(OSError), open("/proc/self/status") as status:
         for line in status:

@@ -16,7 +16,7 @@ them, over ``parallel`` x the run (1.0: never a place idle), and ``mean_request_
 ``mean_latency_s`` is what each request cost beyond the latency model (HTTP, the simulator's
 and the client's own work). Roughly, ``ratio`` = ``busy_share`` x model / request time.
 The ideal is for an endless stream of prompts: a batch this size also loses the last wave,
-where a slot's last requests end at different moments (about 1% at 500 prompts).
+where a slot's last requests end at different moments (docs/benchmarks.md has how much).
 
 By default the simulator runs in a subprocess, so its CPU time does not compete with the
 dispatcher for one GIL (``simulator="inprocess"`` keeps it in the same event loop).

@@ -52,8 +52,9 @@ def foundry_version() -> str:
 class _Kept:
     """The kept records' sessions (or prompts), models, slots and some text, as they pass.
 
-    Sessions are counted by a 64-bit hash each in an array, not a set of their ids: a
-    million sessions are 8 MB, not a hundred (a collision among them has odds near 1e-8)."""
+    Sessions are counted by a 64-bit hash each in an array, not a set of their ids: 8 bytes
+    a session instead of a string object and a set slot each (a collision among a million
+    has odds near 1e-8)."""
 
     def __init__(self) -> None:
         self.sessions = array("q")

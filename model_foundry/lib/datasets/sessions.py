@@ -67,8 +67,8 @@ def export_sessions(con: duckdb.DuckDBPyConnection, window: SessionWindow) -> li
 
 # A batch is a run of the sorted session ids: the range (a filter DuckDB applies in its
 # scan, reading the other columns only of rows inside it) comes before the exact list (a
-# semi-join, which alone reads every column of every row: each batch cost as much as the
-# whole table, so an export grew with the square of its sessions).
+# semi-join, which alone reads every column of every row: each batch would cost as much as
+# the whole table, and an export would grow with the square of its sessions).
 _IN_BATCH = "correlation_id BETWEEN ? AND ? AND correlation_id IN (SELECT unnest(?::VARCHAR[]))"
 _STATES = f"""
 SELECT state::VARCHAR FROM session_trajectories

@@ -65,8 +65,7 @@ class SlotWorker:
                 # Nothing for this slot now: its place goes back for other workers to use.
                 # The event is taken before the release awaits NATS: a task settling meanwhile
                 # (often the batch's last) must wake this worker, not leave it asleep for the
-                # bounded second (measured: one worker in two ended 1 s late in bench slots
-                # --workers 3).
+                # bounded second.
                 changed = progress.changed
                 await place.release()
                 await batch.wait_for_change(name, changed)

@@ -43,9 +43,8 @@ class LeaseRenewer:
     async def _loop(self) -> None:
         # Ends when stop() sets _stopping, never by cancel(): on Python 3.11 a cancel that
         # arrives in the same loop turn as a KV reply is swallowed by the asyncio.wait_for
-        # inside nats-py's request (CPython gh-86296, fixed in 3.12), and the loop that relied
-        # on it went on renewing, forever, the leases close() was waiting to give back (15 of
-        # 100 closes during renewals hung).
+        # inside nats-py's request (CPython gh-86296, fixed in 3.12), and a loop that relied
+        # on it would go on renewing, forever, the leases close() waits to give back.
         while not self._stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), self.bucket.settings.renew_interval_s)
