@@ -40,9 +40,8 @@ def test_nothing_pending_skips_naming_the_consumer() -> None:
 
 
 def test_a_run_in_progress_skips_and_leaves_the_cursor_alone() -> None:
-    decision = decide(
-        counts(pending=6), run_in_progress="run ab12cd34 for llm.tool_call is started"
-    )
+    running = "run ab12cd34 for llm.tool_call is started"
+    decision = decide(counts(pending=6), run_in_progress=running)
     assert not decision.request_run
     assert decision.reason == running
     assert decision.cursor is None
