@@ -109,10 +109,13 @@ PRIVATE_KEY = _rule(
     keywords=("PRIVATE KEY",),
 )
 
+# The user name may be empty (``redis://:password@host``, as Redis documents it). The password
+# runs to the last ``@`` before a host within the authority, so one holding a raw ``@`` or
+# ``:`` goes whole; ``/``, ``?`` and ``#`` end the authority, as in RFC 3986.
 URL_PASSWORD = Rule(
     "url_password",
     re.compile(
-        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@\"'<>]{1,128}:(?P<secret>[^\s/?#@\"'<>]{1,256})@"
+        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@\"'<>]{0,128}:(?P<secret>[^\s/?#\"'<>]{1,256})@"
         r"(?=[\w\[.-])"
     ),
     keywords=("://",),
@@ -247,14 +250,79 @@ AUTH_HEADER_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "password",
-        r"\bcurl\b[^\n]*?\s(?:-u|--user)[ =](?P<q>[\"']?)[^\s:\"']{1,64}:"
+        r"\bcurl\b[^\n]*?\s(?:-u|--user)[ =](?P<q>[\"']?)[^\s:\"']{0,64}:"
         r"(?P<secret>[^\s\"']{3,128})(?P=q)",
         keywords=("curl",),
+    ),
+    # Any other scheme (``Token``, ``ApiKey``, ``SSWS``...) or none: RFC 7235 allows both.
+    # Bearer and Basic are taken above; Digest carries parameters, not one credential.
+    Rule(
+        "authorization",
+        re.compile(
+            r"(?i)\b(?:proxy-)?authorization\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?"
+            r"(?!digest\b)(?:[A-Za-z][\w-]{0,30}[ \t]+)?"
+            r"(?P<secret>[A-Za-z0-9._~+/=:-]{12,})(?![A-Za-z0-9._~+/=:-])"
+        ),
+        looks_random,
+        ("authorization",),
+    ),
+)
+
+# Command lines whose tool takes a password in a short flag; the flag means password only
+# for that tool (``-p`` is a port to ssh), so each rule names its tool. mysql and its kin
+# take it glued to ``-p`` (a space makes ``-p`` a prompt and the next word the database).
+COMMAND_RULES: tuple[Rule, ...] = (
+    _rule(
+        "password",
+        r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb"
+        r"|mariadb-dump)\b[^\n|;&]*?[ \t]-p(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
+        keywords=("mysql", "mariadb"),
+    ),
+    _rule(
+        "password",
+        r"\bsshpass\b[^\n|;&]*?[ \t]-p[ \t]*(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
+        keywords=("sshpass",),
+    ),
+    _rule(
+        "password",
+        r"\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]+(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
+        keywords=("redis-cli",),
+    ),
+    # openssl's pass phrase arguments: ``-passin pass:secret``.
+    _rule(
+        "password",
+        r"-pass(?:in|out)?[ \t]+(?P<q>[\"']?)pass:(?P<secret>[^\s\"']{3,256})(?P=q)",
+        keywords=("pass:",),
+    ),
+)
+
+# Files whose format says where the password is, though no key name does.
+FILE_RULES: tuple[Rule, ...] = (
+    # netrc(5): ``machine <host> login <user> password <pw>``, on one line or several.
+    _rule(
+        "password",
+        # A login between them tells the file from prose ("the default password is").
+        r"(?i)\b(?:machine[ \t]+\S+|default)(?:\s+(?:account|port)[ \t]+\S+)*"
+        r"\s+login[ \t]+\S+(?:\s+(?:account|port)[ \t]+\S+)*\s+"
+        r"password[ \t]+(?P<secret>\S{1,256})",
+        keywords=("login",),
+    ),
+    # PostgreSQL's pgpass: ``host:port:database:user:password``, a whole line, ``*`` for any.
+    Rule(
+        "password",
+        re.compile(
+            r"(?m)^[ \t]*[A-Za-z0-9_.*\[\]-]+:(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:"
+            r"(?P<secret>(?:[^\s:\\]|\\.){3,256})[ \t]*$"
+        ),
+        keywords=(),
+        hint=re.compile(r":(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:[^\s:]"),
     ),
 )
 
 __all__ = [
     "AUTH_HEADER_RULES",
+    "COMMAND_RULES",
+    "FILE_RULES",
     "PRIVATE_KEY",
     "PROVIDER_RULES",
     "URL_PASSWORD",
