@@ -43,7 +43,7 @@ _DESCRIPTORS = word_set(
     count counts len length size limit limits max min expiry expires expiration ttl timeout
     provider providers version format style required enabled disabled prefix suffix
     stdin env var variable field param params policy rotation hint label hash hashes
-    algorithm algo usage index position offset"""
+    algorithm algo usage index position offset store helper helpers source database"""
 )
 _DATA_KEYS = word_set(
     """primary sort partition foreign cache idempotency dedup request group hash row object
@@ -112,28 +112,53 @@ def secret_name_kind(name: str) -> str | None:
     return None
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*(?:\(\))?|[A-Z][a-zA-Z]*")
+# Names in code: ``tokenizer.encode``, ``win32api.RegEnumKey`` (dotted, digits allowed),
+# ``rc4_key_st`` (snake case), ``Token``. A password is seldom lowercase words joined by _.
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_IDENTIFIER = re.compile(
+    r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*(?:\(\))?|[A-Z][a-zA-Z]*"
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+"
+)
 
 
 def value_is_secret(kind: str, value: str, *, unquoted: bool = False) -> bool:
     """Whether ``value`` under a secret name should go (see the module doc)."""
-    text = value.strip()
+    # A trailing comma ends an argument in code (``authkey=None,``), not the value.
+    text = value.strip().rstrip(",;")
     if len(text) < (3 if kind == "password" else 6):
         return False
     if is_placeholder(text) or text.lower() in PLAIN_VALUES:
         return False
-    if re.fullmatch(r"-?\d+(?:\.\d+)?", text) and kind != "password":
+    if re.fullmatch(r"-?\d+(?:\.\d+)?|0x[0-9a-fA-F]+", text) and kind != "password":
+        return False
+    # An attribute read (``self._authkey``, ``settings.API_TOKEN``) names the value, quoted
+    # or not; a dotted token (``sk.eyJ1...``) is long and mixed, and goes.
+    if _DOTTED.fullmatch(text) and not _long_mixed(text):
         return False
     if text.startswith(("-", "/", "./", "~/", "http://", "https://")):
         return False
-    return not (unquoted and (_IDENTIFIER.fullmatch(text) or " " in text or "(" in text))
+    if not unquoted:
+        return True
+    if " " in text or "(" in text:
+        return False
+    # Code names a variable (``token=tokenizer.encode``); a dotted token (``sk.eyJ1...``)
+    # is no name a person wrote.
+    return not _IDENTIFIER.fullmatch(text) or _long_mixed(text)
+
+
+def _long_mixed(value: str) -> bool:
+    return (
+        len(value) >= 20
+        and bool(re.search(r"[0-9]", value))
+        and bool(re.search(r"[A-Za-z]", value))
+    )
 
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_.-]{0,62}"
 
 
 def _patterns(escaped: bool) -> tuple[re.Pattern[str], ...]:
-    """The five name patterns. ``escaped``: also for a text holding a JSON-escaped document
+    """The six name patterns. ``escaped``: also for a text holding a JSON-escaped document
     (``DB_HOST=db\\nDB_PASSWORD=...``), where a name may start right after an escaped break
     or tab and a line ends before one. Built twice because the alternation slows every
     search, and only a text with a backslash can hold an escape."""
@@ -168,7 +193,13 @@ def _patterns(escaped: bool) -> tuple[re.Pattern[str], ...]:
         # and not before a call or subscript: ``password = getpass.getpass()`` is code.
         re.compile(
             rf"{start}(?P<name>{_NAME})[ \t]*=[ \t]*"
-            r"(?P<value>[^\s\"'&;,<>()\[\]{}\\]{3,512}+)(?![(\[])"
+            r"(?P<value>[^\s\"'`&;,<>()\[\]{}\\]{3,512}+)(?![(\[])"
+        ),
+        # A config directive alone on its line, name and value split by blanks (redis.conf's
+        # ``requirepass``, nginx, sshd and the like): code has more on such a line.
+        re.compile(
+            rf"(?m){sol}[ \t]*(?P<name>{_NAME})[ \t]+(?P<value>[^\s\"'`#=:;{{}}]{vchar}*)"
+            rf"[ \t]*;?[ \t]*{eol}"
         ),
         # Mid-line name: value (a header quoted in prose): only a value that looks random.
         re.compile(
@@ -182,7 +213,7 @@ _PLAIN_PATTERNS = _patterns(escaped=False)
 _ESCAPED_PATTERNS = _patterns(escaped=True)
 _FLAG = re.compile(
     r"(?<![\w-])(?P<name>--?[A-Za-z][A-Za-z0-9-]{1,40})(?:=|[ \t]+)(?P<q>[\"']?)"
-    r"(?P<value>[^\s\"']{3,512})(?P=q)"
+    r"(?P<value>[^\s\"'`]{3,512})(?P=q)"
 )
 _FLAG_WORDS = re.compile(r"(?i)token|passw|pass$|pwd$|secret|api-?key|credential|auth|private")
 
@@ -191,7 +222,7 @@ def _strongly_random(value: str) -> bool:
     """For the weak kinds: long, and letters mixed with digits (``http.cookies``, ``strict``
     and ``default`` are settings; a session id is not a word)."""
     return (
-        len(value) >= 12
+        len(value) >= 8
         and looks_random(value)
         and bool(re.search(r"[0-9]", value))
         and bool(re.search(r"[A-Za-z]", value))
@@ -212,7 +243,11 @@ def _sub(
     counts: Counter[str],
     unquoted: bool,
     random_only: bool = False,
+    strict: bool = False,
 ) -> str:
+    """``random_only``: the value must look random; ``strict``: random beyond doubt, as for
+    the weak kinds (a shape that prose has too, such as a line opening with a name)."""
+
     def repl(match: re.Match[str]) -> str:
         kind = secret_name_kind(match.group("name"))
         value = match.group("value")
@@ -220,7 +255,7 @@ def _sub(
             return match.group(0)
         if random_only and not looks_random(value):
             return match.group(0)
-        if kind in WEAK_KINDS and not _strongly_random(value):
+        if (strict or kind in WEAK_KINDS) and not _strongly_random(value):
             return match.group(0)
         return _replace_value(match, kind, counts)
 
@@ -265,13 +300,14 @@ def scrub_named(text: str, counts: Counter[str]) -> str:
     lowered = text.lower()
     if not any(hint in lowered for hint in _NAME_HINTS):
         return text
-    quoted, env_line, colon_line, inline, inline_colon = (
+    quoted, env_line, colon_line, inline, space_line, inline_colon = (
         _ESCAPED_PATTERNS if "\\" in text else _PLAIN_PATTERNS
     )
     text = _sub(quoted, text, counts, unquoted=False)
     text = _sub(env_line, text, counts, unquoted=False)
     text = _sub(colon_line, text, counts, unquoted=True)
     text = _sub(inline, text, counts, unquoted=True)
+    text = _sub(space_line, text, counts, unquoted=True, strict=True)
     text = _sub(inline_colon, text, counts, unquoted=False, random_only=True)
     return _sub_flags(text, counts)
 
