@@ -27,8 +27,10 @@ from model_foundry.lib.hygiene.rules import (
     COMMAND_RULES,
     FILE_RULES,
     PRIVATE_KEY,
+    PROSE_SECRET,
     PROVIDER_RULES,
     URL_PASSWORD,
+    URL_USER_TOKEN,
     Rule,
     looks_random,
 )
@@ -48,7 +50,8 @@ _URL_ESCAPE = re.compile(r"%(?:3[AaDd]|2[Ff]|40|26)")
 
 # A Cookie or Set-Cookie header (RFC 6265): its pairs' values are session credentials
 # whatever the cookie is called; attributes (Path, Expires...) and plain words stay.
-_COOKIE_HEADER = re.compile(r"(?i)\b(?:set-)?cookie\\?[\"']?[ \t]*:[ \t]*(?P<pairs>[^\r\n\"']*)")
+# The header ends at a line break, also an escaped one (``\r\n`` inside a string).
+_COOKIE_HEADER = re.compile(r"(?i)\b(?:set-)?cookie\\?[\"']?[ \t]*:[ \t]*(?P<pairs>[^\r\n\"'\\]*)")
 _COOKIE_PAIR = re.compile(r"(?P<name>[^=;,\s]+)=(?P<value>[^;,\s]{8,})")
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite"})
 
@@ -121,6 +124,7 @@ class SecretScrubber:
             *AUTH_HEADER_RULES,
             *COMMAND_RULES,
             *FILE_RULES,
+            URL_USER_TOKEN,
         )
         self._keywords = KeywordIndex(self._first)
 
@@ -164,7 +168,12 @@ class SecretScrubber:
         text = self._k8s_secret(text, counts)
         for rule in self.config.rules:
             text = self._apply(rule, text, counts)
-        return self._named(text, counts)
+        text = self._named(text, counts)
+        # Last: a name in prose is the weakest sign, and every rule above names its kind.
+        lowered = text.lower()
+        if any(keyword in lowered for keyword in PROSE_SECRET.keywords):
+            text = self._apply(PROSE_SECRET, text, counts)
+        return text
 
     def _take(self, value: str) -> bool:
         return not is_placeholder(value) and not self.config.allowed(value)
@@ -178,7 +187,7 @@ class SecretScrubber:
             name, value = match.group("name"), match.group("value")
             if name.lower() in _COOKIE_ATTRIBUTES or MARKER_PREFIX in value:
                 return match.group(0)
-            if not looks_random(value) or not self._take(value):
+            if not _mixed(value) or not self._take(value):
                 return match.group(0)
             counts["cookie"] += 1
             return f"{name}={marker('cookie')}"
@@ -293,6 +302,15 @@ class SecretScrubber:
         if _BASE64_FOLDED_RUN in text.translate(_BASE64_FOLD):
             text = self._base64_wrapped(text, counts)
         return text
+
+
+def _mixed(value: str) -> bool:
+    """A cookie's value is a session id (letters and digits), not a word (``dark``)."""
+    return (
+        looks_random(value)
+        and bool(re.search(r"[0-9]", value))
+        and bool(re.search(r"[A-Za-z]", value))
+    )
 
 
 def _decode_percent(raw: str) -> tuple[str, list[int]]:
