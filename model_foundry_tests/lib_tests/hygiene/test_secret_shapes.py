@@ -315,6 +315,52 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
         ["payload", "done"],
     ),
     (
+        "prose_named_value",
+        f"The deploy key is {_v('prose1', 40, B64)} and the webhook token was "
+        f"`{_v('prose2', 32)}`, rotate both.",
+        [_v("prose1", 40, B64), _v("prose2", 32)],
+        ["The deploy key is", "and the webhook token was", "rotate both."],
+    ),
+    (
+        "url_user_token",
+        f"SENTRY_DSN=https://{_v('dsn', 32, '0123456789abcdef')}@o12345.ingest.corp.io/67",
+        [_v("dsn", 32, "0123456789abcdef")],
+        ["SENTRY_DSN=https://", "@o12345.ingest.corp.io/67"],
+    ),
+    (
+        "sqlcmd_ldap_rabbit",
+        f"sqlcmd -S db.corp.io -U sa -P {_v('sqlcmd', 16)} -Q 'select 1'\n"
+        f"ldapsearch -H ldaps://dir.corp.io -D cn=admin -w {_v('ldap', 16)} -b dc=corp\n"
+        f"rabbitmqctl add_user metrics {_v('rabbit', 16)}",
+        [_v("sqlcmd", 16), _v("ldap", 16), _v("rabbit", 16)],
+        ["sqlcmd", "-Q 'select 1'", "ldapsearch", "-b dc=corp", "add_user metrics"],
+    ),
+    (
+        "password_stdin_pipe",
+        f"echo '{_v('stdin', 20)}' | docker login registry.corp.io -u ci --password-stdin",
+        [_v("stdin", 20)],
+        ["echo", "docker login registry.corp.io", "--password-stdin"],
+    ),
+    (
+        "oracle_connect",
+        f"sqlplus scott/{_v('ora', 14)}@//db.corp.io:1521/ORCL\n"
+        f"jdbc:oracle:thin:app/{_v('ora2', 14)}@db.corp.io:1521:ORCL",
+        [_v("ora", 14), _v("ora2", 14)],
+        ["sqlplus scott/", "@//db.corp.io:1521/ORCL", "jdbc:oracle:thin:app/"],
+    ),
+    (
+        "config_directive",
+        f"port 6379\nrequirepass {_v('redisconf', 20)}\nmaxmemory 2gb",
+        [_v("redisconf", 20)],
+        ["port 6379", "requirepass", "maxmemory 2gb"],
+    ),
+    (
+        "dotted_token_query",
+        f"GET /tiles?style=dark&api_key=sk.eyJ{_v('dot1', 30)}.{_v('dot2', 22)}&z=3",
+        ["eyJ" + _v("dot1", 30), _v("dot2", 22)],
+        ["GET /tiles?style=dark&api_key=", "&z=3"],
+    ),
+    (
         "aws_id_and_secret_prose",
         f"keys: AKIA{_v('akia', 16, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567')} and {AWS_SECRET} ok",
         [AWS_SECRET, "AKIA" + _v("akia", 16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")],
@@ -338,6 +384,15 @@ NEGATIVES: list[tuple[str, str]] = [
     ("image_base64", "data:image/png;base64," + base64.b64encode(bytes(range(256))).decode()),
     ("path_pwd", "PWD=/srv/app\nOLDPWD=/srv/old\nPWD=~/src"),
     ("versions", "python 3.11.7, node v20.11.1, numpy==1.26.4"),
+    ("code_dotted", "RegKey = win32api.RegKey\n    authkey=self._authkey, exposed=None,"),
+    ("code_snake_hex", "RC4_KEY = rc4_key_st\n_DD_SIGNATURE = 0x08074b50"),
+    ("code_authorization", 'authorization = self.headers.get("authorization")'),
+    ("cookie_escaped_crlf", "'Set-Cookie: chips=ahoy\\r\\nSet-Cookie: vienna=finger'"),
+    ("prose_wrapped_line", "a user name and\npassword combination.\ntoken expired"),
+    ("prose_key_word", "The key is stored in the vault; the token is rotated daily."),
+    ("url_login_word", "https://alice@git.corp.io/repo.git and https://deploy-bot@ci.corp.io"),
+    ("command_substitution", 'API_TOKEN="$(cat /run/secrets/api_token)"'),
+    ("creds_helper", '{"credsStore": "desktop", "credHelpers": {"gcr.io": "gcloud"}}'),
 ]
 
 
