@@ -161,7 +161,7 @@ def _patterns(escaped: bool) -> tuple[re.Pattern[str], ...]:
     """The six name patterns. ``escaped``: also for a text holding a JSON-escaped document
     (``DB_HOST=db\\nDB_PASSWORD=...``), where a name may start right after an escaped break
     or tab and a line ends before one. Built twice because the alternation slows every
-    search, and only a text with a backslash can hold an escape."""
+    search, and only a text holding ``\\n``, ``\\r`` or ``\\t`` needs them."""
     # Where a name may start: after no name character (or after an escaped break).
     start = r"(?:(?<![\w.-])|(?<=\\[nrt]))" if escaped else r"(?<![\w.-])"
     # A line's start and end.
@@ -209,6 +209,7 @@ def _patterns(escaped: bool) -> tuple[re.Pattern[str], ...]:
     )
 
 
+_ESCAPE = re.compile(r"\\[nrt]")
 _PLAIN_PATTERNS = _patterns(escaped=False)
 _ESCAPED_PATTERNS = _patterns(escaped=True)
 _FLAG = re.compile(
@@ -301,7 +302,7 @@ def scrub_named(text: str, counts: Counter[str]) -> str:
     if not any(hint in lowered for hint in _NAME_HINTS):
         return text
     quoted, env_line, colon_line, inline, space_line, inline_colon = (
-        _ESCAPED_PATTERNS if "\\" in text else _PLAIN_PATTERNS
+        _ESCAPED_PATTERNS if _ESCAPE.search(text) else _PLAIN_PATTERNS
     )
     text = _sub(quoted, text, counts, unquoted=False)
     text = _sub(env_line, text, counts, unquoted=False)

@@ -270,7 +270,12 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         keywords=(".atlasv1.",),
     ),
     # Mapbox secret tokens are ``sk.`` and a JWT-like body (``pk.`` ones are public).
-    _prefixed("mapbox_token", r"sk\.eyJ", r"[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{16,}"),
+    _prefixed(
+        "mapbox_token",
+        r"sk\.eyJ",
+        r"[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{16,}",
+        keywords=("sk.eyJ",),
+    ),
     _prefixed("groq_api_key", r"gsk_", r"[A-Za-z0-9]{48,52}"),
     _prefixed("perplexity_api_key", r"pplx-", r"[A-Za-z0-9]{40,56}"),
     _prefixed("xai_api_key", r"xai-", r"[A-Za-z0-9]{70,90}"),
@@ -327,6 +332,8 @@ AUTH_HEADER_RULES: tuple[Rule, ...] = (
     ),
 )
 
+# Their keywords are shared where they can be ("sql" for mysql, sqlcmd and sqlplus): each
+# keyword costs a substring test on every text, each rule only a search where it is found.
 # Command lines whose tool takes a password in a short flag; the flag means password only
 # for that tool (``-p`` is a port to ssh), so each rule names its tool. mysql and its kin
 # take it glued to ``-p`` (a space makes ``-p`` a prompt and the next word the database).
@@ -335,7 +342,7 @@ COMMAND_RULES: tuple[Rule, ...] = (
         "password",
         r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb"
         r"|mariadb-dump)\b[^\n|;&]*?[ \t]-p(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
-        keywords=("mysql", "mariadb"),
+        keywords=("sql", "mariadb"),
     ),
     _rule(
         "password",
@@ -352,7 +359,7 @@ COMMAND_RULES: tuple[Rule, ...] = (
         "password",
         r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n|;&]*?[ \t]-P[ \t]*(?P<q>[\"']?)"
         r"(?P<secret>[^\s\"']{3,256})(?P=q)",
-        keywords=("sqlcmd", "bcp", "osql", "isql"),
+        keywords=("sql", "bcp"),
     ),
     _rule(
         "password",
@@ -371,15 +378,15 @@ COMMAND_RULES: tuple[Rule, ...] = (
         "password",
         r"\b(?:echo|printf)(?:[ \t]+-[neE]+)?[ \t]+(?P<q>[\"']?)(?P<secret>[^\s\"'|$]{3,256})(?P=q)"
         r"[ \t]*\|[^\n|]*--password-stdin",
-        keywords=("--password-stdin",),
+        keywords=("password-stdin",),
     ),
     # Oracle's connect strings: ``user/password@host`` after sqlplus and its kin, or in
     # ``jdbc:oracle:thin:user/password@host``.
     _rule(
         "password",
-        r"(?:\b(?:sqlplus|sqlldr|expdp|impdp|rman)\b[^\n|;&]*?[ \t][\"']?|jdbc:oracle:"
+        r"(?:\b(?:sqlplus|sqlldr)\b[^\n|;&]*?[ \t][\"']?|jdbc:oracle:"
         r"[a-z]+:)[\w$#.-]+/(?P<secret>[^\s/@\"']{3,256})@",
-        keywords=("sqlplus", "sqlldr", "expdp", "impdp", "rman", "jdbc:oracle:"),
+        keywords=("sql", "jdbc:oracle:"),
     ),
     # openssl's pass phrase arguments: ``-passin pass:secret``.
     _rule(
@@ -394,11 +401,12 @@ FILE_RULES: tuple[Rule, ...] = (
     # netrc(5): ``machine <host> login <user> password <pw>``, on one line or several.
     _rule(
         "password",
-        # A login between them tells the file from prose ("the default password is").
-        r"(?i)\b(?:machine[ \t]+\S+|default)(?:\s+(?:account|port)[ \t]+\S+)*"
+        # A login between them tells the file from prose ("the default password is"). The
+        # file's words are lower case; matching them so keeps the search fast.
+        r"\b(?:machine[ \t]+\S+|default)(?:\s+(?:account|port)[ \t]+\S+)*"
         r"\s+login[ \t]+\S+(?:\s+(?:account|port)[ \t]+\S+)*\s+"
         r"password[ \t]+(?P<secret>\S{1,256})",
-        keywords=("login",),
+        keywords=("machine", "default"),
     ),
     # PostgreSQL's pgpass: ``host:port:database:user:password``, a whole line, ``*`` for any.
     Rule(

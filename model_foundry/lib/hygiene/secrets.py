@@ -128,20 +128,46 @@ class SecretScrubber:
         )
         self._keywords = KeywordIndex(self._first)
 
-    def _apply(self, rule: Rule, text: str, counts: Counter[str]) -> str:
-        def repl(match: re.Match[str]) -> str:
-            named = "secret" in match.re.groupindex
-            value = match.group("secret") if named else match.group(0)
-            if value is None or MARKER_PREFIX in value or self.config.allowed(value):
-                return match.group(0)
-            if not rule.accept(value):
-                return match.group(0)
-            counts[rule.kind] += 1
-            start, end = match.span("secret") if named else match.span()
-            whole, base = match.group(0), match.start()
-            return whole[: start - base] + marker(rule.kind) + whole[end - base :]
+    def _replaced(self, rule: Rule, match: re.Match[str], counts: Counter[str]) -> str:
+        """What ``match`` of ``rule`` becomes: its secret part as a marker, if it is one."""
+        named = "secret" in match.re.groupindex
+        value = match.group("secret") if named else match.group(0)
+        if value is None or MARKER_PREFIX in value or self.config.allowed(value):
+            return match.group(0)
+        if not rule.accept(value):
+            return match.group(0)
+        counts[rule.kind] += 1
+        start, end = match.span("secret") if named else match.span()
+        whole, base = match.group(0), match.start()
+        return whole[: start - base] + marker(rule.kind) + whole[end - base :]
 
-        return rule.pattern.sub(repl, text)
+    def _apply(self, rule: Rule, text: str, counts: Counter[str]) -> str:
+        return rule.pattern.sub(lambda match: self._replaced(rule, match, counts), text)
+
+    def _prose(self, text: str, counts: Counter[str]) -> str:
+        """:data:`PROSE_SECRET`, tried only where one of its keywords starts: every match
+        opens with one, and words like "key" and "token" are in most texts, where a search
+        would try the case-blind pattern at every position. The same matches as ``sub``."""
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a lowered letter of another length: plain sub
+            return self._apply(PROSE_SECRET, text, counts)
+        starts: set[int] = set()
+        for keyword in PROSE_SECRET.keywords:
+            at = lowered.find(keyword)
+            while at >= 0:
+                starts.add(at)
+                at = lowered.find(keyword, at + 1)
+        out: list[str] = []
+        last = 0
+        for at in sorted(starts):
+            if at < last:
+                continue
+            match = PROSE_SECRET.pattern.match(text, at)
+            if match is None:
+                continue
+            out += [text[last:at], self._replaced(PROSE_SECRET, match, counts)]
+            last = match.end()
+        return "".join(out) + text[last:] if out else text
 
     def _aws_secrets(self, text: str, counts: Counter[str]) -> str:
         if _AWS_ID_MARK not in text:
@@ -170,10 +196,7 @@ class SecretScrubber:
             text = self._apply(rule, text, counts)
         text = self._named(text, counts)
         # Last: a name in prose is the weakest sign, and every rule above names its kind.
-        lowered = text.lower()
-        if any(keyword in lowered for keyword in PROSE_SECRET.keywords):
-            text = self._apply(PROSE_SECRET, text, counts)
-        return text
+        return self._prose(text, counts)
 
     def _take(self, value: str) -> bool:
         return not is_placeholder(value) and not self.config.allowed(value)
