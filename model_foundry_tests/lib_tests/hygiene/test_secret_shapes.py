@@ -423,6 +423,23 @@ def test_hard_negative_is_kept(text: str) -> None:
     assert _scrub(text) == text
 
 
+def test_a_kubernetes_secret_as_json_loses_every_data_value() -> None:
+    user, password = base64.b64encode(b"svc-reports").decode(), _v("k8sjson", 24)
+    manifest = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "db"},
+        "data": {"username": user},
+        "stringData": {"dsn": password},
+    }
+    out = json.loads(_scrub(json.dumps(manifest)))
+    assert out["data"] == {"username": "[REDACTED:k8s_secret]"}
+    assert out["stringData"] == {"dsn": "[REDACTED:k8s_secret]"}
+    assert out["metadata"] == {"name": "db"}
+    config_map = {"kind": "ConfigMap", "data": {"LOG_LEVEL": "debug"}}
+    assert json.loads(_scrub(json.dumps(config_map))) == config_map
+
+
 def test_a_url_user_name_before_a_host_is_never_an_email() -> None:
     out = _scrub(f"https://x-access-token:{_v('xat', 36)}@github.com/lab/foundry.git")
     assert "@github.com/lab/foundry.git" in out
