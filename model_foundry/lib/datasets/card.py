@@ -163,8 +163,11 @@ by model-foundry.
   filters).
 - Sessions: {f.sessions}. Models: {", ".join(f.models) or "none"}. Slots:
   {", ".join(f.slots) or "none"}.
-- Redactions by kind (secrets as typed markers `[REDACTED:kind]`, e-mails, IPs and home
-  folder user names hashed per installation): {_counts(f.redactions_by_kind)}.
+- Redactions by kind: {_counts(f.redactions_by_kind)}. Secrets are replaced by typed
+  markers `[REDACTED:<kind>]`; e-mail addresses by `[REDACTED:email]` and IP addresses by
+  `[REDACTED:ipv4]` or `[REDACTED:ipv6]` (removed, not hashed); the user name in a home
+  folder path (`home_path`) by `user_<hash>`, an HMAC-SHA256 keyed with a salt kept by the
+  exporting installation, so one user is one alias across the dataset.
 - Near-duplicate clusters: {f.clusters}; duplicates removed: {f.duplicates_removed}; groups
   joined across splits (sent to train): {f.split_joins}.
 - Filters applied, records each removed: {_counts(f.removed_by_filter)}.

@@ -43,7 +43,7 @@ _DESCRIPTORS = word_set(
     count counts len length size limit limits max min expiry expires expiration ttl timeout
     provider providers version format style required enabled disabled prefix suffix
     stdin env var variable field param params policy rotation hint label hash hashes
-    algorithm algo usage index position offset"""
+    algorithm algo usage index position offset store helper helpers source database"""
 )
 _DATA_KEYS = word_set(
     """primary sort partition foreign cache idempotency dedup request group hash row object
@@ -51,7 +51,12 @@ _DATA_KEYS = word_set(
     range cluster prompt public dataset version task job map dict item entry node sample
     order natural surrogate dedupe schema column table registry hotkey"""
 )
-_SHELL_NAMES = frozenset({"pwd", "oldpwd"})
+# The shell's OLDPWD is a folder; PWD is one too, but also ODBC's password field (``Pwd=``):
+# a path value is never taken (``value_is_secret``), so PWD needs no exception.
+_SHELL_NAMES = frozenset({"oldpwd"})
+# Secret when the value looks random: a session, cookie or signature is a bearer credential,
+# but the words also name settings (``session: default``, ``cookie: strict``).
+WEAK_KINDS = frozenset({"session", "cookie", "signature"})
 _KEY_COMPOUNDS = ("api", "access", "secret", "private", "master", "signing", "encryption")
 
 
@@ -72,6 +77,12 @@ def _word_kind(word: str, last: bool) -> str | None:
         return "secret"
     if word.endswith("key") and word[:-3] in _KEY_COMPOUNDS:
         return "api_key"
+    if "session" in word and word != "sessions":
+        return "session"
+    if "cookie" in word and word != "cookies":
+        return "cookie"
+    if word == "signature":
+        return "signature"
     return None
 
 
@@ -84,6 +95,10 @@ def secret_name_kind(name: str) -> str | None:
         return None
     if len(words) > 1 and words[-1] in _DESCRIPTORS:
         return None
+    # kubeconfig's client-key-data holds a private key in base64 (its certificate-data does
+    # not: a certificate is public).
+    if words[-2:] == ["key", "data"]:
+        return "private_key"
     if words[:3] == ["aws", "secret", "access"]:
         return "aws_secret_access_key"
     for i, word in enumerate(words):
@@ -97,52 +112,122 @@ def secret_name_kind(name: str) -> str | None:
     return None
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*(?:\(\))?|[A-Z][a-zA-Z]*")
+# Names in code: ``tokenizer.encode``, ``win32api.RegEnumKey`` (dotted, digits allowed),
+# ``rc4_key_st`` (snake case), ``Token``. A password is seldom lowercase words joined by _.
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_IDENTIFIER = re.compile(
+    r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*(?:\(\))?|[A-Z][a-zA-Z]*"
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+"
+)
 
 
 def value_is_secret(kind: str, value: str, *, unquoted: bool = False) -> bool:
     """Whether ``value`` under a secret name should go (see the module doc)."""
-    text = value.strip()
+    # A trailing comma ends an argument in code (``authkey=None,``), not the value.
+    text = value.strip().rstrip(",;")
     if len(text) < (3 if kind == "password" else 6):
         return False
     if is_placeholder(text) or text.lower() in PLAIN_VALUES:
         return False
-    if re.fullmatch(r"-?\d+(?:\.\d+)?", text) and kind != "password":
+    if re.fullmatch(r"-?\d+(?:\.\d+)?|0x[0-9a-fA-F]+", text) and kind != "password":
+        return False
+    # An attribute read (``self._authkey``, ``settings.API_TOKEN``) names the value, quoted
+    # or not; a dotted token (``sk.eyJ1...``) is long and mixed, and goes.
+    if _DOTTED.fullmatch(text) and not _long_mixed(text):
         return False
     if text.startswith(("-", "/", "./", "~/", "http://", "https://")):
         return False
-    return not (unquoted and (_IDENTIFIER.fullmatch(text) or " " in text or "(" in text))
+    if not unquoted:
+        return True
+    if " " in text or "(" in text:
+        return False
+    # Code names a variable (``token=tokenizer.encode``); a dotted token (``sk.eyJ1...``)
+    # is no name a person wrote.
+    return not _IDENTIFIER.fullmatch(text) or _long_mixed(text)
+
+
+def _long_mixed(value: str) -> bool:
+    return (
+        len(value) >= 20
+        and bool(re.search(r"[0-9]", value))
+        and bool(re.search(r"[A-Za-z]", value))
+    )
 
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_.-]{0,62}"
-# "name": "value", name = 'value', name: "value", name => "value"; quotes may be escaped
-# (\"name\": \"value\") when a JSON document sits inside a string.
-_QUOTED = re.compile(
-    rf"""(?<![\w.-])(?P<name>{_NAME})\\?["']?\s*(?:=>|:=|[:=])\s*(?P<q>\\?["'])"""
-    rf"""(?P<value>[^"'\\\r\n]{{1,512}})(?P=q)"""
-)
-# Shell and .env lines: NAME=value or export NAME=value, value to the end of the line.
-_ENV_LINE = re.compile(
-    rf"(?m)^(?P<lead>[ \t]*(?:export[ \t]+|set[ \t]+|ENV[ \t]+)?)(?P<name>{_NAME})="
-    r"(?P<value>[^\s\"'][^\r\n]*?)[ \t]*$"
-)
-# Inline: a query string (?token=...&) or a command's environment (TOKEN=... cmd).
-_INLINE = re.compile(rf"(?<![\w.-])(?P<name>{_NAME})=(?P<value>[^\s\"'&;,<>()\[\]{{}}\\]{{3,512}})")
-# YAML and HTTP header lines: name: value.
-_COLON_LINE = re.compile(
-    rf"(?m)^(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<name>{_NAME}):[ \t]+"
-    r"(?P<value>[^\s\"'#{\[|>][^\r\n#]*?)[ \t]*$"
-)
-# Mid-line name: value (a header quoted in prose): only a value that looks random.
-_INLINE_COLON = re.compile(
-    rf"(?<![\w.-])(?P<name>{_NAME}):[ \t]*(?P<value>[A-Za-z0-9._~+/=-]{{16,512}})"
-    r"(?![A-Za-z0-9._~+/=-])"
-)
+
+
+def _patterns(escaped: bool) -> tuple[re.Pattern[str], ...]:
+    """The six name patterns. ``escaped``: also for a text holding a JSON-escaped document
+    (``DB_HOST=db\\nDB_PASSWORD=...``), where a name may start right after an escaped break
+    or tab and a line ends before one. Built twice because the alternation slows every
+    search, and only a text holding ``\\n``, ``\\r`` or ``\\t`` needs them."""
+    # Where a name may start: after no name character (or after an escaped break).
+    start = r"(?:(?<![\w.-])|(?<=\\[nrt]))" if escaped else r"(?<![\w.-])"
+    # A line's start and end.
+    sol = r"(?:^|(?<=\\n))" if escaped else "^"
+    eol = r"(?:$|(?=\\+[rn]))" if escaped else "$"
+    # One character of an unquoted value: no space, and no backslash that starts an escaped
+    # break or quote (the value ends there; a lone backslash inside a password stays).
+    vchar = r"(?:[^\s\\]|\\(?![nrt\\\"']))"
+    return (
+        # "name": "value", name = 'value', name: "value", name => "value"; quotes may be
+        # escaped (\"name\": \"value\") when a JSON document sits inside a string.
+        re.compile(
+            rf"""{start}(?P<name>{_NAME})\\?["']?\s*(?:=>|:=|[:=])\s*(?P<q>\\?["'])"""
+            rf"""(?P<value>[^"'\\\r\n]{{1,512}})(?P=q)"""
+        ),
+        # Shell and .env lines: NAME=value or export NAME=value. The value ends at a space:
+        # what follows is the command it is set for (``PGPASSWORD=x psql ...``) and stays.
+        re.compile(
+            rf"(?m){sol}(?P<lead>[ \t]*(?:export[ \t]+|set[ \t]+|ENV[ \t]+)?)(?P<name>{_NAME})="
+            rf"(?P<value>[^\s\"'\\]{vchar}*)"
+        ),
+        # YAML and HTTP header lines: name: value.
+        re.compile(
+            rf"(?m){sol}(?P<lead>[ \t]*(?:-[ \t]+)?)(?P<name>{_NAME}):[ \t]+"
+            rf"(?P<value>[^\s\"'#{{\[|>\\][^\r\n#]*?)[ \t]*{eol}"
+        ),
+        # Inline: a query string (?token=...&), a command's environment (TOKEN=... cmd), an
+        # INI or TOML line (``aws_secret_access_key = ...``, spaces around ``=``). Possessive
+        # and not before a call or subscript: ``password = getpass.getpass()`` is code.
+        re.compile(
+            rf"{start}(?P<name>{_NAME})[ \t]*=[ \t]*"
+            r"(?P<value>[^\s\"'`&;,<>()\[\]{}\\]{3,512}+)(?![(\[])"
+        ),
+        # A config directive alone on its line, name and value split by blanks (redis.conf's
+        # ``requirepass``, nginx, sshd and the like): code has more on such a line.
+        re.compile(
+            rf"(?m){sol}[ \t]*(?P<name>{_NAME})[ \t]+(?P<value>[^\s\"'`#=:;{{}}]{vchar}*)"
+            rf"[ \t]*;?[ \t]*{eol}"
+        ),
+        # Mid-line name: value (a header quoted in prose): only a value that looks random.
+        re.compile(
+            rf"{start}(?P<name>{_NAME}):[ \t]*(?P<value>[A-Za-z0-9._~+/=-]{{16,512}})"
+            r"(?![A-Za-z0-9._~+/=-])"
+        ),
+    )
+
+
+_ESCAPE = re.compile(r"\\[nrt]")
+_PLAIN_PATTERNS = _patterns(escaped=False)
+_ESCAPED_PATTERNS = _patterns(escaped=True)
 _FLAG = re.compile(
     r"(?<![\w-])(?P<name>--?[A-Za-z][A-Za-z0-9-]{1,40})(?:=|[ \t]+)(?P<q>[\"']?)"
-    r"(?P<value>[^\s\"']{3,512})(?P=q)"
+    r"(?P<value>[^\s\"'`]{3,512})(?P=q)"
 )
 _FLAG_WORDS = re.compile(r"(?i)token|passw|pass$|pwd$|secret|api-?key|credential|auth|private")
+
+
+def _strongly_random(value: str) -> bool:
+    """For the weak kinds: long, and letters mixed with digits (``http.cookies``, ``strict``
+    and ``default`` are settings; a session id is not a word)."""
+    return (
+        len(value) >= 8
+        and looks_random(value)
+        and bool(re.search(r"[0-9]", value))
+        and bool(re.search(r"[A-Za-z]", value))
+    )
 
 
 def _replace_value(match: re.Match[str], kind: str, counts: Counter[str]) -> str:
@@ -159,13 +244,19 @@ def _sub(
     counts: Counter[str],
     unquoted: bool,
     random_only: bool = False,
+    strict: bool = False,
 ) -> str:
+    """``random_only``: the value must look random; ``strict``: random beyond doubt, as for
+    the weak kinds (a shape that prose has too, such as a line opening with a name)."""
+
     def repl(match: re.Match[str]) -> str:
         kind = secret_name_kind(match.group("name"))
         value = match.group("value")
         if kind is None or not value_is_secret(kind, value, unquoted=unquoted):
             return match.group(0)
         if random_only and not looks_random(value):
+            return match.group(0)
+        if (strict or kind in WEAK_KINDS) and not _strongly_random(value):
             return match.group(0)
         return _replace_value(match, kind, counts)
 
@@ -181,6 +272,8 @@ def _sub_flags(text: str, counts: Counter[str]) -> str:
             return match.group(0)
         if not quoted and re.fullmatch(r"\$.*|[a-z]+", match.group("value")):
             return match.group(0)
+        if kind in WEAK_KINDS and not _strongly_random(match.group("value")):
+            return match.group(0)
         return _replace_value(match, kind, counts)
 
     return _FLAG.sub(repl, text)
@@ -188,7 +281,19 @@ def _sub_flags(text: str, counts: Counter[str]) -> str:
 
 # Every name secret_name_kind accepts holds one of these, lower-cased ("apiKey" -> "apikey"):
 # a text without any has no secret name, and the six patterns need not walk it.
-_NAME_HINTS = ("pass", "pwd", "token", "auth", "secret", "cred", "key", "private")
+_NAME_HINTS = (
+    "pass",
+    "pwd",
+    "token",
+    "auth",
+    "secret",
+    "cred",
+    "key",
+    "private",
+    "session",
+    "cookie",
+    "signature",
+)
 
 
 def scrub_named(text: str, counts: Counter[str]) -> str:
@@ -196,12 +301,16 @@ def scrub_named(text: str, counts: Counter[str]) -> str:
     lowered = text.lower()
     if not any(hint in lowered for hint in _NAME_HINTS):
         return text
-    text = _sub(_QUOTED, text, counts, unquoted=False)
-    text = _sub(_ENV_LINE, text, counts, unquoted=False)
-    text = _sub(_COLON_LINE, text, counts, unquoted=True)
-    text = _sub(_INLINE, text, counts, unquoted=True)
-    text = _sub(_INLINE_COLON, text, counts, unquoted=False, random_only=True)
+    quoted, env_line, colon_line, inline, space_line, inline_colon = (
+        _ESCAPED_PATTERNS if _ESCAPE.search(text) else _PLAIN_PATTERNS
+    )
+    text = _sub(quoted, text, counts, unquoted=False)
+    text = _sub(env_line, text, counts, unquoted=False)
+    text = _sub(colon_line, text, counts, unquoted=True)
+    text = _sub(inline, text, counts, unquoted=True)
+    text = _sub(space_line, text, counts, unquoted=True, strict=True)
+    text = _sub(inline_colon, text, counts, unquoted=False, random_only=True)
     return _sub_flags(text, counts)
 
 
-__all__ = ["scrub_named", "secret_name_kind", "value_is_secret"]
+__all__ = ["WEAK_KINDS", "scrub_named", "secret_name_kind", "value_is_secret"]

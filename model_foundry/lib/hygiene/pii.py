@@ -2,8 +2,9 @@
 
 - E-mail addresses become ``[REDACTED:email]``. Kept: the documentation domains
   (``example.com``/``.org``/``.net``, ``*.example``, ``*.test``, ``*.invalid``,
-  ``localhost``), ``git@host`` (an SSH login, not a mailbox) and ``name@2x.png``-style file
-  names.
+  ``localhost``), ``git@host`` (an SSH login, not a mailbox), the user name of a URL
+  (``https://x-access-token:none@github.com``: a login before its host) and
+  ``name@2x.png``-style file names.
 - IPv4 and IPv6 addresses become ``[REDACTED:ipv4]`` / ``[REDACTED:ipv6]``. Kept: loopback,
   the unspecified address, masks (``255.x``) and the documentation networks
   (``192.0.2.0/24``, ``198.51.100.0/24``, ``203.0.113.0/24``, ``2001:db8::/32``), which name
@@ -61,6 +62,9 @@ _KEPT_DOMAINS = re.compile(
     r"|localhost)$"
 )
 _FILE_TLDS = word_set("png jpg jpeg gif svg webp ico js ts css py json md txt")
+# A URL's user information (``https://user@host``, ``https://user:pw@host``) ends right
+# before the match: the "@" there separates a login from a host, it is no mailbox.
+_URL_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@\"'<>]*$")
 
 _OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
 _IPV4 = re.compile(rf"(?<![\w.])(?:{_OCTET}\.){{3}}{_OCTET}(?![\w]|\.\d)")
@@ -110,6 +114,8 @@ class PiiScrubber:
     def _email(self, match: re.Match[str], counts: Counter[str]) -> str:
         local, domain = match.group("local"), match.group("domain")
         if local.lower() == "git" or _KEPT_DOMAINS.search(domain):
+            return match.group(0)
+        if _URL_USERINFO.search(match.string, max(0, match.start() - 300), match.start()):
             return match.group(0)
         if match.group("tld").lower() in _FILE_TLDS:
             return match.group(0)

@@ -29,6 +29,8 @@ _REFERENCE = re.compile(
     r"""^(?:
         \$\{[^}]*\}            # ${TOKEN}
       | \$\(?[A-Za-z_]\w*\)?    # $TOKEN, $(TOKEN)
+      | \$\([^()]*\)          # $(cat /run/secrets/token): the command that reads it
+      | `[^`]*`                # the same in backticks
       | %[A-Za-z_]\w*%          # %TOKEN%
       | \{\{.*\}\}              # {{ token }}
       | \{[A-Za-z_]\w*\}        # {token}

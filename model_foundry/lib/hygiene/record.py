@@ -29,12 +29,15 @@ from typing import Any
 from model_foundry.lib.hygiene.config import HygieneConfig, load_config
 from model_foundry.lib.hygiene.names import secret_name_kind, value_is_secret
 from model_foundry.lib.hygiene.pii import PiiScrubber, load_salt
-from model_foundry.lib.hygiene.placeholders import marker
+from model_foundry.lib.hygiene.placeholders import is_placeholder, marker
 from model_foundry.lib.hygiene.secrets import SecretScrubber
 
 # What the remembered strings may hold, in characters (inputs and outputs): some 64 MB at
 # most, the same at a thousand records as at a million.
 _CACHE_CHARS = 16 * 2**20
+# A Kubernetes Secret's fields whose values are all secret, and their marker's kind.
+_SECRET_DATA = ("data", "stringData")
+_K8S_KIND = "k8s_secret"
 # A string's scrubbed form and the markers it got, by kind.
 _Scrubbed = tuple[str, tuple[tuple[str, int], ...]]
 
@@ -102,16 +105,37 @@ class RecordScrubber:
             counts[kind] += n
         return scrubbed
 
+    def _secret_data(self, data: Any, counts: Counter[str]) -> Any:
+        """A Kubernetes Secret's ``data``/``stringData``: every string value is secret,
+        whatever its key is called (placeholders and allowed values stay)."""
+        if not isinstance(data, dict):
+            return self._walk(data, counts)
+        out = {}
+        for key, item in data.items():
+            if isinstance(item, str) and not is_placeholder(item) and not self.config.allowed(item):
+                counts[_K8S_KIND] += 1
+                out[key] = marker(_K8S_KIND)
+            else:
+                out[key] = self._walk(item, counts)
+        return out
+
+    def _entry(self, key: Any, value: Any, counts: Counter[str]) -> Any:
+        if isinstance(key, str) and isinstance(value, str):
+            return self._named_value(key, value, counts)
+        return self._walk(value, counts)
+
     def _walk(self, value: Any, counts: Counter[str]) -> Any:
         if isinstance(value, str):
             return self._string(value, counts)
-        if isinstance(value, dict):
+        if isinstance(value, dict) and value.get("kind") == "Secret":
+            # A Secret as JSON (``kubectl get secret -o json``): string by string, the walk
+            # would not know that ``username`` is secret here.
             return {
-                k: self._named_value(k, v, counts)
-                if isinstance(k, str) and isinstance(v, str)
-                else self._walk(v, counts)
+                k: self._secret_data(v, counts) if k in _SECRET_DATA else self._entry(k, v, counts)
                 for k, v in value.items()
             }
+        if isinstance(value, dict):
+            return {k: self._entry(k, v, counts) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self._walk(v, counts) for v in value]
         return value

@@ -109,14 +109,65 @@ PRIVATE_KEY = _rule(
     keywords=("PRIVATE KEY",),
 )
 
+# The user name may be empty (``redis://:password@host``, as Redis documents it). The password
+# runs to the last ``@`` before a host within the authority, so one holding a raw ``@`` or
+# ``:`` goes whole; ``/``, ``?`` and ``#`` end the authority, as in RFC 3986.
 URL_PASSWORD = Rule(
     "url_password",
     re.compile(
-        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@\"'<>]{1,128}:(?P<secret>[^\s/?#@\"'<>]{1,256})@"
+        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@\"'<>]{0,128}:(?P<secret>[^\s/?#\"'<>]{1,256})@"
         r"(?=[\w\[.-])"
     ),
     keywords=("://",),
     hint=re.compile(r"@(?=[\w\[.-])"),  # the host after the password
+)
+
+
+def _long_mixed(value: str) -> bool:
+    """A random token: long, letters and digits (no name, word or version is)."""
+    return (
+        len(value) >= 16
+        and not is_placeholder(value)
+        and bool(re.search(r"[0-9]", value))
+        and bool(re.search(r"[A-Za-z]", value))
+        and not re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", value)
+    )
+
+
+def _prose_value(value: str) -> bool:
+    """A value in prose: long and random; one opening with ``/`` or ``+`` (base64 can) only
+    with upper and lower case and digits and no dot, which a path seldom has."""
+    if value[0] in "+/" and (
+        "." in value or not (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value))
+    ):
+        return False
+    return _long_mixed(value)
+
+
+# A token as a URL's user name (``https://<token>@host``: git remotes, Sentry DSNs): a
+# person's login is a word, a token is long and random. The host stays.
+URL_USER_TOKEN = Rule(
+    "url_token",
+    re.compile(
+        r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<secret>[A-Za-z0-9._~+=-]{16,256})@(?=[\w\[.-])"
+    ),
+    _long_mixed,
+    ("://",),
+    re.compile(r"@(?=[\w\[.-])"),
+)
+
+# A secret named in prose, its value right after the name (at most one linking word):
+# "my API key is X", "sets the session cookie to `X`", "pasted the secret access key X".
+# Only a long random value (letters and digits): a word, a path or a UUID stays.
+PROSE_SECRET = Rule(
+    "secret",
+    re.compile(
+        r"(?i)\b(?:key|token|password|passphrase|passwd|secret|cookie|credentials?|dsn)"
+        r"(?:[ \t]+(?:is|was|to|as|of|=|:))?[ \t]*[:=]?[ \t]*[`'\"]?"
+        r"(?P<secret>[A-Za-z0-9+/][A-Za-z0-9._~+/=!*@:-]{15,511})(?![A-Za-z0-9._~+/=!*@:-])"
+    ),
+    _prose_value,
+    ("key", "token", "passw", "passphrase", "secret", "cookie", "credential", "dsn"),
 )
 
 PROVIDER_RULES: tuple[Rule, ...] = (
@@ -201,7 +252,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     ),
     _prefixed("databricks_token", r"dapi", r"[a-f0-9]{32}(?:-\d)?"),
     _prefixed("linear_api_key", r"lin_api_", r"[A-Za-z0-9]{40}"),
-    _prefixed("notion_token", r"ntn_", r"\d{11}[A-Za-z0-9]{35}"),
+    _prefixed("notion_token", r"ntn_", r"[A-Za-z0-9]{40,50}"),
     _prefixed("notion_token", r"secret_", r"[A-Za-z0-9]{43}"),
     _prefixed("postman_api_key", r"PMAK-", r"[a-f0-9]{24}-[a-f0-9]{34}"),
     _prefixed("sentry_token", r"sntr[yu]s?_", r"[A-Za-z0-9+/=_]{40,}"),
@@ -211,6 +262,20 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     _prefixed("planetscale_token", r"pscale_(?:tkn|oauth|pw)_", r"[A-Za-z0-9_=.-]{32,64}"),
     _prefixed("hashicorp_vault_token", r"hv[sbr]\.", r"[A-Za-z0-9_-]{24,}"),
     _prefixed("replicate_token", r"r8_", r"[A-Za-z0-9]{37}"),
+    _prefixed("supabase_token", r"sbp_", r"[a-f0-9]{40}"),
+    _prefixed("pulumi_token", r"pul-", r"[a-f0-9]{40}"),
+    _rule(
+        "terraform_token",
+        rf"{_B}(?P<secret>[A-Za-z0-9]{{14}}\.atlasv1\.[A-Za-z0-9_=-]{{60,90}}){_E}",
+        keywords=(".atlasv1.",),
+    ),
+    # Mapbox secret tokens are ``sk.`` and a JWT-like body (``pk.`` ones are public).
+    _prefixed(
+        "mapbox_token",
+        r"sk\.eyJ",
+        r"[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{16,}",
+        keywords=("sk.eyJ",),
+    ),
     _prefixed("groq_api_key", r"gsk_", r"[A-Za-z0-9]{48,52}"),
     _prefixed("perplexity_api_key", r"pplx-", r"[A-Za-z0-9]{40,56}"),
     _prefixed("xai_api_key", r"xai-", r"[A-Za-z0-9]{70,90}"),
@@ -247,17 +312,123 @@ AUTH_HEADER_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "password",
-        r"\bcurl\b[^\n]*?\s(?:-u|--user)[ =](?P<q>[\"']?)[^\s:\"']{1,64}:"
+        r"\bcurl\b[^\n]*?\s(?:-u|--user)[ =](?P<q>[\"']?)[^\s:\"']{0,64}:"
         r"(?P<secret>[^\s\"']{3,128})(?P=q)",
         keywords=("curl",),
+    ),
+    # Any other scheme (``Token``, ``ApiKey``, ``SSWS``...) or none: RFC 7235 allows both.
+    # Bearer and Basic are taken above; Digest carries parameters, not one credential.
+    Rule(
+        "authorization",
+        re.compile(
+            # A header (``:``) or a quoted value (``Authorization="Token X"``); an unquoted
+            # ``authorization = ...`` is code.
+            r"(?i)\b(?:proxy-)?authorization\\?[\"']?[ \t]*(?::[ \t]*\\?[\"']?|=[ \t]*\\?[\"'])"
+            r"(?!digest\b)(?:[A-Za-z][\w-]{0,30}[ \t]+)?"
+            r"(?P<secret>[A-Za-z0-9._~+/=:-]{12,})(?![A-Za-z0-9._~+/=:-])"
+        ),
+        looks_random,
+        ("authorization",),
+    ),
+)
+
+# Their keywords are shared where they can be ("sql" for mysql, sqlcmd and sqlplus): each
+# keyword costs a substring test on every text, each rule only a search where it is found.
+# Command lines whose tool takes a password in a short flag; the flag means password only
+# for that tool (``-p`` is a port to ssh), so each rule names its tool. mysql and its kin
+# take it glued to ``-p`` (a space makes ``-p`` a prompt and the next word the database).
+COMMAND_RULES: tuple[Rule, ...] = (
+    _rule(
+        "password",
+        r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb"
+        r"|mariadb-dump)\b[^\n|;&]*?[ \t]-p(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
+        keywords=("sql", "mariadb"),
+    ),
+    _rule(
+        "password",
+        r"\bsshpass\b[^\n|;&]*?[ \t]-p[ \t]*(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
+        keywords=("sshpass",),
+    ),
+    _rule(
+        "password",
+        r"\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]+(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
+        keywords=("redis-cli",),
+    ),
+    # sqlcmd and bcp take the password in ``-P``; the LDAP tools in ``-w``.
+    _rule(
+        "password",
+        r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n|;&]*?[ \t]-P[ \t]*(?P<q>[\"']?)"
+        r"(?P<secret>[^\s\"']{3,256})(?P=q)",
+        keywords=("sql", "bcp"),
+    ),
+    _rule(
+        "password",
+        r"\bldap[a-z]*\b[^\n|;&]*?[ \t]-w[ \t]*(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
+        keywords=("ldap",),
+    ),
+    # rabbitmqctl add_user <user> <password>, change_password <user> <password>.
+    _rule(
+        "password",
+        r"\brabbitmqctl[ \t]+(?:add_user|change_password)[ \t]+(?P<q0>[\"']?)[^\s\"']+(?P=q0)"
+        r"[ \t]+(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
+        keywords=("rabbitmqctl",),
+    ),
+    # A password piped in: ``echo 'pw' | docker login --password-stdin``.
+    _rule(
+        "password",
+        r"\b(?:echo|printf)(?:[ \t]+-[neE]+)?[ \t]+(?P<q>[\"']?)(?P<secret>[^\s\"'|$]{3,256})(?P=q)"
+        r"[ \t]*\|[^\n|]*--password-stdin",
+        keywords=("password-stdin",),
+    ),
+    # Oracle's connect strings: ``user/password@host`` after sqlplus and its kin, or in
+    # ``jdbc:oracle:thin:user/password@host``.
+    _rule(
+        "password",
+        r"(?:\b(?:sqlplus|sqlldr)\b[^\n|;&]*?[ \t][\"']?|jdbc:oracle:"
+        r"[a-z]+:)[\w$#.-]+/(?P<secret>[^\s/@\"']{3,256})@",
+        keywords=("sql", "jdbc:oracle:"),
+    ),
+    # openssl's pass phrase arguments: ``-passin pass:secret``.
+    _rule(
+        "password",
+        r"-pass(?:in|out)?[ \t]+(?P<q>[\"']?)pass:(?P<secret>[^\s\"']{3,256})(?P=q)",
+        keywords=("pass:",),
+    ),
+)
+
+# Files whose format says where the password is, though no key name does.
+FILE_RULES: tuple[Rule, ...] = (
+    # netrc(5): ``machine <host> login <user> password <pw>``, on one line or several.
+    _rule(
+        "password",
+        # A login between them tells the file from prose ("the default password is"). The
+        # file's words are lower case; matching them so keeps the search fast.
+        r"\b(?:machine[ \t]+\S+|default)(?:\s+(?:account|port)[ \t]+\S+)*"
+        r"\s+login[ \t]+\S+(?:\s+(?:account|port)[ \t]+\S+)*\s+"
+        r"password[ \t]+(?P<secret>\S{1,256})",
+        keywords=("machine", "default"),
+    ),
+    # PostgreSQL's pgpass: ``host:port:database:user:password``, a whole line, ``*`` for any.
+    Rule(
+        "password",
+        re.compile(
+            r"(?m)^[ \t]*[A-Za-z0-9_.*\[\]-]+:(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:"
+            r"(?P<secret>(?:[^\s:\\]|\\.){3,256})[ \t]*$"
+        ),
+        keywords=(),
+        hint=re.compile(r":(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:[^\s:]"),
     ),
 )
 
 __all__ = [
     "AUTH_HEADER_RULES",
+    "COMMAND_RULES",
+    "FILE_RULES",
     "PRIVATE_KEY",
+    "PROSE_SECRET",
     "PROVIDER_RULES",
     "URL_PASSWORD",
+    "URL_USER_TOKEN",
     "Rule",
     "looks_random",
 ]

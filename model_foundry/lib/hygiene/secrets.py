@@ -12,20 +12,27 @@ JSON-escaped (``\\n`` in a PEM block, ``\\"`` around a value) is matched too.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections import Counter
 from collections.abc import Sequence
-from urllib.parse import quote, unquote
+from difflib import SequenceMatcher
 
 from model_foundry.lib.hygiene.config import HygieneConfig
 from model_foundry.lib.hygiene.names import scrub_named
 from model_foundry.lib.hygiene.placeholders import MARKER_PREFIX, is_placeholder, marker
 from model_foundry.lib.hygiene.rules import (
     AUTH_HEADER_RULES,
+    COMMAND_RULES,
+    FILE_RULES,
     PRIVATE_KEY,
+    PROSE_SECRET,
     PROVIDER_RULES,
     URL_PASSWORD,
+    URL_USER_TOKEN,
     Rule,
+    looks_random,
 )
 
 # An AWS secret access key: 40 base64 characters; taken only within this many characters
@@ -40,6 +47,35 @@ _URL_ENCODED = re.compile(r"[^\s\"'<>]*%(?:3[AaDd]|2[Ff]|40|26)[^\s\"'<>]*")
 # with a repeat that ``re`` tries from every position (a fifth of all scrubbing time, spent on
 # text with no escape at all); this one opens with a literal ``%`` that ``re`` jumps to.
 _URL_ESCAPE = re.compile(r"%(?:3[AaDd]|2[Ff]|40|26)")
+
+# A Cookie or Set-Cookie header (RFC 6265): its pairs' values are session credentials
+# whatever the cookie is called; attributes (Path, Expires...) and plain words stay.
+# The header ends at a line break, also an escaped one (``\r\n`` inside a string).
+_COOKIE_HEADER = re.compile(r"(?i)\b(?:set-)?cookie\\?[\"']?[ \t]*:[ \t]*(?P<pairs>[^\r\n\"'\\]*)")
+_COOKIE_PAIR = re.compile(r"(?P<name>[^=;,\s]+)=(?P<value>[^;,\s]{8,})")
+_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite"})
+
+# A Kubernetes Secret: every value under ``data:`` (base64) or ``stringData:`` is secret,
+# whatever its key is called (``username`` too: the manifest says so, not the name).
+_K8S_SECRET = re.compile(r"""(?m)^[ \t]*["']?kind["']?[ \t]*:[ \t]*["']?Secret\b""")
+_K8S_DATA = re.compile(r"(?m)^(?P<indent>[ \t]*)(?:data|stringData):[ \t]*\r?\n")
+_K8S_VALUE = re.compile(
+    r"[ \t]*[^\s:#]+:[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'#|>][^\r\n\"']*?)(?P=q)[ \t]*"
+)
+_K8S_KIND = "k8s_secret"
+
+_B64_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+# A base64 run long enough to hold ``name=value``: decoded and scrubbed, and replaced whole
+# when a secret is inside (a config or header pasted as base64). Binary blobs (images,
+# digests, hex ids) do not decode to text and stay.
+_BASE64_MIN = 20
+_BASE64_RUN = re.compile(rf"[A-Za-z0-9+/]{{{_BASE64_MIN},}}={{0,2}}")
+# The run's prefilter: base64 characters mapped to one letter, then one substring test
+# (3x faster than searching the run's pattern, which ``re`` tries at every position).
+_BASE64_FOLD = str.maketrans(dict.fromkeys(map(ord, _B64_CHARS), "a"))
+_BASE64_FOLDED_RUN = "a" * _BASE64_MIN
+_BASE64_EDGE = re.compile(r"[A-Za-z0-9+/=_-]")
+_TEXT_BYTES = frozenset(range(0x20, 0x7F)) | {0x09, 0x0A, 0x0D}
 
 
 class KeywordIndex:
@@ -81,23 +117,57 @@ class SecretScrubber:
 
     def __init__(self, config: HygieneConfig | None = None) -> None:
         self.config = config or HygieneConfig()
-        self._first = (PRIVATE_KEY, URL_PASSWORD, *PROVIDER_RULES, *AUTH_HEADER_RULES)
+        self._first = (
+            PRIVATE_KEY,
+            URL_PASSWORD,
+            *PROVIDER_RULES,
+            *AUTH_HEADER_RULES,
+            *COMMAND_RULES,
+            *FILE_RULES,
+            URL_USER_TOKEN,
+        )
         self._keywords = KeywordIndex(self._first)
 
-    def _apply(self, rule: Rule, text: str, counts: Counter[str]) -> str:
-        def repl(match: re.Match[str]) -> str:
-            named = "secret" in match.re.groupindex
-            value = match.group("secret") if named else match.group(0)
-            if value is None or MARKER_PREFIX in value or self.config.allowed(value):
-                return match.group(0)
-            if not rule.accept(value):
-                return match.group(0)
-            counts[rule.kind] += 1
-            start, end = match.span("secret") if named else match.span()
-            whole, base = match.group(0), match.start()
-            return whole[: start - base] + marker(rule.kind) + whole[end - base :]
+    def _replaced(self, rule: Rule, match: re.Match[str], counts: Counter[str]) -> str:
+        """What ``match`` of ``rule`` becomes: its secret part as a marker, if it is one."""
+        named = "secret" in match.re.groupindex
+        value = match.group("secret") if named else match.group(0)
+        if value is None or MARKER_PREFIX in value or self.config.allowed(value):
+            return match.group(0)
+        if not rule.accept(value):
+            return match.group(0)
+        counts[rule.kind] += 1
+        start, end = match.span("secret") if named else match.span()
+        whole, base = match.group(0), match.start()
+        return whole[: start - base] + marker(rule.kind) + whole[end - base :]
 
-        return rule.pattern.sub(repl, text)
+    def _apply(self, rule: Rule, text: str, counts: Counter[str]) -> str:
+        return rule.pattern.sub(lambda match: self._replaced(rule, match, counts), text)
+
+    def _prose(self, text: str, counts: Counter[str]) -> str:
+        """:data:`PROSE_SECRET`, tried only where one of its keywords starts: every match
+        opens with one, and words like "key" and "token" are in most texts, where a search
+        would try the case-blind pattern at every position. The same matches as ``sub``."""
+        lowered = text.lower()
+        if len(lowered) != len(text):  # a lowered letter of another length: plain sub
+            return self._apply(PROSE_SECRET, text, counts)
+        starts: set[int] = set()
+        for keyword in PROSE_SECRET.keywords:
+            at = lowered.find(keyword)
+            while at >= 0:
+                starts.add(at)
+                at = lowered.find(keyword, at + 1)
+        out: list[str] = []
+        last = 0
+        for at in sorted(starts):
+            if at < last:
+                continue
+            match = PROSE_SECRET.pattern.match(text, at)
+            if match is None:
+                continue
+            out += [text[last:at], self._replaced(PROSE_SECRET, match, counts)]
+            last = match.end()
+        return "".join(out) + text[last:] if out else text
 
     def _aws_secrets(self, text: str, counts: Counter[str]) -> str:
         if _AWS_ID_MARK not in text:
@@ -120,9 +190,87 @@ class SecretScrubber:
             if rule.hint is None or rule.hint.search(text):
                 text = self._apply(rule, text, counts)
         text = self._aws_secrets(text, counts)
+        text = self._cookies(text, counts)
+        text = self._k8s_secret(text, counts)
         for rule in self.config.rules:
             text = self._apply(rule, text, counts)
-        return self._named(text, counts)
+        text = self._named(text, counts)
+        # Last: a name in prose is the weakest sign, and every rule above names its kind.
+        return self._prose(text, counts)
+
+    def _take(self, value: str) -> bool:
+        return not is_placeholder(value) and not self.config.allowed(value)
+
+    def _cookies(self, text: str, counts: Counter[str]) -> str:
+        lowered = text.lower()
+        if "cookie" not in lowered:
+            return text
+
+        def pair(match: re.Match[str]) -> str:
+            name, value = match.group("name"), match.group("value")
+            if name.lower() in _COOKIE_ATTRIBUTES or MARKER_PREFIX in value:
+                return match.group(0)
+            if not _mixed(value) or not self._take(value):
+                return match.group(0)
+            counts["cookie"] += 1
+            return f"{name}={marker('cookie')}"
+
+        def header(match: re.Match[str]) -> str:
+            start = match.start("pairs") - match.start()
+            whole = match.group(0)
+            return whole[:start] + _COOKIE_PAIR.sub(pair, match.group("pairs"))
+
+        return _COOKIE_HEADER.sub(header, text)
+
+    def _k8s_secret(self, text: str, counts: Counter[str]) -> str:
+        if "Secret" not in text or not _K8S_SECRET.search(text):
+            return text
+        out, pos = [], 0
+        for block in _K8S_DATA.finditer(text):
+            if block.start() < pos:
+                continue
+            out.append(text[pos : block.end()])
+            pos = block.end()
+            indent = len(block.group("indent"))
+            # The block's entries: the lines indented deeper than ``data:``.
+            while pos < len(text):
+                end = text.find("\n", pos)
+                end = len(text) if end < 0 else end + 1
+                line = text[pos:end]
+                body = line.rstrip("\r\n")
+                if body.strip() and len(body) - len(body.lstrip(" \t")) <= indent:
+                    break
+                entry = _K8S_VALUE.fullmatch(body)
+                if entry and self._take(entry.group("value")):
+                    counts[_K8S_KIND] += 1
+                    s, e = entry.span("value")
+                    line = body[:s] + marker(_K8S_KIND) + body[e:] + line[len(body) :]
+                out.append(line)
+                pos = end
+        out.append(text[pos:])
+        return "".join(out)
+
+    def _base64_wrapped(self, text: str, counts: Counter[str]) -> str:
+        def repl(match: re.Match[str]) -> str:
+            raw = match.group(0)
+            before = text[match.start() - 1 : match.start()]
+            after = text[match.end() : match.end() + 1]
+            if (before and _BASE64_EDGE.match(before)) or (after and _BASE64_EDGE.match(after)):
+                return raw
+            try:
+                decoded = base64.b64decode(raw + "=" * (-len(raw) % 4), validate=True)
+            except (binascii.Error, ValueError):
+                return raw
+            if not decoded or any(b not in _TEXT_BYTES for b in decoded):
+                return raw
+            found: Counter[str] = Counter()
+            self._plain(decoded.decode("ascii"), found)
+            if not found:
+                return raw
+            counts.update(found)
+            return marker(found.most_common(1)[0][0])
+
+        return _BASE64_RUN.sub(repl, text)
 
     def _named(self, text: str, counts: Counter[str]) -> str:
         if not self.config.allow:
@@ -151,20 +299,62 @@ class SecretScrubber:
 
         def repl(match: re.Match[str]) -> str:
             raw = match.group(0)
-            decoded = unquote(raw)
+            decoded, where = _decode_percent(raw)
             found: Counter[str] = Counter()
             scrubbed = self._plain(decoded, found)
             if not found:
                 return raw
             counts.update(found)
-            return quote(scrubbed, safe="[]:/?=&")
+            # Only what the rules replaced changes: the run's other bytes, escapes and all,
+            # stay as they were (a marker in place of an encoded value).
+            out = []
+            matcher = SequenceMatcher(None, decoded, scrubbed, autojunk=False)
+            for op, i1, i2, j1, j2 in matcher.get_opcodes():
+                if op == "equal":
+                    out.append(raw[where[i1] : where[i2]])
+                else:
+                    out.append(scrubbed[j1:j2])
+            return "".join(out)
 
         return _URL_ENCODED.sub(repl, text)
 
     def scrub(self, text: str, counts: Counter[str] | None = None) -> str:
         """``text`` with every secret replaced; ``counts`` (if given) gains one per marker."""
         counts = counts if counts is not None else Counter()
-        return self._url_encoded(self._plain(text, counts), counts)
+        text = self._url_encoded(self._plain(text, counts), counts)
+        if _BASE64_FOLDED_RUN in text.translate(_BASE64_FOLD):
+            text = self._base64_wrapped(text, counts)
+        return text
+
+
+def _mixed(value: str) -> bool:
+    """A cookie's value is a session id (letters and digits), not a word (``dark``)."""
+    return (
+        looks_random(value)
+        and bool(re.search(r"[0-9]", value))
+        and bool(re.search(r"[A-Za-z]", value))
+    )
+
+
+def _decode_percent(raw: str) -> tuple[str, list[int]]:
+    """``raw`` with its ``%XX`` escapes decoded, and where each decoded character starts in
+    ``raw`` (one more entry: the end). Multi-byte UTF-8 escapes are left as written."""
+    decoded: list[str] = []
+    where: list[int] = []
+    i = 0
+    while i < len(raw):
+        where.append(i)
+        byte = raw[i + 1 : i + 3]
+        if raw[i] == "%" and len(byte) == 2 and byte.isalnum():
+            value = int(byte, 16) if all(c in "0123456789abcdefABCDEF" for c in byte) else -1
+            if 0 <= value < 0x80:
+                decoded.append(chr(value))
+                i += 3
+                continue
+        decoded.append(raw[i])
+        i += 1
+    where.append(len(raw))
+    return "".join(decoded), where
 
 
 def scrub_secrets(text: str, config: HygieneConfig | None = None) -> tuple[str, Counter[str]]:
