@@ -33,10 +33,27 @@ def python_of(name: str) -> Path:
     return cache_root() / name / "bin" / "python"
 
 
+_checked: set[str] = set()
+
+
+def _usable(name: str) -> bool:
+    """The environment's python imports ``datasets``: a stamp alone does not prove it (a venv
+    whose pyvenv.cfg went missing has a python that no longer sees its own packages)."""
+    if name in _checked:
+        return True
+    python = python_of(name)
+    if not python.is_file():
+        return False
+    ok = subprocess.run([str(python), "-c", "import datasets"], capture_output=True).returncode == 0
+    if ok:
+        _checked.add(name)
+    return ok
+
+
 def build(name: str, log: bool = True) -> Path:
     """Build environment ``name`` into the cache (no-op when it is there); its python."""
     root = cache_root() / name
-    if (root / _STAMP).is_file():
+    if (root / _STAMP).is_file() and _usable(name):
         return python_of(name)
     if log:
         print(f"building {root} ({', '.join(ENVIRONMENTS[name])})", file=sys.stderr)
