@@ -19,7 +19,7 @@ from hypothesis import settings as hypothesis_settings
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.nats_helpers import NATS_CURRENT, nats_line_binary
-from model_foundry_tests.pipeline_helpers import FOREIGN_ENV
+from model_foundry_tests.pipeline_helpers import FOREIGN_ENV, slot_simulator_process
 
 # Fixtures for tests against a real llama.cpp server (built by `make llama-server`).
 from model_foundry_tests.real_llama import (  # noqa: F401
@@ -85,6 +85,13 @@ def nats_client(nats_server: LocalNatsServer) -> NatsClient:
     res = NatsClient(servers=nats_server.url, ack_wait_s=2.0)
     res.setup()
     return res
+
+
+@pytest.fixture(scope="module")
+def fast_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The fast slot simulator a module's tests share."""
+    with slot_simulator_process(tmp_path_factory.mktemp("fast-sim"), speed=50) as path:
+        yield path
 
 
 @pytest.fixture

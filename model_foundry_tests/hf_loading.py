@@ -16,7 +16,7 @@ import pytest
 
 from model_foundry.devtools import hf_datasets
 
-LOADER = Path(__file__).parent / "lib_tests" / "datasets" / "hf_loader.py"
+LOADER = Path(__file__).parent / "hf_loader.py"
 
 
 def load_offline(environment: str, folder: Path, hf_home: Path) -> dict[str, Any]:

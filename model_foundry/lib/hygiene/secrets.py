@@ -16,7 +16,7 @@ import base64
 import binascii
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
 from model_foundry.lib.hygiene.config import HygieneConfig
@@ -190,8 +190,8 @@ class SecretScrubber:
             if rule.hint is None or rule.hint.search(text):
                 text = self._apply(rule, text, counts)
         text = self._aws_secrets(text, counts)
-        text = self._cookies(text, counts)
-        text = self._k8s_secret(text, counts)
+        text = scrub_cookies(text, counts, self._take)
+        text = scrub_k8s_secrets(text, counts, self._take)
         for rule in self.config.rules:
             text = self._apply(rule, text, counts)
         text = self._named(text, counts)
@@ -200,55 +200,6 @@ class SecretScrubber:
 
     def _take(self, value: str) -> bool:
         return not is_placeholder(value) and not self.config.allowed(value)
-
-    def _cookies(self, text: str, counts: Counter[str]) -> str:
-        lowered = text.lower()
-        if "cookie" not in lowered:
-            return text
-
-        def pair(match: re.Match[str]) -> str:
-            name, value = match.group("name"), match.group("value")
-            if name.lower() in _COOKIE_ATTRIBUTES or MARKER_PREFIX in value:
-                return match.group(0)
-            if not _mixed(value) or not self._take(value):
-                return match.group(0)
-            counts["cookie"] += 1
-            return f"{name}={marker('cookie')}"
-
-        def header(match: re.Match[str]) -> str:
-            start = match.start("pairs") - match.start()
-            whole = match.group(0)
-            return whole[:start] + _COOKIE_PAIR.sub(pair, match.group("pairs"))
-
-        return _COOKIE_HEADER.sub(header, text)
-
-    def _k8s_secret(self, text: str, counts: Counter[str]) -> str:
-        if "Secret" not in text or not _K8S_SECRET.search(text):
-            return text
-        out, pos = [], 0
-        for block in _K8S_DATA.finditer(text):
-            if block.start() < pos:
-                continue
-            out.append(text[pos : block.end()])
-            pos = block.end()
-            indent = len(block.group("indent"))
-            # The block's entries: the lines indented deeper than ``data:``.
-            while pos < len(text):
-                end = text.find("\n", pos)
-                end = len(text) if end < 0 else end + 1
-                line = text[pos:end]
-                body = line.rstrip("\r\n")
-                if body.strip() and len(body) - len(body.lstrip(" \t")) <= indent:
-                    break
-                entry = _K8S_VALUE.fullmatch(body)
-                if entry and self._take(entry.group("value")):
-                    counts[_K8S_KIND] += 1
-                    s, e = entry.span("value")
-                    line = body[:s] + marker(_K8S_KIND) + body[e:] + line[len(body) :]
-                out.append(line)
-                pos = end
-        out.append(text[pos:])
-        return "".join(out)
 
     def _base64_wrapped(self, text: str, counts: Counter[str]) -> str:
         def repl(match: re.Match[str]) -> str:
@@ -325,6 +276,59 @@ class SecretScrubber:
         if _BASE64_FOLDED_RUN in text.translate(_BASE64_FOLD):
             text = self._base64_wrapped(text, counts)
         return text
+
+
+def scrub_cookies(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
+    """Each pair of a ``Cookie:``/``Set-Cookie:`` header whose value mixes letters and digits."""
+    lowered = text.lower()
+    if "cookie" not in lowered:
+        return text
+
+    def pair(match: re.Match[str]) -> str:
+        name, value = match.group("name"), match.group("value")
+        if name.lower() in _COOKIE_ATTRIBUTES or MARKER_PREFIX in value:
+            return match.group(0)
+        if not _mixed(value) or not take(value):
+            return match.group(0)
+        counts["cookie"] += 1
+        return f"{name}={marker('cookie')}"
+
+    def header(match: re.Match[str]) -> str:
+        start = match.start("pairs") - match.start()
+        whole = match.group(0)
+        return whole[:start] + _COOKIE_PAIR.sub(pair, match.group("pairs"))
+
+    return _COOKIE_HEADER.sub(header, text)
+
+
+def scrub_k8s_secrets(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
+    """Every value under ``data:``/``stringData:`` of a Kubernetes Secret, whatever its key."""
+    if "Secret" not in text or not _K8S_SECRET.search(text):
+        return text
+    out, pos = [], 0
+    for block in _K8S_DATA.finditer(text):
+        if block.start() < pos:
+            continue
+        out.append(text[pos : block.end()])
+        pos = block.end()
+        indent = len(block.group("indent"))
+        # The block's entries: the lines indented deeper than ``data:``.
+        while pos < len(text):
+            end = text.find("\n", pos)
+            end = len(text) if end < 0 else end + 1
+            line = text[pos:end]
+            body = line.rstrip("\r\n")
+            if body.strip() and len(body) - len(body.lstrip(" \t")) <= indent:
+                break
+            entry = _K8S_VALUE.fullmatch(body)
+            if entry and take(entry.group("value")):
+                counts[_K8S_KIND] += 1
+                s, e = entry.span("value")
+                line = body[:s] + marker(_K8S_KIND) + body[e:] + line[len(body) :]
+            out.append(line)
+            pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _mixed(value: str) -> bool:

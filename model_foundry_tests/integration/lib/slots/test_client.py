@@ -1,0 +1,131 @@
+"""The per-slot client: prompt formats and parsing (pure), then real HTTP to the simulator."""
+
+from __future__ import annotations
+
+import pytest
+
+from model_foundry.devtools.simulator import (
+    CONTEXT_MARKER,
+    DEFAULT_LATENCY,
+    SlotSimulator,
+    default_window,
+)
+from model_foundry.devtools.simulator import tokenizer as sim_tokenizer
+from model_foundry.lib.slots.body import Body
+from model_foundry.lib.slots.client import (
+    Attempt,
+    SlotClient,
+)
+from model_foundry.lib.slots.server_errors import context_limit_from_error
+from model_foundry_tests.slot_fixtures import run, shipped_data, shipped_slot_file, slot_file_from
+
+# ---------------------------------------------------------------------------------------------
+# Pure
+
+
+# ---------------------------------------------------------------------------------------------
+# Real HTTP
+
+
+async def _ask(
+    slot_name: str, *, profile: str = "full", data: dict | None = None, **kwargs
+) -> tuple[Attempt, dict]:
+    sf = slot_file_from(data) if data else shipped_slot_file()
+    async with SlotSimulator(sf, profile=profile, free_ports=True, speed=50) as sim:
+        async with SlotClient(sim.slot_file.slots[slot_name]) as client:
+            attempt = await client.run(key="k1", task="test", role=slot_name, **kwargs)
+        return attempt, sim.stats()[slot_name]
+
+
+MSG = [{"role": "user", "content": "one two three"}]
+
+
+def test_vllm_reasoning_field_and_usage_from_the_stream() -> None:
+    a, _ = run(_ask("naughty", body=Body(messages=MSG), thinking=True))
+    assert a.status == "ok", a.error
+    assert a.content == "echo: three two one"
+    assert a.reasoning and a.reasoning.startswith("thinking about 3 words")
+    # The simulator's stated tokenizer, the same one its /tokenize answers with.
+    assert a.prompt_tokens == sim_tokenizer.count_chat(MSG) and a.completion_tokens > 4
+    assert a.ttft_s is not None and 0 < a.ttft_s <= a.latency_s
+    assert a.gen_tps and a.gen_tps > 0 and a.prompt_tps and a.prompt_tps > 0
+    assert a.finish_reason == "stop"
+    assert (a.slot, a.model, a.runtime, a.attempt) == ("naughty", "gemma-4-31b-it-nvfp4", "vllm", 1)
+
+
+def test_llamacpp_reasoning_content_and_timings() -> None:
+    a, stats = run(_ask("grandpa", body=Body(messages=MSG), thinking=True))
+    assert a.status == "ok", a.error
+    assert a.content == "echo: three two one"
+    assert a.reasoning and a.reasoning.startswith("thinking about 3 words")
+    # The rates come from llama.cpp's timings object, i.e. exactly the simulated speeds.
+    lat = DEFAULT_LATENCY["llamacpp"]
+    assert a.gen_tps == pytest.approx(lat.gen_tps * 50)
+    assert a.prompt_tps == pytest.approx(lat.prompt_tps * 50)
+    assert stats["completed"] == 1
+
+
+def test_gemma_markers_from_the_server_are_split_out() -> None:
+    a, _ = run(_ask("kindergarten", body=Body(messages=MSG), thinking=True))
+    assert a.status == "ok", a.error
+    assert a.content == "echo: three two one"
+    assert "<|channel>" not in a.content
+    assert a.reasoning and a.reasoning.startswith("thinking about 3 words")
+
+
+def test_no_reasoning_when_thinking_is_off() -> None:
+    a, _ = run(_ask("naughty", body=Body(messages=MSG), thinking=False))
+    assert a.reasoning is None and a.content == "echo: three two one"
+
+
+def test_translator_over_completions() -> None:
+    a, _ = run(_ask("translator", body=Body(text="Good morning, friend.")))
+    assert a.status == "ok", a.error
+    assert a.content == "[Japanese] Good morning, friend."
+    assert a.finish_reason == "stop"
+
+
+def test_non_streaming_slot() -> None:
+    data = shipped_data()
+    data["slots"]["naughty"]["stream"] = False
+    a, _ = run(_ask("naughty", data=data, body=Body(messages=MSG), thinking=True))
+    assert a.status == "ok", a.error
+    assert a.content == "echo: three two one" and a.reasoning
+    assert a.ttft_s is None and a.completion_tokens
+
+
+@pytest.mark.parametrize(
+    ("slot", "reason"),
+    [
+        ("naughty", "maximum context length is"),  # vLLM body style
+        ("kindergarten", "exceeds the available context size"),  # llama.cpp style
+    ],
+)
+def test_context_too_long_is_a_non_retryable_error_with_its_reason(slot: str, reason: str) -> None:
+    a, _ = run(
+        _ask(slot, body=Body(messages=[{"role": "user", "content": f"{CONTEXT_MARKER} long"}]))
+    )
+    assert a.status == "error"
+    assert a.http_status == 400 and a.error_class == "BadRequestError"
+    assert reason in (a.error or "")
+    # The error states the slot's simulated window, in its runtime's wording.
+    window = default_window(shipped_slot_file().slots[slot])
+    assert context_limit_from_error(a.error or "") == window
+    assert a.retryable is False
+
+
+def test_unreachable_slot_is_a_retryable_error() -> None:
+    from model_foundry.devtools.ports import free_port
+
+    data = shipped_data()
+    data["slots"]["naughty"]["base_url"] = f"http://127.0.0.1:{free_port()}/v1"
+    data["slots"]["naughty"]["timeouts"] = {"connect_s": 2, "request_s": 5}
+    sf = slot_file_from(data)
+
+    async def go() -> Attempt:
+        async with SlotClient(sf.slots["naughty"]) as client:
+            return await client.run(key="k", task="t", role="naughty", body=Body(messages=MSG))
+
+    a = run(go())
+    assert a.status == "error" and a.retryable
+    assert a.error_class == "APIConnectionError"

@@ -1,0 +1,42 @@
+"""The whole set of Dagster definitions, pinned down.
+
+Everything a user sees by name (asset keys, their deps, groups, kinds, tags, partitions,
+automation, checks, jobs and their ops, sensors, schedules, resource keys) is recorded in
+``snapshots/defs.json``. A refactor that changes any of it fails here; a change made on
+purpose regenerates the file with ``MODEL_FOUNDRY_UPDATE_SNAPSHOT=1 pytest -k test_defs``
+and shows up in the diff.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from model_foundry_tests.tiers import REPO_ROOT, TESTS_ROOT
+
+SNAPSHOT = TESTS_ROOT / "snapshots" / "defs.json"
+
+
+def test_the_code_location_loads_as_dagster_loads_it(tmp_path: Path) -> None:
+    # The daemon and the UI import model_foundry.definitions through workspace.yaml and refuse
+    # a module that holds more than one Definitions object; importing it here would not show it.
+    root = REPO_ROOT
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "dagster"),
+            "definitions",
+            "validate",
+            "-w",
+            str(root / "workspace.yaml"),
+        ],
+        cwd=root,
+        # An instance of the test's own, never the developer's data/dagster_home.
+        env=dict(os.environ, DAGSTER_HOME=str(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "Validation successful for code location model_foundry" in result.stdout + result.stderr

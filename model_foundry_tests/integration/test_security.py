@@ -1,0 +1,356 @@
+"""Security: NATS with TLS and credentials, secrets kept out of Dagster and DuckDB, SQL only
+with parameters.
+
+The servers are real ``nats-server`` processes with ``authorization`` and ``tls`` blocks and
+certificates made for the test by ``trustme``; the CLI runs as a user runs it; the inbox is
+materialized through a real Dagster instance on disk, whose every file is then searched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import dagster as dg
+import duckdb
+import pytest
+import trustme
+from dagster._serdes import serialize_value
+
+from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
+from model_foundry.defs.inbox.checks import inbox_checks
+from model_foundry.defs.resources import (
+    FoundryDuckDB,
+    NatsResource,
+    resources_from_env,
+)
+from model_foundry.devtools.local_nats import LocalNatsServer
+from model_foundry.lib.inbox.drain import drain_subject
+from model_foundry.lib.nats.connection import (
+    NatsClient,
+    NatsUnavailableError,
+    nats_client_from_env,
+)
+from model_foundry.lib.publish import make_event
+from model_foundry_tests.nats_helpers import publish, publish_raw
+from model_foundry_tests.tiers import REPO_ROOT
+
+USER = "familiar"
+# Distinctive values, so a leak anywhere is found by a plain substring search.
+PASSWORD = "pw-" + secrets.token_hex(12)
+TOKEN = "tok-" + secrets.token_hex(12)
+PACKAGE = REPO_ROOT / "model_foundry"
+
+
+@dataclass(frozen=True)
+class Certs:
+    ca: Path
+    cert: Path
+    key: Path
+
+
+@pytest.fixture
+def certs(tmp_path: Path) -> Certs:
+    authority = trustme.CA()
+    server = authority.issue_cert("127.0.0.1", "localhost")
+    found = Certs(tmp_path / "ca.pem", tmp_path / "server.pem", tmp_path / "server.key")
+    authority.cert_pem.write_to_path(str(found.ca))
+    server.private_key_pem.write_to_path(str(found.key))
+    with found.cert.open("wb") as fh:
+        for blob in server.cert_chain_pems:
+            fh.write(blob.bytes())
+    return found
+
+
+@pytest.fixture
+def secure_nats(tmp_path: Path, certs: Certs) -> Iterator[LocalNatsServer]:
+    with LocalNatsServer(
+        store_dir=tmp_path / "nats-tls",
+        user=USER,
+        password=PASSWORD,
+        tls_cert=str(certs.cert),
+        tls_key=str(certs.key),
+    ) as server:
+        yield server
+
+
+@pytest.fixture
+def token_nats(tmp_path: Path) -> Iterator[LocalNatsServer]:
+    with LocalNatsServer(store_dir=tmp_path / "nats-token", token=TOKEN) as server:
+        yield server
+
+
+def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "model_foundry.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, **env),
+    )
+
+
+def assert_one_sentence(message: str, url: str, *must_not_contain: str) -> None:
+    assert url in message
+    assert "\n" not in message.strip() and "Traceback" not in message
+    for secret in must_not_contain:
+        assert secret not in message
+
+
+def test_tls_with_password_publishes_and_drains(
+    secure_nats: LocalNatsServer, certs: Certs, db_path: Path
+) -> None:
+    assert secure_nats.url.startswith("tls://")
+    res = NatsClient(servers=secure_nats.url, tls_ca=str(certs.ca), user=USER, password=PASSWORD)
+    assert "stream PIPELINE_EVENTS" in res.setup()
+    events = [
+        make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id=f"t{i}")
+        for i in range(20)
+    ]
+    publish(res, events)
+    record = asyncio.run(drain_subject(res, db_path, "llm.tool_call", fetch_timeout_s=0.3))
+    assert (record.received, record.inserted) == (20, 20)
+
+
+def test_refused_or_untrusted_tls_is_one_clear_sentence(
+    secure_nats: LocalNatsServer, certs: Certs
+) -> None:
+    wrong = "wrong-" + secrets.token_hex(6)
+    with pytest.raises(NatsUnavailableError) as refused:
+        NatsClient(servers=secure_nats.url, tls_ca=str(certs.ca), user=USER, password=wrong).setup()
+    assert_one_sentence(str(refused.value), secure_nats.url, wrong, PASSWORD)
+    assert "refused the credentials" in str(refused.value)
+
+    with pytest.raises(NatsUnavailableError) as anonymous:
+        NatsClient(servers=secure_nats.url, tls_ca=str(certs.ca)).setup()
+    assert "refused the credentials" in str(anonymous.value)
+
+    # Without the CA the server cannot be trusted: say so, and do not hang (nats-py would).
+    with pytest.raises(NatsUnavailableError) as untrusted:
+        NatsClient(servers=secure_nats.url, user=USER, password=PASSWORD).setup()
+    assert_one_sentence(str(untrusted.value), secure_nats.url, PASSWORD)
+    assert "NATS_TLS_CA" in str(untrusted.value)
+
+
+def test_token_auth_connects_and_a_wrong_token_is_refused(token_nats: LocalNatsServer) -> None:
+    assert NatsClient(servers=token_nats.url, token=TOKEN).setup()
+    wrong = "tok-wrong-" + secrets.token_hex(6)
+    with pytest.raises(NatsUnavailableError) as refused:
+        NatsClient(servers=token_nats.url, token=wrong).setup()
+    assert_one_sentence(str(refused.value), token_nats.url, wrong, TOKEN)
+    assert "refused the credentials" in str(refused.value)
+
+
+def test_credentials_in_the_url_never_reach_the_error_message() -> None:
+    from model_foundry.devtools.ports import free_port
+
+    url = f"nats://{USER}:{PASSWORD}@127.0.0.1:{free_port()}"
+    with pytest.raises(NatsUnavailableError) as info:
+        NatsClient(servers=url, connect_timeout_s=0.5).setup()
+    assert PASSWORD not in str(info.value) and "127.0.0.1" in str(info.value)
+
+
+def dump_duckdb(db_path: Path) -> str:
+    """Every row of every table and view, as text."""
+    parts: list[str] = []
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        names = [
+            r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        ]
+        assert "pipeline_event_inbox" in names
+        for name in names:
+            rows = con.execute(f'SELECT * FROM "{name}"').fetchall()
+            parts.append(f"{name}: {rows!r}")
+    return "\n".join(parts)
+
+
+def url_with_password(server: LocalNatsServer) -> str:
+    """``tls://user:password@host:port``: the form of credentials NATS_URL allows."""
+    scheme, rest = server.url.split("://", 1)
+    return f"{scheme}://{USER}:{PASSWORD}@{rest}"
+
+
+@pytest.mark.parametrize("credentials", ["variables", "url"])
+def test_secrets_never_reach_dagster_logs_metadata_or_duckdb(
+    secure_nats: LocalNatsServer,
+    certs: Certs,
+    db_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    credentials: str,
+) -> None:
+    if credentials == "variables":
+        monkeypatch.setenv("NATS_URL", secure_nats.url)
+        monkeypatch.setenv("NATS_USER", USER)
+        monkeypatch.setenv("NATS_PASSWORD", PASSWORD)
+    else:
+        monkeypatch.setenv("NATS_URL", url_with_password(secure_nats))
+    monkeypatch.setenv("NATS_TLS_CA", str(certs.ca))
+    monkeypatch.setenv("MODEL_FOUNDRY_DUCKDB", str(db_path))
+    outside_dagster = nats_client_from_env()
+    outside_dagster.setup()
+    publish(
+        outside_dagster,
+        [
+            make_event(
+                "llm.chat.persist",
+                {"messages": [{"role": "user", "content": f"hello {i}"}]},
+                "sess-secure",
+                event_id=f"secure-{i}",
+            )
+            for i in range(5)
+        ],
+    )
+    # The resources exactly as the code location builds them: secrets as EnvVar.
+    resources = resources_from_env()
+    assert PASSWORD not in repr(resources["nats"])
+
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    with dg.instance_for_test(temp_dir=str(home)) as instance:
+        result = dg.materialize(
+            [pipeline_event_inbox_record, *inbox_checks],
+            partition_key="llm.chat.persist",
+            resources=resources,
+            instance=instance,
+            run_config={
+                "ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.3}}}
+            },
+        )
+        assert result.success
+        record = result.output_for_node("pipeline_event_inbox_record")
+        # The run really authenticated with the secret: it drained the events.
+        assert record["inserted"] == 5
+        event_log = "\n".join(serialize_value(e) for e in instance.all_logs(result.run_id))
+        run = instance.get_run_by_id(result.run_id)
+        assert run is not None
+        run_text = serialize_value(run)
+    output = capfd.readouterr()
+
+    # Each place searched holds what it should, so an empty search means something.
+    assert "secure-0" in event_log and "dead_lettered" in event_log
+    assert "llm.chat.persist" in output.err + output.out
+    # Run and event storage, the stored output and the captured compute logs all live here.
+    stored_files = [p for p in home.rglob("*") if p.is_file()]
+    compute_logs = [p for p in stored_files if "compute_logs" in p.parts]
+    assert compute_logs and any(b"llm.chat.persist" in p.read_bytes() for p in compute_logs)
+    places = {
+        "event log": event_log,
+        "run record": run_text,
+        "process output": output.out + output.err,
+        "DuckDB": dump_duckdb(db_path),
+    }
+    for path in stored_files:
+        places[str(path)] = path.read_bytes().decode("utf-8", "replace")
+    for place, text in places.items():
+        assert PASSWORD not in text, f"the NATS password leaked into {place}"
+        assert USER + ":" + PASSWORD not in text
+
+
+INJECTIONS = [
+    "'); DROP TABLE pipeline_event_inbox; --",
+    "x' OR '1'='1",
+    '"; DELETE FROM pipeline_event_dead_letter; --',
+    "1; ATTACH '/tmp/evil.duckdb' AS evil; --",
+    "$1 ? ?? :name %s {payload}",
+]
+
+
+def test_sql_injection_in_event_content_is_stored_verbatim(
+    nats_client: NatsClient, db_path: Path
+) -> None:
+    events = [
+        make_event(
+            "llm.tool_call",
+            {"tool": text, "arguments": {"sql": text, text: [text]}},
+            correlation_id=text,
+            event_id=text,
+        )
+        for text in INJECTIONS
+    ]
+    publish(nats_client, events)
+    # The same ids again with different bodies: their ids reach the conflict lookup and the
+    # dead-letter reason too.
+    conflicting = [
+        make_event("llm.tool_call", {"tool": "other", "arguments": {}}, "s", event_id=text)
+        for text in INJECTIONS
+    ]
+    publish_raw(nats_client, [(e.subject, e.body) for e in conflicting])
+    with dg.instance_for_test() as instance:
+        result = dg.materialize(
+            [pipeline_event_inbox_record, *inbox_checks],
+            partition_key="llm.tool_call",
+            resources={
+                "nats": NatsResource.of(nats_client),
+                "duckdb": FoundryDuckDB(database=str(db_path)),
+            },
+            instance=instance,
+            run_config={
+                "ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.3}}}
+            },
+        )
+    assert result.success
+    record = result.output_for_node("pipeline_event_inbox_record")
+    assert (record["inserted"], record["conflicts"]) == (len(INJECTIONS), len(INJECTIONS))
+    # The preview table looks rows up by these ids: it found every one.
+    preview = result.asset_materializations_for_node("pipeline_event_inbox_record")[0]
+    assert {r.data["event_id"] for r in preview.metadata["preview"].value.records} == set(
+        INJECTIONS
+    )
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        tables = {
+            r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+        }
+        assert {"pipeline_event_inbox", "pipeline_event_dead_letter"} <= tables
+        stored = con.execute(
+            "SELECT event_id, correlation_id, payload->>'tool', payload->'arguments'->>'sql' "
+            "FROM pipeline_event_inbox"
+        ).fetchall()
+        dead_ids = [
+            r[0] for r in con.execute("SELECT event_id FROM pipeline_event_dead_letter").fetchall()
+        ]
+        attached = {
+            r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()
+        }
+    assert sorted(stored) == sorted((t, t, t, t) for t in INJECTIONS)
+    assert sorted(dead_ids) == sorted(INJECTIONS)
+    assert "evil" not in attached
+
+
+# --- SQL text is never built from data ---------------------------------------------------
+
+SQL_METHODS = {"execute", "executemany", "sql", "query"}
+# Interpolations read and accepted, each with the reason it cannot carry event content.
+REVIEWED = {
+    ("lib/storage.py", "self.memory_limit"): "checked against _MEMORY_LIMIT in __init__; SET "
+    "takes no parameters",
+    ("lib/storage.py", "int(self.threads)"): "a positive int checked in __init__ and cast by "
+    "int(); SET takes no parameters",
+    ("lib/tables/base.py", "self.name"): "a table name defined in code, checked to be a plain "
+    "identifier in Table.__post_init__; DuckDB takes no parameters for identifiers",
+    ("lib/tables/base.py", "staged"): "'_staged_' + the table name (an identifier, see above)",
+    ("lib/tables/base.py", "_VERBS[on_conflict]"): "one of three fixed INSERT verbs",
+    ("lib/tables/base.py", "_TAILS[on_conflict]"): "one of two fixed ON CONFLICT tails",
+}
+
+
+RESOURCES_QUERY = """
+query ($repo: RepositorySelector!) {
+  allTopLevelResourceDetailsOrError(repositorySelector: $repo) {
+    __typename
+    ... on ResourceDetailsList {
+      results { name configuredValues { key value type } configFields { name description } }
+    }
+  }
+  utilizedEnvVarsOrError(repositorySelector: $repo) {
+    ... on EnvVarWithConsumersList { results { envVarName } }
+  }
+}
+"""

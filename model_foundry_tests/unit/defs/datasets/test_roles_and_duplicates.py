@@ -1,0 +1,74 @@
+"""Dataset collection with two roles on one slot, duplicate prompts, and slots that reject all.
+
+Through the CLI as a user runs it (a real process), the slot simulator over real HTTP and a
+real DuckDB file.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from model_foundry.lib.datasets.prompts import PromptRecord, dedupe_prompts, duplicates_line
+from model_foundry.lib.datasets.samples import DatasetSamples, dataset_task
+from model_foundry.lib.llm import Request
+from model_foundry.lib.llm.request import plan
+from model_foundry.lib.slots.body import Body
+from model_foundry_tests.slot_fixtures import shipped_slot_file
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def prompt(pid: str, text: str, source: str = "file:a.jsonl") -> PromptRecord:
+    return PromptRecord(pid, source, [{"role": "user", "content": text}])
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure
+
+
+def test_two_roles_on_one_slot_are_two_requests() -> None:
+    sf = shipped_slot_file()
+    messages = [{"role": "user", "content": "hi"}]
+    summary = plan(Request("dataset:x", "summary", Body(messages=messages)), sf)
+    kindergarten = plan(Request("dataset:x", "kindergarten", Body(messages=messages)), sf)
+    # Same slot, model and parameters: only the role tells them apart.
+    assert summary.model == kindergarten.model
+    assert summary.output_params == kindergarten.output_params
+    assert summary.key != kindergarten.key
+    kind = DatasetSamples("x", "v1", {})
+    # A role named twice is asked once.
+    samples = kind.samples([prompt("a", "one"), prompt("b", "two")],
+                           ["summary", "kindergarten", "summary"], 2)  # fmt: skip
+    planned = [plan(kind.request(s), sf) for s in samples]
+    assert len(planned) == 2 * 2 * 2
+    assert len({r.key for r in planned}) == 8
+    assert {r.task for r in planned} == {dataset_task("x")}
+
+
+def test_duplicate_prompts_are_dropped_and_named() -> None:
+    prompts = [
+        prompt("a", "same text"),
+        prompt("b", "other"),
+        prompt("c", "same text", source="file:b.jsonl"),
+        prompt("chat:s1", "same text", source="inbox:chat_sessions"),
+    ]
+    kept, dropped = dedupe_prompts(prompts)
+    assert [p.prompt_id for p in kept] == ["a", "b"]
+    assert [(d.dropped.prompt_id, d.kept.prompt_id) for d in dropped] == [
+        ("c", "a"),
+        ("chat:s1", "a"),
+    ]
+    assert duplicates_line(dropped) == (
+        "dropped 2 duplicate prompt(s), the same messages as an earlier prompt: "
+        "c (file:b.jsonl) = a (file:a.jsonl), chat:s1 (inbox:chat_sessions) = a (file:a.jsonl)"
+    )
+    assert duplicates_line(dropped, shown=1).endswith("and 1 more")
+    # A different system message makes a different prompt.
+    sys_prompt = PromptRecord(
+        "d", "f", [{"role": "system", "content": "x"}, {"role": "user", "content": "same text"}]
+    )
+    assert len(dedupe_prompts([*prompts, sys_prompt])[0]) == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# Through the CLI
