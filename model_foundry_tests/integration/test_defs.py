@@ -1,11 +1,4 @@
-"""The whole set of Dagster definitions, pinned down.
-
-Everything a user sees by name (asset keys, their deps, groups, kinds, tags, partitions,
-automation, checks, jobs and their ops, sensors, schedules, resource keys) is recorded in
-``snapshots/defs.json``. A refactor that changes any of it fails here; a change made on
-purpose regenerates the file with ``MODEL_FOUNDRY_UPDATE_SNAPSHOT=1 pytest -k test_defs``
-and shows up in the diff.
-"""
+"""The whole set of Dagster definitions, pinned down: the integration tests."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The pipeline against real llama.cpp ``llama-server`` processes serving a tiny local GGUF.
-
-``-c 4096 --parallel 5`` leaves 1024 tokens a request (llama.cpp rounds the split), the same
-limit a user's long sessions ran into. The model has random weights: answers are word salad,
-but the server's context limits, tokenizer, ``timings``, ``/slots`` and ``/metrics`` are the
-real ones, and those are what these tests are about.
-"""
+"""The pipeline against real llama.cpp ``llama-server`` processes serving a tiny local GGUF:
+the system tests."""
 
 from __future__ import annotations
 
@@ -13,8 +8,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -28,31 +21,15 @@ from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.slots.dispatcher import RetryPolicy, Task, run_dispatch
 from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.real_llama import CTX, get_json, llama_slot_file, metrics
+from model_foundry_tests.shared.real_llama import (  # noqa: F401 - fixtures are found by name
+    PER_REQUEST,
+    PROMPTS,
+    ROOT,
+    trio_fixture,
+)
 from model_foundry_tests.slot_fixtures import fast_options, write_yaml
-from model_foundry_tests.tiers import REPO_ROOT
 
 pytestmark = pytest.mark.timeout(600)
-
-ROOT = REPO_ROOT
-PER_REQUEST = 1024  # what /props reports for -c 4096 --parallel 5
-PROMPTS = 32
-
-
-@pytest.fixture
-def trio(llama_server_bin: Path, tiny_model: Path, tmp_path: Path) -> Iterator[dict[str, Any]]:
-    """The shipped slot file's shape on three real servers: chat x3, chat x5, plamo x1."""
-    with ExitStack() as stack:
-        servers = {
-            name: stack.enter_context(
-                llama_server.running(
-                    llama_server_bin, tiny_model, ctx=CTX, parallel=n, log_dir=tmp_path
-                )
-            )
-            for name, n in (("naughty", 3), ("kindergarten", 5), ("translator", 1))
-        }
-        data = llama_slot_file(servers)
-        path = write_yaml(tmp_path / "llama-slots.yaml", data)
-        yield {"servers": servers, "path": path, "slot_file": load_slot_file(path)}
 
 
 def _pipeline_env(tmp_path: Path, slot_path: Path) -> dict[str, str]:

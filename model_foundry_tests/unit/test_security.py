@@ -1,19 +1,10 @@
 """Security: NATS with TLS and credentials, secrets kept out of Dagster and DuckDB, SQL only
-with parameters.
-
-The servers are real ``nats-server`` processes with ``authorization`` and ``tls`` blocks and
-certificates made for the test by ``trustme``; the CLI runs as a user runs it; the inbox is
-materialized through a real Dagster instance on disk, whose every file is then searched.
-"""
+with parameters: the unit tests."""
 
 from __future__ import annotations
 
 import ast
 import json
-import os
-import secrets
-import subprocess
-import sys
 
 import pytest
 
@@ -23,49 +14,20 @@ from model_foundry.defs.resources import (
 from model_foundry.lib.nats.connection import (
     nats_client_from_env,
 )
-from model_foundry_tests.tiers import REPO_ROOT
+from model_foundry_tests.shared.security import (
+    PACKAGE,
+    PASSWORD,
+    REVIEWED,
+    SQL_METHODS,
+    TOKEN,
+    USER,
+)
 
-USER = "familiar"
 # Distinctive values, so a leak anywhere is found by a plain substring search.
-PASSWORD = "pw-" + secrets.token_hex(12)
-TOKEN = "tok-" + secrets.token_hex(12)
-PACKAGE = REPO_ROOT / "model_foundry"
-
-
-def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "model_foundry.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=dict(os.environ, **env),
-    )
-
-
-INJECTIONS = [
-    "'); DROP TABLE pipeline_event_inbox; --",
-    "x' OR '1'='1",
-    '"; DELETE FROM pipeline_event_dead_letter; --',
-    "1; ATTACH '/tmp/evil.duckdb' AS evil; --",
-    "$1 ? ?? :name %s {payload}",
-]
 
 
 # --- SQL text is never built from data ---------------------------------------------------
-
-SQL_METHODS = {"execute", "executemany", "sql", "query"}
 # Interpolations read and accepted, each with the reason it cannot carry event content.
-REVIEWED = {
-    ("lib/storage.py", "self.memory_limit"): "checked against _MEMORY_LIMIT in __init__; SET "
-    "takes no parameters",
-    ("lib/storage.py", "int(self.threads)"): "a positive int checked in __init__ and cast by "
-    "int(); SET takes no parameters",
-    ("lib/tables/base.py", "self.name"): "a table name defined in code, checked to be a plain "
-    "identifier in Table.__post_init__; DuckDB takes no parameters for identifiers",
-    ("lib/tables/base.py", "staged"): "'_staged_' + the table name (an identifier, see above)",
-    ("lib/tables/base.py", "_VERBS[on_conflict]"): "one of three fixed INSERT verbs",
-    ("lib/tables/base.py", "_TAILS[on_conflict]"): "one of two fixed ON CONFLICT tails",
-}
 
 
 def _is_placeholder_list(node: ast.expr) -> bool:
@@ -216,21 +178,6 @@ def test_product_sql_is_built_only_with_parameters() -> None:
         for problem in sql_problems(path.read_text(), str(path.relative_to(PACKAGE)))
     ]
     assert problems == [], "\n".join(problems)
-
-
-RESOURCES_QUERY = """
-query ($repo: RepositorySelector!) {
-  allTopLevelResourceDetailsOrError(repositorySelector: $repo) {
-    __typename
-    ... on ResourceDetailsList {
-      results { name configuredValues { key value type } configFields { name description } }
-    }
-  }
-  utilizedEnvVarsOrError(repositorySelector: $repo) {
-    ... on EnvVarWithConsumersList { results { envVarName } }
-  }
-}
-"""
 
 
 def test_dagster_shows_the_secret_variable_names_not_their_values(

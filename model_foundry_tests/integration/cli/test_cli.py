@@ -1,8 +1,8 @@
-"""The command line as a user runs it: a real process, a real nats-server, a real DuckDB file."""
+"""The command line as a user runs it: a real process, a real nats-server, a real DuckDB file:
+the integration tests."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -11,18 +11,10 @@ from pathlib import Path
 import duckdb
 
 from model_foundry.devtools.ports import free_port
-
-
-def cli(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "model_foundry.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=dict(os.environ, **(env or {})),
-    )
+from model_foundry_tests.shared.cli.cli import (
+    _cells,
+    cli,
+)
 
 
 def test_unreachable_nats_is_one_line_without_traceback() -> None:
@@ -32,18 +24,6 @@ def test_unreachable_nats_is_one_line_without_traceback() -> None:
     assert url in result.stderr
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
-
-
-HOLD_WRITE_LOCK = textwrap.dedent(
-    """
-    import sys, time, duckdb
-    con = duckdb.connect(sys.argv[1])
-    con.execute("CREATE TABLE IF NOT EXISTS t AS SELECT 42 AS answer")
-    print("locked", flush=True)
-    time.sleep(float(sys.argv[2]))
-    con.close()
-    """
-)
 
 
 def test_query_on_a_missing_file_says_what_to_do(tmp_path: Path) -> None:
@@ -69,15 +49,6 @@ def test_bad_sql_is_duckdbs_sentence_and_query_stays_read_only(tmp_path: Path) -
         assert con.execute("SELECT count(*) FROM t").fetchone() == (1,)
     ok = cli("query", "SELECT i FROM t", env=env)
     assert ok.returncode == 0 and _cells(ok.stdout) == [["i"], ["int32"], ["1"]]
-
-
-def _cells(box: str) -> list[list[str]]:
-    """The header, type and value rows of DuckDB's drawn table, cell by cell."""
-    return [
-        [cell.strip() for cell in line.strip().strip("│").split("│")]
-        for line in box.splitlines()
-        if line.startswith("│")
-    ]
 
 
 def test_query_shows_null_and_the_column_types_as_duckdb_draws_them(tmp_path: Path) -> None:

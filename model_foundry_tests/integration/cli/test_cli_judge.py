@@ -1,4 +1,5 @@
-"""``model-foundry dataset collect --judge`` as a user runs it, on the slot simulator."""
+"""``model-foundry dataset collect --judge`` as a user runs it, on the slot simulator: the
+integration tests."""
 
 from __future__ import annotations
 

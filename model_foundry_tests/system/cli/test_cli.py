@@ -1,30 +1,22 @@
-"""The command line as a user runs it: a real process, a real nats-server, a real DuckDB file."""
+"""The command line as a user runs it: a real process, a real nats-server, a real DuckDB file:
+the system tests."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import duckdb
 
 from model_foundry.devtools.local_nats import LocalNatsServer
-
-
-def cli(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "model_foundry.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=dict(os.environ, **(env or {})),
-    )
+from model_foundry_tests.shared.cli.cli import (
+    HOLD_WRITE_LOCK,
+    _cells,
+    cli,
+)
 
 
 def test_nats_setup_is_idempotent(nats_server: LocalNatsServer, nats_env: None) -> None:
@@ -87,18 +79,6 @@ def test_publish_samples_and_jsonl_then_drain_and_query(
     header, types, *rows = _cells(queried.stdout)
     assert header == ["subject", "n"] and types == ["varchar", "int64"]
     assert len(rows) == 4 and rows[0][0] == "llm.chat.persist", queried.stdout
-
-
-HOLD_WRITE_LOCK = textwrap.dedent(
-    """
-    import sys, time, duckdb
-    con = duckdb.connect(sys.argv[1])
-    con.execute("CREATE TABLE IF NOT EXISTS t AS SELECT 42 AS answer")
-    print("locked", flush=True)
-    time.sleep(float(sys.argv[2]))
-    con.close()
-    """
-)
 
 
 def test_query_waits_for_a_writer_instead_of_showing_a_lock_error(
@@ -172,12 +152,3 @@ def test_bench_e2e_runs_the_daemon_and_loses_nothing() -> None:
     assert report["downstream_runs"] >= 1
     summary = [report[f"summary_delay_{q}_s"] for q in ("p50", "p95", "max")]
     assert 0 < summary[0] <= summary[1] <= summary[2]
-
-
-def _cells(box: str) -> list[list[str]]:
-    """The header, type and value rows of DuckDB's drawn table, cell by cell."""
-    return [
-        [cell.strip() for cell in line.strip().strip("│").split("│")]
-        for line in box.splitlines()
-        if line.startswith("│")
-    ]

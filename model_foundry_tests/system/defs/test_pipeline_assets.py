@@ -1,15 +1,10 @@
-"""Downstream assets in process: real nats-server, slot simulator over HTTP, DuckDB files.
-
-Inbox -> typed tables -> summaries -> translations -> throughput; reruns with nothing new are
-zero-count successes; new chat re-summarises only its session; failed requests are retried
-by the next run and succeeded ones never resent.
-"""
+"""Downstream assets in process: real nats-server, slot simulator over HTTP, DuckDB files: the
+system tests."""
 
 from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +12,6 @@ import dagster as dg
 import pytest
 
 from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
-from model_foundry.defs.inbox_tables.assets import inbox_tables
-from model_foundry.defs.resources import FoundryDuckDB, NatsResource, SlotsResource
-from model_foundry.defs.summaries.assets import session_summaries, session_summary_translations
-from model_foundry.defs.throughput.assets import slot_throughput
 from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib.events import (
     CHAT_PERSIST,
@@ -34,25 +25,14 @@ from model_foundry.lib.publish import make_event
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.nats_helpers import publish
-from model_foundry_tests.pipeline_helpers import count, rows, slot_simulator_process
+from model_foundry_tests.pipeline_helpers import count, rows
+from model_foundry_tests.shared.defs.pipeline_assets import (  # noqa: F401 - fixtures are found by name
+    DOWNSTREAM,
+    resources,
+    slot_path_fixture,
+)
 
 pytestmark = pytest.mark.timeout(300)
-
-DOWNSTREAM = [inbox_tables, session_summaries, session_summary_translations, slot_throughput]
-
-
-@pytest.fixture(scope="module")
-def slot_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with slot_simulator_process(tmp_path_factory.mktemp("sim"), speed=50) as path:
-        yield path
-
-
-def resources(nats: NatsClient, db_path: Path, slot_path: Path) -> dict[str, Any]:
-    return {
-        "nats": NatsResource.of(nats),
-        "duckdb": FoundryDuckDB(database=str(db_path)),
-        "slots": SlotsResource(slot_file=str(slot_path)),
-    }
 
 
 def drain_inbox(res: dict[str, Any], instance: dg.DagsterInstance) -> None:

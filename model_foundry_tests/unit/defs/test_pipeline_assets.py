@@ -1,25 +1,12 @@
-"""Downstream assets in process: real nats-server, slot simulator over HTTP, DuckDB files.
-
-Inbox -> typed tables -> summaries -> translations -> throughput; reruns with nothing new are
-zero-count successes; new chat re-summarises only its session; failed requests are retried
-by the next run and succeeded ones never resent.
-"""
+"""Downstream assets in process: real nats-server, slot simulator over HTTP, DuckDB files: the
+unit tests."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
-
 import pytest
 
-from model_foundry.defs.inbox_tables.assets import inbox_tables
-from model_foundry.defs.resources import FoundryDuckDB, NatsResource, SlotsResource
-from model_foundry.defs.summaries.assets import session_summaries, session_summary_translations
-from model_foundry.defs.throughput.assets import slot_throughput
 from model_foundry.lib.llm import Request
 from model_foundry.lib.llm.request import output_params, request_key
-from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.summaries.prompts import (
@@ -28,25 +15,13 @@ from model_foundry.lib.summaries.prompts import (
     transcript,
     translation_params,
 )
-from model_foundry_tests.pipeline_helpers import slot_simulator_process
+from model_foundry_tests.shared.defs.pipeline_assets import (  # noqa: F401 - fixtures are found by name
+    DOWNSTREAM,
+    resources,
+    slot_path_fixture,
+)
 
 pytestmark = pytest.mark.timeout(300)
-
-DOWNSTREAM = [inbox_tables, session_summaries, session_summary_translations, slot_throughput]
-
-
-@pytest.fixture(scope="module")
-def slot_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with slot_simulator_process(tmp_path_factory.mktemp("sim"), speed=50) as path:
-        yield path
-
-
-def resources(nats: NatsClient, db_path: Path, slot_path: Path) -> dict[str, Any]:
-    return {
-        "nats": NatsResource.of(nats),
-        "duckdb": FoundryDuckDB(database=str(db_path)),
-        "slots": SlotsResource(slot_file=str(slot_path)),
-    }
 
 
 def test_language_detection_and_translation_direction() -> None:

@@ -1,8 +1,5 @@
-"""`model-foundry up`'s choice of Dagster storage: SQLite by default, PostgreSQL by variables.
-
-The instance is really created (on SQLite in a temp DAGSTER_HOME, or in a PostgreSQL
-database of the test's own), and what ``up`` prints and writes never holds a password.
-"""
+"""`model-foundry up`'s choice of Dagster storage: SQLite by default, PostgreSQL by variables:
+the unit tests."""
 
 from __future__ import annotations
 

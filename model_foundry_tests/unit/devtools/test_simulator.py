@@ -1,4 +1,5 @@
-"""The slot simulator over real HTTP: endpoints, queueing, faults, error bodies, its CLI."""
+"""The slot simulator over real HTTP: endpoints, queueing, faults, error bodies, its CLI: the
+unit tests."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The telemetry sender against real HTTP receivers: delivered, refused, slow, switched off."""
+"""The telemetry sender against real HTTP receivers: delivered, refused, slow, switched off:
+the unit tests."""
 
 from __future__ import annotations
 

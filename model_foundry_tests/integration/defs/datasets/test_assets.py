@@ -1,8 +1,5 @@
-"""Dataset collection against the slot simulator over real HTTP and real DuckDB files.
-
-Export read back with pandas; a collection killed with SIGKILL and run again does each
-request once; two collections writing at once while a reader queries all succeed.
-"""
+"""Dataset collection against the slot simulator over real HTTP and real DuckDB files: the
+integration tests."""
 
 from __future__ import annotations
 
@@ -20,6 +17,9 @@ from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.pipeline_helpers import (
     rows,
     write_prompts,
+)
+from model_foundry_tests.shared.defs.datasets.assets import (
+    metadata,
 )
 
 pytestmark = pytest.mark.timeout(300)
@@ -42,11 +42,6 @@ def _collect(
         },
         run_config={"ops": {"dataset_samples": {"config": config}}},
     )
-
-
-def metadata(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
-    m = result.asset_materializations_for_node("dataset_samples")[0].metadata
-    return {k: v.value for k, v in m.items()}
 
 
 def test_export_read_back_with_pandas_holds_what_the_table_holds(

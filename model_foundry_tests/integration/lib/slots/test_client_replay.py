@@ -1,8 +1,5 @@
-"""The client against recorded server responses (vLLM shapes, odd error bodies, empty answers).
-
-A real ``SlotClient`` (and where it matters the real dispatcher and completions store) talks
-real HTTP to :class:`~model_foundry_tests.replay_server.ReplayServer` on a loopback port.
-"""
+"""The client against recorded server responses (vLLM shapes, odd error bodies, empty answers):
+the integration tests."""
 
 from __future__ import annotations
 
@@ -31,10 +28,14 @@ from model_foundry_tests.replay_server import (
     load_fixture,
     reply_from_fixture,
 )
+from model_foundry_tests.shared.lib.slots.client_replay import (
+    BLANK_BODIES,
+    CHAT,
+    INSTRUCTION,
+    MSG,
+    TRANSLATE,
+)
 from model_foundry_tests.slot_fixtures import fast_options, run, shipped_data, slot_file_from
-
-CHAT = "/v1/chat/completions"
-MSG = [{"role": "user", "content": "what is two plus two?"}]
 
 
 def one_slot_file(url: str, *, stream: bool = False, **slot: Any) -> SlotFile:
@@ -82,21 +83,6 @@ def chat_body(content: str | None, reasoning: str | None, finish: str) -> dict[s
 
 # ---------------------------------------------------------------------------------------------
 # Error bodies: any body gives one readable line, never an exception.
-
-BLANK_BODIES = [
-    {"error": {"message": " "}},
-    {"error": {"message": ""}},
-    {"error": {"message": "\n\t\n"}},
-    {"object": "error", "message": None, "type": "BadRequestError", "code": 400},
-    {"error": {"message": 42}},
-    {"error": {"message": {"nested": [1, 2]}}},
-    {"error": []},
-    {},
-    [],
-    " ",
-    "",
-    None,
-]
 
 
 @pytest.mark.parametrize("status", [400, 500])
@@ -200,11 +186,6 @@ def test_empty_answers_are_retried_and_a_later_run_asks_again(tmp_path: Path) ->
 # ---------------------------------------------------------------------------------------------
 # A translation on a chat slot carries its instruction.
 
-TRANSLATE = {"source_lang": "English", "target_lang": "Japanese"}
-INSTRUCTION = (
-    "Translate the user's English text into Japanese. Reply with the translation only, no notes."
-)
-
 
 def test_a_chat_slot_given_text_to_translate_gets_the_instruction_over_http() -> None:
     reply = Reply(body=chat_body("おはよう", None, "stop"))
@@ -290,7 +271,3 @@ def test_vllm_context_length_error_is_a_final_error_with_the_servers_sentence() 
 
 # ---------------------------------------------------------------------------------------------
 # Context size from "too long" errors.
-
-LLAMA_CPP_TOO_LONG = (
-    "request (2719 tokens) exceeds the available context size (1024 tokens), try increasing it"
-)

@@ -1,11 +1,5 @@
-"""Context windows, fit routing and chunking without a real model server.
-
-The windows here come from ``context_tokens`` in the slot file (or the simulator's stated
-default window) and the counts from the conservative estimate or the simulator's stated
-tokenizer (``devtools/simulator/tokenizer.py``), so every number is known and the tests are
-deterministic. ``system_tests/test_real_llama.py`` runs the same code against a real
-llama-server's ``/props`` and ``/tokenize``.
-"""
+"""Context windows, fit routing and chunking without a real model server: the integration
+tests."""
 
 from __future__ import annotations
 
@@ -25,18 +19,10 @@ from model_foundry.lib.slots.context import (
 from model_foundry.lib.slots.dispatcher import Task, dispatch
 from model_foundry.lib.slots.fit import PROMPT_TOO_LONG, fit_request, surely_fits
 from model_foundry_tests.replay_server import ReplayServer, reply_from_fixture
-from model_foundry_tests.slot_fixtures import fast_options, run, shipped_data, slot_file_from
-
-
-def windows(kindergarten: int | None, naughty: int | None) -> dict:
-    data = shipped_data()
-    if kindergarten is not None:
-        data["slots"]["kindergarten"]["context_tokens"] = kindergarten
-    if naughty is not None:
-        data["slots"]["naughty"]["context_tokens"] = naughty
-    for s in data["slots"].values():
-        s["request_defaults"]["max_tokens"] = 100
-    return data
+from model_foundry_tests.shared.lib.slots.context_fit import (
+    windows,
+)
+from model_foundry_tests.slot_fixtures import fast_options, run, slot_file_from
 
 
 def test_fit_routes_to_the_slots_that_hold_the_prompt() -> None:

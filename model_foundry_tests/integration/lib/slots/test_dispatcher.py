@@ -1,4 +1,5 @@
-"""The dispatcher against the simulator over real HTTP: limits, fullness, failures, the bench."""
+"""The dispatcher against the simulator over real HTTP: limits, fullness, failures, the bench:
+the integration tests."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from model_foundry.devtools.ports import free_port
 from model_foundry.devtools.simulator import (
     CONTEXT_MARKER,
     Faults,
-    LatencyModel,
     SlotSimulator,
 )
 from model_foundry.lib.slots.body import Body
@@ -25,6 +25,9 @@ from model_foundry.lib.slots.dispatcher import (
     dispatch,
     run_dispatch,
 )
+from model_foundry_tests.shared.lib.slots.dispatcher import (
+    _latency,
+)
 from model_foundry_tests.slot_fixtures import (
     chat_tasks,
     fast_options,
@@ -33,9 +36,6 @@ from model_foundry_tests.slot_fixtures import (
     shipped_slot_file,
     slot_file_from,
 )
-from model_foundry_tests.tiers import REPO_ROOT
-
-ROOT = REPO_ROOT
 
 # ---------------------------------------------------------------------------------------------
 # Pure pieces
@@ -43,10 +43,6 @@ ROOT = REPO_ROOT
 
 # ---------------------------------------------------------------------------------------------
 # Over HTTP
-
-
-def _latency(gen_tps: float) -> LatencyModel:
-    return LatencyModel(prompt_tps=1e5, gen_tps=gen_tps)
 
 
 def test_every_slot_is_kept_exactly_full(tmp_path: Path) -> None:

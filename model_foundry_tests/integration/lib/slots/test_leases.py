@@ -1,9 +1,5 @@
-"""Slot leases in NATS key-value storage, against real servers: the current release and 2.9.
-
-Each limiter here has its own NATS connection, exactly as separate worker processes would;
-the compare-and-set decisions are the server's, so one process is enough to test them and
-its single monotonic clock lets the tests check the bound on a dead holder's place exactly.
-"""
+"""Slot leases in NATS key-value storage, against real servers: the current release and 2.9:
+the integration tests."""
 
 from __future__ import annotations
 
@@ -13,31 +9,19 @@ import time
 from collections.abc import Callable
 
 import nats
-import pytest
 
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry.lib.slots.leases import LeaseSettings, NatsLeaseLimiter
 from model_foundry_tests.nats_helpers import BOTH_NATS_LINES
+from model_foundry_tests.shared.lib.slots.leases import (  # noqa: F401 - fixtures are found by name
+    TTL,
+    close,
+    limiter,
+    server_fixture,
+)
 from model_foundry_tests.slot_fixtures import run
 
 # Short enough for tests; renewals every 0.5 s leave a live holder 1.5 s of slack.
-TTL = LeaseSettings(ttl_s=2.0, renew_every_s=0.5, resync_s=30.0)
-
-
-@pytest.fixture
-def server(nats_server: LocalNatsServer) -> LocalNatsServer:
-    return nats_server
-
-
-async def limiter(url: str, slots: dict[str, int], settings: LeaseSettings = TTL):
-    nc = await nats.connect(url)
-    return await NatsLeaseLimiter(nc, slots, settings).start()
-
-
-async def close(*limiters: NatsLeaseLimiter) -> None:
-    for lim in limiters:
-        await lim.close()
-        await lim.nc.close()
 
 
 @BOTH_NATS_LINES

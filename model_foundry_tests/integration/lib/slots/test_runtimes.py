@@ -1,8 +1,5 @@
-"""Slot runtimes as objects: the registry validates slot files, and a new runtime is one class.
-
-The fake runtime here exists only inside its test (registered with ``monkeypatch``): a server
-with its own window endpoint and its own way of counting, served over real HTTP.
-"""
+"""Slot runtimes as objects: the registry validates slot files, and a new runtime is one class:
+the integration tests."""
 
 from __future__ import annotations
 
@@ -86,10 +83,3 @@ def test_a_runtime_added_through_the_protocol(
     assert others == {n: s for n, s in shipped.slots.items() if n != "naughty"}
     assert {s.server for s in others.values()} == {LLAMACPP}
     assert shipped.slots["naughty"].server is VLLM
-
-
-SCHEMA = {
-    "type": "object",
-    "properties": {"score": {"type": "integer"}, "why": {"type": "string"}},
-    "required": ["score", "why"],
-}

@@ -1,8 +1,5 @@
-"""Dataset collection against the slot simulator over real HTTP and real DuckDB files.
-
-Export read back with pandas; a collection killed with SIGKILL and run again does each
-request once; two collections writing at once while a reader queries all succeed.
-"""
+"""Dataset collection against the slot simulator over real HTTP and real DuckDB files: the
+system tests."""
 
 from __future__ import annotations
 
@@ -10,9 +7,7 @@ import json
 import signal
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import dagster as dg
 import pytest
 
 from model_foundry.lib import storage
@@ -37,11 +32,6 @@ def slow_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         tmp_path_factory.mktemp("slow-sim"), speed=1, extra_args=("--slowdown", "20")
     ) as path:
         yield path
-
-
-def metadata(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
-    m = result.asset_materializations_for_node("dataset_samples")[0].metadata
-    return {k: v.value for k, v in m.items()}
 
 
 def test_collection_killed_midway_and_run_again_does_each_request_once(

@@ -1,8 +1,5 @@
-"""Dataset collection with two roles on one slot, duplicate prompts, and slots that reject all.
-
-Through the CLI as a user runs it (a real process), the slot simulator over real HTTP and a
-real DuckDB file.
-"""
+"""Dataset collection with two roles on one slot, duplicate prompts, and slots that reject all:
+the system tests."""
 
 from __future__ import annotations
 
@@ -15,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from model_foundry.lib.datasets.prompts import PromptRecord
 from model_foundry_tests.pipeline_helpers import clean_env, count, slot_simulator_process
 
 pytestmark = pytest.mark.timeout(300)
@@ -30,10 +26,6 @@ def rejecting_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         extra_args=("--error-rate", "1", "--error-status", "400"),
     ) as path:
         yield path
-
-
-def prompt(pid: str, text: str, source: str = "file:a.jsonl") -> PromptRecord:
-    return PromptRecord(pid, source, [{"role": "user", "content": text}])
 
 
 def collect_cli(

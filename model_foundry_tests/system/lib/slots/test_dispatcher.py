@@ -1,4 +1,5 @@
-"""The dispatcher against the simulator over real HTTP: limits, fullness, failures, the bench."""
+"""The dispatcher against the simulator over real HTTP: limits, fullness, failures, the bench:
+the system tests."""
 
 from __future__ import annotations
 
@@ -9,17 +10,17 @@ import sys
 from pathlib import Path
 
 from model_foundry.devtools.simulator import (
-    LatencyModel,
     SlotSimulator,
+)
+from model_foundry_tests.shared.lib.slots.dispatcher import (
+    ROOT,
+    _latency,
 )
 from model_foundry_tests.slot_fixtures import (
     release_barrier,
     run,
     shipped_slot_file,
 )
-from model_foundry_tests.tiers import REPO_ROOT
-
-ROOT = REPO_ROOT
 
 # ---------------------------------------------------------------------------------------------
 # Pure pieces
@@ -27,10 +28,6 @@ ROOT = REPO_ROOT
 
 # ---------------------------------------------------------------------------------------------
 # Over HTTP
-
-
-def _latency(gen_tps: float) -> LatencyModel:
-    return LatencyModel(prompt_tps=1e5, gen_tps=gen_tps)
 
 
 def test_two_processes_never_exceed_parallel_on_one_slot(tmp_path: Path) -> None:

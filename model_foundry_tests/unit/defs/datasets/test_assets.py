@@ -1,24 +1,13 @@
-"""Dataset collection against the slot simulator over real HTTP and real DuckDB files.
-
-Export read back with pandas; a collection killed with SIGKILL and run again does each
-request once; two collections writing at once while a reader queries all succeed.
-"""
+"""Dataset collection against the slot simulator over real HTTP and real DuckDB files: the unit
+tests."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import dagster as dg
 import pytest
 
 from model_foundry.lib.datasets.prompts import parse_jsonl, prompt_from_row
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def metadata(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
-    m = result.asset_materializations_for_node("dataset_samples")[0].metadata
-    return {k: v.value for k, v in m.items()}
 
 
 def test_prompt_rows_accept_prompt_or_messages_and_name_the_problem() -> None:

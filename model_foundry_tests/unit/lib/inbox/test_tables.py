@@ -1,12 +1,9 @@
-"""The typed tables fed by commit position: numbers in commit order, exactly once across a
-kill, a rebuild equal to the incremental path, old keyed files migrated with every row, and a
-refresh beside a big inbox under a small memory limit."""
+"""The typed tables fed by commit position: numbers in commit order, exactly once across a: the
+unit tests."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pytest
@@ -17,41 +14,13 @@ from model_foundry.lib.inbox import commit_spans
 from model_foundry.lib.inbox.counts import read_counts
 from model_foundry.lib.inbox.dedupe_window import merged_ranges
 from model_foundry.lib.inbox.typed import TYPED_TABLES, refresh_inbox_tables
-from model_foundry_tests.tiers import REPO_ROOT
-
-ROOT = REPO_ROOT
+from model_foundry_tests.shared.lib.inbox.tables import (
+    _OLD_TYPED,
+    rebuilt_copy,
+    snapshot,
+)
 
 # Every column but refreshed_at (the time of the merge), in a stable order.
-_ORDER = {
-    "chat_messages": "event_id, message_index",
-    "chat_sessions": "correlation_id",
-}
-
-
-def snapshot(db: Path) -> dict[str, list[tuple[Any, ...]]]:
-    with duckdb.connect(str(db), read_only=True) as con:
-        out = {}
-        for table in TYPED_TABLES:
-            cols = [
-                c
-                for (c,) in con.execute(
-                    "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-                    "AND column_name <> 'refreshed_at' ORDER BY ordinal_position",
-                    [table],
-                ).fetchall()
-            ]
-            order = _ORDER.get(table, "event_id")
-            out[table] = con.execute(
-                f"SELECT {', '.join(cols)} FROM {table} ORDER BY {order}"
-            ).fetchall()
-        return out
-
-
-def rebuilt_copy(db: Path, tmp_path: Path) -> dict[str, list[tuple[Any, ...]]]:
-    copy = tmp_path / "rebuilt.duckdb"
-    shutil.copy(db, copy)
-    refresh_inbox_tables(copy, rebuild=True)
-    return snapshot(copy)
 
 
 def test_commit_numbers_follow_commit_order_and_a_snapshot_sees_a_prefix(db_path: Path) -> None:
@@ -89,25 +58,6 @@ def test_time_ranges_merge_when_they_overlap_and_at_most_the_given_number_stay()
     assert merged_ranges(ranges, most=2) == [(10, 60), (100, 110)]
 
 
-_KILLED = """
-import os, sys
-from model_foundry.lib import storage
-from model_foundry.lib.inbox import commit_spans, typed
-
-where = sys.argv[2]
-if where == "before_position":
-    # The rows are written, the position is not: the process dies inside the transaction.
-    commit_spans.advance = lambda con, span: os._exit(7)
-else:
-    write = storage.BatchWriter.write
-    def committed_then_killed(self, work):
-        write(self, work)
-        os._exit(7)
-    storage.BatchWriter.write = committed_then_killed
-typed.refresh_inbox_tables(sys.argv[1])
-"""
-
-
 def test_rounds_of_incremental_refreshes_equal_one_rebuild(db_path: Path, tmp_path: Path) -> None:
     for low, high in ((0, 700), (700, 1500), (1500, 1501), (1501, 2600)):
         fill_mix(db_path, low, high)
@@ -129,16 +79,6 @@ def test_rounds_of_incremental_refreshes_equal_one_rebuild(db_path: Path, tmp_pa
     sessions = {r[0]: r for r in incremental["chat_sessions"]}
     # Session bench-0 is events 0..299: 180 chat events of 3 messages.
     assert sessions["bench-0"][3:7] == (180, 540, 360, 180)
-
-
-_OLD_TYPED = {
-    "chat_messages": "PRIMARY KEY (event_id, message_index)",
-    "chat_sessions": "PRIMARY KEY (correlation_id)",
-    "tool_calls": "PRIMARY KEY (event_id)",
-    "flow_nodes": "PRIMARY KEY (event_id)",
-    "flow_edges": "PRIMARY KEY (event_id)",
-    "semantic_searches": "PRIMARY KEY (event_id)",
-}
 
 
 def make_old_keyed_file(db: Path) -> None:

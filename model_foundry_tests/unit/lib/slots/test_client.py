@@ -1,4 +1,5 @@
-"""The per-slot client: prompt formats and parsing (pure), then real HTTP to the simulator."""
+"""The per-slot client: prompt formats and parsing (pure), then real HTTP to the simulator: the
+unit tests."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""The client against recorded server responses (vLLM shapes, odd error bodies, empty answers).
-
-A real ``SlotClient`` (and where it matters the real dispatcher and completions store) talks
-real HTTP to :class:`~model_foundry_tests.replay_server.ReplayServer` on a loopback port.
-"""
+"""The client against recorded server responses (vLLM shapes, odd error bodies, empty answers):
+the unit tests."""
 
 from __future__ import annotations
 
@@ -24,29 +21,16 @@ from model_foundry_tests.replay_server import (
     FIXTURES,
     load_fixture,
 )
+from model_foundry_tests.shared.lib.slots.client_replay import (
+    BLANK_BODIES,
+    INSTRUCTION,
+    LLAMA_CPP_TOO_LONG,
+    TRANSLATE,
+)
 from model_foundry_tests.slot_fixtures import shipped_data, slot_file_from
-
-CHAT = "/v1/chat/completions"
-MSG = [{"role": "user", "content": "what is two plus two?"}]
-
 
 # ---------------------------------------------------------------------------------------------
 # Error bodies: any body gives one readable line, never an exception.
-
-BLANK_BODIES = [
-    {"error": {"message": " "}},
-    {"error": {"message": ""}},
-    {"error": {"message": "\n\t\n"}},
-    {"object": "error", "message": None, "type": "BadRequestError", "code": 400},
-    {"error": {"message": 42}},
-    {"error": {"message": {"nested": [1, 2]}}},
-    {"error": []},
-    {},
-    [],
-    " ",
-    "",
-    None,
-]
 
 
 @pytest.mark.parametrize("body", BLANK_BODIES, ids=repr)
@@ -89,11 +73,6 @@ def test_empty_answer_reason_without_a_known_budget() -> None:
 # ---------------------------------------------------------------------------------------------
 # A translation on a chat slot carries its instruction.
 
-TRANSLATE = {"source_lang": "English", "target_lang": "Japanese"}
-INSTRUCTION = (
-    "Translate the user's English text into Japanese. Reply with the translation only, no notes."
-)
-
 
 def test_the_instruction_folds_into_the_user_turn_where_system_is_rejected() -> None:
     data = shipped_data()
@@ -124,10 +103,6 @@ def test_every_vllm_fixture_names_its_source() -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Context size from "too long" errors.
-
-LLAMA_CPP_TOO_LONG = (
-    "request (2719 tokens) exceeds the available context size (1024 tokens), try increasing it"
-)
 
 
 @pytest.mark.parametrize(

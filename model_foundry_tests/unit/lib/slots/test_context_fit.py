@@ -1,11 +1,4 @@
-"""Context windows, fit routing and chunking without a real model server.
-
-The windows here come from ``context_tokens`` in the slot file (or the simulator's stated
-default window) and the counts from the conservative estimate or the simulator's stated
-tokenizer (``devtools/simulator/tokenizer.py``), so every number is known and the tests are
-deterministic. ``system_tests/test_real_llama.py`` runs the same code against a real
-llama-server's ``/props`` and ``/tokenize``.
-"""
+"""Context windows, fit routing and chunking without a real model server: the unit tests."""
 
 from __future__ import annotations
 
@@ -18,7 +11,6 @@ from model_foundry.lib.slots.context import (
     server_root,
 )
 from model_foundry.lib.summaries.chunks import Chunk, Piece, PieceTooLong, cut_to_fit, pack
-from model_foundry_tests.slot_fixtures import shipped_data
 
 
 def test_estimate_never_undercounts_a_byte_tokenizer() -> None:
@@ -69,14 +61,3 @@ def test_packing_with_no_room_says_so() -> None:
     else:
         raise AssertionError("expected PieceTooLong")
     assert Chunk((Piece(3, "a"), Piece(5, "b"))).first == 3
-
-
-def windows(kindergarten: int | None, naughty: int | None) -> dict:
-    data = shipped_data()
-    if kindergarten is not None:
-        data["slots"]["kindergarten"]["context_tokens"] = kindergarten
-    if naughty is not None:
-        data["slots"]["naughty"]["context_tokens"] = naughty
-    for s in data["slots"].values():
-        s["request_defaults"]["max_tokens"] = 100
-    return data

@@ -1,4 +1,5 @@
-"""The dispatcher against the simulator over real HTTP: limits, fullness, failures, the bench."""
+"""The dispatcher against the simulator over real HTTP: limits, fullness, failures, the bench:
+the unit tests."""
 
 from __future__ import annotations
 
@@ -24,9 +25,6 @@ from model_foundry_tests.slot_fixtures import (
     shipped_slot_file,
     slot_file_from,
 )
-from model_foundry_tests.tiers import REPO_ROOT
-
-ROOT = REPO_ROOT
 
 # ---------------------------------------------------------------------------------------------
 # Pure pieces

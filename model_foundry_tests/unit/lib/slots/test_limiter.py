@@ -1,4 +1,5 @@
-"""Choosing the slot limiter, the flock fallback, and the dispatcher on NATS leases."""
+"""Choosing the slot limiter, the flock fallback, and the dispatcher on NATS leases: the unit
+tests."""
 
 from __future__ import annotations
 

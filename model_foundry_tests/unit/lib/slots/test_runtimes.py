@@ -1,8 +1,5 @@
-"""Slot runtimes as objects: the registry validates slot files, and a new runtime is one class.
-
-The fake runtime here exists only inside its test (registered with ``monkeypatch``): a server
-with its own window endpoint and its own way of counting, served over real HTTP.
-"""
+"""Slot runtimes as objects: the registry validates slot files, and a new runtime is one class:
+the unit tests."""
 
 from __future__ import annotations
 
@@ -19,6 +16,9 @@ from model_foundry.lib.slots.runtimes import (
     VLLM,
     context_limit_from_error,
     runtime_for,
+)
+from model_foundry_tests.shared.lib.slots.runtimes import (
+    SCHEMA,
 )
 from model_foundry_tests.slot_fixtures import shipped_data, shipped_slot_file, write_yaml
 
@@ -49,13 +49,6 @@ def test_each_runtime_states_and_reads_its_own_window_and_errors() -> None:
     assert LLAMACPP.context_url("http://h:1/v1") == "http://h:1/props"
     assert VLLM.error_body(400, "x", "BadRequestError")["object"] == "error"
     assert LLAMACPP.error_body(400, "x", "invalid_request_error")["error"]["message"] == "x"
-
-
-SCHEMA = {
-    "type": "object",
-    "properties": {"score": {"type": "integer"}, "why": {"type": "string"}},
-    "required": ["score", "why"],
-}
 
 
 def test_structured_output_request_shapes() -> None:
