@@ -196,9 +196,15 @@ def export_collection(
         "rows_by_split": f.rows_by_split,
         "redactions_by_kind": f.redactions_by_kind,
         "removed_by_filter": f.removed_by_filter,
+        "held_back_by_gate": f.held_back_by_gate,
         "clusters": f.clusters,
         "split_joins": f.split_joins,
         **({"preference_rows_by_split": f.configs["preference"]} if judged else {}),
+        **(
+            {"preference_held_back_by_gate": f.preference["held_back_by_gate"]}
+            if judged and f.preference
+            else {}
+        ),
     }
 
 

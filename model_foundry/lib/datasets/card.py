@@ -67,6 +67,8 @@ class ExportFigures:
     configs: dict[str, dict[str, int]] = field(default_factory=dict)
     # The judge's figures (``preferences.PreferenceFigures``), when the version was judged.
     preference: dict[str, Any] | None = None
+    # Model answers held back by the quality gates, per cause (``gates.py``); empty: none ran.
+    held_back_by_gate: dict[str, int] = field(default_factory=dict)
 
 
 def _config(name: str, rows_by_split: Mapping[str, int]) -> dict[str, Any]:
@@ -93,6 +95,15 @@ def header(layout: Layout, figures: ExportFigures) -> dict[str, Any]:
 
 def _counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none"
+
+
+def _gates_line(figures: ExportFigures) -> str:
+    if not figures.held_back_by_gate:
+        return ""
+    return (
+        "- Answers held back by the quality gates, per cause (also counted when a filter "
+        f"removed them): {_counts(figures.held_back_by_gate)}.\n"
+    )
 
 
 def win_rate_table(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -128,7 +139,8 @@ twice with the answers swapped. A pair is kept only when both orders chose the s
 - Judge model: {", ".join(p["judge_models"]) or "none"}.
 - Comparisons: {p["comparisons"]}; both orders parsed: {p["both_parsed"]}; agreement rate:
   {rate}; ties (the orders disagreed, or scored both answers equal): {p["ties"]};
-  comparisons with an unparsed judge answer: {p["with_unparsed"]}.
+  comparisons with an unparsed judge answer: {p["with_unparsed"]}; pairs held back by the
+  quality gates: {_counts(p.get("held_back_by_gate") or {})}.
 - Pairs per split: {_counts(rows)}. Pairs per model pairing: {_counts(p["pairs_by_pairing"])}.
 - Each pair takes its prompt's split, so no prompt in test has a pair in train.
 
@@ -171,7 +183,7 @@ by model-foundry.
 - Near-duplicate clusters: {f.clusters}; duplicates removed: {f.duplicates_removed}; groups
   joined across splits (sent to train): {f.split_joins}.
 - Filters applied, records each removed: {_counts(f.removed_by_filter)}.
-
+{_gates_line(f)}
 ## Files
 
 - `hf/{layout.config}/<split>.parquet`: the `{layout.config}` config. Every file has the same

@@ -78,6 +78,13 @@ class Layout:
     openai: Callable[[dict[str, Any]], dict[str, Any]]
     task_categories: tuple[str, ...]
     tags: tuple[str, ...]
+    # Columns only samples.parquet holds (why a record was held back), not the other views.
+    audit: tuple[tuple[str, pa.DataType], ...] = ()
+
+    @property
+    def spooled(self) -> pa.Schema:
+        """The schema with the audit columns: what hygiene spools and samples.parquet holds."""
+        return pa.schema([*self.schema, *[pa.field(n, t) for n, t in self.audit]])
 
 
 SESSIONS = Layout(
@@ -138,6 +145,7 @@ SAMPLES = Layout(
     openai=sample_openai,
     task_categories=("text-generation",),
     tags=("chat", "synthetic", "model-foundry"),
+    audit=(("gate", pa.string()),),
 )
 
 _TURN = pa.struct([("role", pa.string()), ("content", pa.string())])

@@ -84,6 +84,8 @@ class PreferenceFigures:
     # Markers the pairs' text got in the export (the same text as the samples', scrubbed
     # again because a pair is written on its own).
     redactions_by_kind: dict[str, int] = field(default_factory=dict)
+    # Agreed pairs left out because an answer failed a quality gate, per cause (gates.py).
+    held_back_by_gate: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -2,7 +2,9 @@
 
 The order is fixed: every record is scrubbed first (secrets to typed markers, PII hashed), so
 nothing later sees the raw text; then quality flags and the configured filters (each counted,
-the record kept in ``samples.parquet`` with ``dropped_by``); then near-duplicate clusters over
+the record kept in ``samples.parquet`` with ``dropped_by``) and, for model answers, the
+quality gates (``gates.py``: the cause in ``gate``, held back as ``gate:<cause>`` unless a
+filter already dropped it); then near-duplicate clusters over
 each record's varying text, one record per cluster kept (the most turns, then the earliest,
 then the smallest id); then each cluster's stored split. The hygiene itself (``lib/hygiene``)
 comes in as a :class:`Hygiene`, so this bookkeeping is the same for every kind of record.
@@ -51,6 +53,15 @@ class ClusterIndex(Protocol):
         """Per added text, the position of the one its cluster keeps: the lowest priority,
         then the first added."""
         ...
+
+
+@dataclass(frozen=True)
+class Gates:
+    """The quality gates an export applies to model answers: ``check`` gives a record's
+    cause among ``causes``, or None."""
+
+    causes: tuple[str, ...]
+    check: Callable[[dict[str, Any]], str | None]
 
 
 class Hygiene(Protocol):
@@ -110,6 +121,8 @@ class Prepared:
     records: int = 0
     redactions_by_kind: dict[str, int] = field(default_factory=dict)
     removed_by_filter: dict[str, int] = field(default_factory=dict)
+    # Records per gate cause, whether or not a filter dropped them too (empty: no gates).
+    held_back_by_gate: dict[str, int] = field(default_factory=dict)
     duplicates_removed: int = 0
     clusters: int = 0
     split_joins: int = 0
@@ -176,9 +189,11 @@ class _Groups:
 class _Pass:
     """The first pass: scrub, flag and spool each record, keeping only small arrays."""
 
-    def __init__(self, prepared: Prepared, filters: Sequence[str]) -> None:
+    def __init__(self, prepared: Prepared, filters: Sequence[str], gates: Gates | None) -> None:
         self.prepared = prepared
         self.filters = filters
+        self.gates = gates
+        self.gated: Counter[str] = Counter()
         self.redactions: Counter[str] = Counter()
         self.removed: Counter[str] = Counter()
         self.dropped = array("b")
@@ -186,7 +201,9 @@ class _Pass:
         self.schema = pa.schema(
             [f for f in prepared.schema if f.name not in ("cluster_id", "split")]
         )
-        self.reason_index = {f"filter:{f}": n + 2 for n, f in enumerate(filters)}
+        causes = gates.causes if gates else ()
+        reasons = [*(f"filter:{f}" for f in filters), *(f"gate:{c}" for c in causes)]
+        self.reason_index = {r: n + 2 for n, r in enumerate(reasons)}
         prepared.reasons = [None, "duplicate", *self.reason_index]
 
     def run(
@@ -204,7 +221,13 @@ class _Pass:
                 reason = next((f for f in self.filters if FILTERS[f](clean)), None)
                 if reason:
                     self.removed[reason] += 1
-                self.dropped.append(self.reason_index[f"filter:{reason}"] if reason else 0)
+                dropped = f"filter:{reason}" if reason else None
+                if self.gates is not None:
+                    clean["gate"] = cause = self.gates.check(clean)
+                    if cause:
+                        self.gated[cause] += 1
+                        dropped = dropped or f"gate:{cause}"
+                self.dropped.append(self.reason_index[dropped] if dropped else 0)
                 if index is not None:
                     # A filtered record is kept by its cluster only when all of it is filtered.
                     index.add(varying_text(clean), priority(clean) + (_FILTERED if reason else 0))
@@ -219,6 +242,8 @@ class _Pass:
         p.records = len(self.dropped)
         p.redactions_by_kind = dict(sorted(self.redactions.items()))
         p.removed_by_filter = {f: self.removed.get(f, 0) for f in self.filters}
+        if self.gates is not None:
+            p.held_back_by_gate = {c: self.gated.get(c, 0) for c in self.gates.causes}
         p.dropped_at = np.frombuffer(self.dropped, dtype=np.int8).copy()
 
 
@@ -243,6 +268,7 @@ def prepare(
     group_of: Callable[[dict[str, Any]], str],
     deduplicate: bool = True,
     filters: Sequence[str] = SESSION_FILTERS,
+    gates: Gates | None = None,
 ) -> Prepared:
     """Scrub, flag, cluster and split ``records`` (see the module docstring), spooling them to
     ``spool`` with ``schema``. ``group_of`` is a record's split group (a session; a prompt);
@@ -253,7 +279,7 @@ def prepare(
         raise ValueError(f"unknown dataset filter(s) {unknown}: use {sorted(FILTERS)}")
     prepared = Prepared(spool, schema)
     index = hygiene.cluster_index() if deduplicate else None
-    first = _Pass(prepared, filters)
+    first = _Pass(prepared, filters, gates)
     first.run(records, hygiene, index, group_of)
     names, group_at = first.groups.encoded()
     kept_at = None
@@ -274,6 +300,7 @@ __all__ = [
     "SAMPLE_FILTERS",
     "SESSION_FILTERS",
     "ClusterIndex",
+    "Gates",
     "Hygiene",
     "Prepared",
     "prepare",

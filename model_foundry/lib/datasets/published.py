@@ -114,6 +114,7 @@ def write_prepared(
         duplicates_removed=prepared.duplicates_removed,
         clusters=prepared.clusters,
         removed_by_filter=prepared.removed_by_filter,
+        held_back_by_gate=prepared.held_back_by_gate,
         split_joins=prepared.split_joins,
         license=target.license or "unknown",
         languages=[],
@@ -147,6 +148,7 @@ def figures_line(outcome: ExportOutcome) -> str:
         f"{f.sessions} {whose}; {redactions} redactions, {f.duplicates_removed} duplicates "
         f"removed in {f.clusters} clusters, filters removed "
         f"{sum(f.removed_by_filter.values())}"
+        + (f", gates held back {sum(f.held_back_by_gate.values())}" if f.held_back_by_gate else "")
     )
 
 

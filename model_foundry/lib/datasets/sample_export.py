@@ -2,7 +2,10 @@
 
 Every sample is a record (the prompt's messages, then the answer with its reasoning, slot and
 model). Its group is its prompt: near-duplicate prompts were asked once (``prompts.py``), so
-every role's answers to one prompt share a split and no prompt is on both sides. The same
+every role's answers to one prompt share a split and no prompt is on both sides. Every
+answer, and both answers of a preference pair, pass the quality gates (``gates.py``, the
+dataset's thresholds from the hygiene file); a gated one stays in ``samples.parquet`` with
+its cause and is left out of the other views. The same
 hygiene, views, card and manifest as the session export (``prepare.py``, ``published.py``).
 """
 
@@ -16,6 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.lib import storage
+from model_foundry.lib.datasets.gates import (
+    CAUSES,
+    GateConfig,
+    load_gate_config,
+    pair_gate,
+    sample_gate,
+)
 from model_foundry.lib.datasets.layouts import PREFERENCE, SAMPLES
 from model_foundry.lib.datasets.names import export_dir
 from model_foundry.lib.datasets.preferences import (
@@ -23,7 +33,7 @@ from model_foundry.lib.datasets.preferences import (
     pair_records,
     preference_figures,
 )
-from model_foundry.lib.datasets.prepare import SAMPLE_FILTERS, Hygiene, prepare
+from model_foundry.lib.datasets.prepare import SAMPLE_FILTERS, Gates, Hygiene, prepare
 from model_foundry.lib.datasets.published import ExportOutcome, ExportTarget, write_prepared
 from model_foundry.lib.hygiene.splits import stored_splits
 
@@ -70,12 +80,18 @@ def sample_records(db_path: str | Path, name: str, version: str) -> Iterator[dic
 
 
 def scrubbed_pairs(
-    db_path: str | Path, target: ExportTarget, hygiene: Hygiene, figures: PreferenceFigures
+    db_path: str | Path,
+    target: ExportTarget,
+    hygiene: Hygiene,
+    figures: PreferenceFigures,
+    gates: GateConfig,
 ) -> Iterator[dict[str, Any]]:
     """The version's preference pairs, scrubbed like every record, each in the split its
-    prompt group was stored with when the samples were split (``figures`` counts the
-    markers written)."""
+    prompt group was stored with when the samples were split; a pair with a gated answer is
+    left out (``figures`` counts the markers written and the pairs held back by cause)."""
     counts: Counter[str] = Counter()
+    gated: Counter[str] = Counter()
+    figures.held_back_by_gate = dict.fromkeys(CAUSES, 0)
     with storage.connect(db_path) as con:
         split_of = stored_splits(con, target.name)
     for record in pair_records(db_path, target.name, target.version, split_of):
@@ -83,6 +99,11 @@ def scrubbed_pairs(
         clean, found = hygiene.scrub_value(text)
         counts.update(found)
         figures.redactions_by_kind = dict(sorted(counts.items()))
+        cause = pair_gate(clean, gates)
+        if cause:
+            gated[cause] += 1
+            figures.held_back_by_gate = {c: gated.get(c, 0) for c in CAUSES}
+            continue
         yield {**record, **clean}
 
 
@@ -93,10 +114,14 @@ def export_samples(
     run: str | None = None,
     *,
     judged: bool = False,
+    gates: GateConfig | None = None,
 ) -> ExportOutcome:
     """Export the samples of ``target``'s version (chosen, and checked unfinished, by the
     caller before any slot was asked); with ``judged``, the ``preference`` config of its
-    agreed judgements too."""
+    agreed judgements too. ``gates``: the quality gates' thresholds (None: the dataset's in
+    the hygiene file)."""
+    gates = gates or load_gate_config(target.name)
+    sample_gates = Gates(CAUSES, lambda r: sample_gate(r, gates))
     spool_dir = export_dir(target.out_root, target.name, target.version).parent
     spool_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".spool-", dir=spool_dir) as tmp:
@@ -104,10 +129,11 @@ def export_samples(
             sample_records(db_path, target.name, target.version),
             hygiene,
             Path(tmp) / "records.parquet",
-            SAMPLES.schema,
+            SAMPLES.spooled,
             group_of=lambda r: r["prompt_id"],
             deduplicate=False,
             filters=SAMPLE_FILTERS,
+            gates=sample_gates,
         )
         made_by = {"run": run or "model-foundry dataset collect"}
         if not judged:
@@ -115,7 +141,9 @@ def export_samples(
         judging = preference_figures(db_path, target.name, target.version)
         return write_prepared(
             db_path, target, SAMPLES, prepared, made_by,
-            also=[(PREFERENCE, lambda: scrubbed_pairs(db_path, target, hygiene, judging))],
+            also=[
+                (PREFERENCE, lambda: scrubbed_pairs(db_path, target, hygiene, judging, gates))
+            ],
             preference=judging,
         )  # fmt: skip
 

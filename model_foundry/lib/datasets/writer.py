@@ -36,7 +36,7 @@ class _Views:
     def __init__(self, staging: Path, layout: Layout) -> None:
         self.staging = staging
         self.layout = layout
-        self.everything = pa.schema([*layout.schema, *[pa.field(n, t) for n, t in _KEPT]])
+        self.everything = pa.schema([*layout.spooled, *[pa.field(n, t) for n, t in _KEPT]])
         (staging / "hf" / layout.config).mkdir(parents=True)
         (staging / "openai").mkdir()
         self.samples = pq.ParquetWriter(staging / "samples.parquet", self.everything)

@@ -113,9 +113,10 @@ def parse_config(path: Path, text: str) -> HygieneConfig:
     data = data or {}
     if not isinstance(data, dict):
         raise _fail(path, "the top level", "must be a mapping with secrets and pii")
-    unknown = set(data) - {"secrets", "pii"}
+    # ``gates`` (thresholds per dataset) is read by lib/datasets/gates.py.
+    unknown = set(data) - {"secrets", "pii", "gates"}
     if unknown:
-        raise _fail(path, sorted(unknown)[0], "is not a section (known: secrets, pii)")
+        raise _fail(path, sorted(unknown)[0], "is not a section (known: secrets, pii, gates)")
     secrets = data.get("secrets") or {}
     if not isinstance(secrets, dict) or set(secrets) - {"rules", "allow"}:
         raise _fail(path, "secrets", "must be a mapping with rules and allow")

@@ -4,6 +4,8 @@ the stated rule, every record in its group's split, figures that add up."""
 from __future__ import annotations
 
 import copy
+import dataclasses
+import json
 import random
 from collections.abc import Mapping
 from pathlib import Path
@@ -11,14 +13,20 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from model_foundry.lib.datasets.export_hygiene import ExportHygiene
+from model_foundry.lib.datasets.gates import CAUSES, GateConfig
 from model_foundry.lib.datasets.layouts import SESSIONS
 from model_foundry.lib.datasets.prepare import prepare, varying_text
+from model_foundry.lib.datasets.published import ExportTarget
+from model_foundry.lib.datasets.sample_export import export_samples
+from model_foundry.lib.datasets.samples import write_samples
 from model_foundry.lib.hygiene.measure import TextWorld, perturb
 from model_foundry.lib.hygiene.record import RecordScrubber
 from model_foundry.lib.hygiene.splits import hashed_split
+from model_foundry.lib.tables.datasets import DatasetSampleRow
 
 
 class RecordingHygiene:
@@ -202,3 +210,84 @@ def test_a_near_duplicate_session_takes_the_split_of_the_session_it_repeats(
         a_id: "train", b_id: "test", "session-bridge": "train",
     }  # fmt: skip
     assert again.split_joins == 1
+
+
+def test_gated_answers_stay_in_samples_parquet_and_are_counted_in_card_and_manifest(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "f.duckdb"
+    question = "Explain in two sentences why the sky is blue during the day."
+    planted = {
+        "good": ("Air scatters blue light more than red, so the sky looks blue.", "stop"),
+        "code": ("```python\nprint(sum(range(10)))\n```", "stop"),
+        "japanese": ("空が青いのは、青い光が空気に強く散乱されるからです。", "stop"),
+        "truncated": ("Air scatters blue light more than", "length"),
+        "looping": ("\n".join(["The sky is blue because it is blue."] * 6), "stop"),
+        "echoing": (question, "stop"),
+        "wordless": ("... --- !!!", "stop"),
+    }
+    rows = [
+        DatasetSampleRow(
+            dataset="gated",
+            version="v1",
+            request_key=name,
+            prompt_id=f"p-{name}",
+            source="test",
+            role="naughty",
+            sample_index=0,
+            messages=json.dumps([{"role": "user", "content": question}]),
+            prompt=question,
+            response=answer,
+            reasoning=None,
+            slot="naughty",
+            model="m",
+            params="{}",
+            prompt_tokens=10,
+            completion_tokens=10,
+            finish_reason=finish,
+            is_empty=False,
+            is_truncated=finish == "length",
+            run_id=None,
+        )
+        for name, (answer, finish) in planted.items()
+    ]
+    assert write_samples(db, rows) == len(rows)
+    hygiene = RecordingHygiene({}, {f"p-{name}": "train" for name in planted})
+    target = ExportTarget(tmp_path / "datasets", "gated", "v1")
+    outcome = export_samples(db, target, hygiene, gates=GateConfig())
+
+    parquet = pq.read_table(outcome.path / "samples.parquet").to_pylist()
+    assert len(parquet) == len(planted)
+    got = {r["id"]: (r["kept"], r["gate"], r["dropped_by"]) for r in parquet}
+    assert got == {
+        "good": (True, None, None),
+        "code": (True, None, None),
+        "japanese": (True, None, None),
+        # The truncated answer is removed by the filter first and counted by its gate too.
+        "truncated": (False, "cut_off", "filter:truncated"),
+        "looping": (False, "repetition", "gate:repetition"),
+        "echoing": (False, "echo", "gate:echo"),
+        "wordless": (False, "empty", "gate:empty"),
+    }
+    kept = pq.read_table(outcome.path / "hf" / "samples" / "train.parquet")
+    assert sorted(kept.column("id").to_pylist()) == ["code", "good", "japanese"]
+    assert "gate" not in kept.column_names
+    held = {"cut_off": 1, "empty": 1, "unparsed": 0, "wrong_script": 0, "repetition": 1,
+            "echo": 1}  # fmt: skip
+    manifest = json.loads((outcome.path / "manifest.json").read_text())
+    assert manifest["held_back_by_gate"] == held
+    assert manifest["rows_by_split"] == {"train": 3, "test": 0}
+    card = (outcome.path / "README.md").read_text()
+    assert (
+        "held back by the quality gates, per cause (also counted when a filter removed "
+        "them): cut_off: 1, echo: 1, empty: 1, repetition: 1, unparsed: 0,"
+        in " ".join(card.split())
+    )
+    # A dataset whose thresholds switch the gates off keeps them (the truncated one is still
+    # filtered).
+    write_samples(db, [dataclasses.replace(r, version="v2") for r in rows])
+    lenient = GateConfig(skip=frozenset(CAUSES))
+    again = export_samples(db, ExportTarget(tmp_path / "datasets", "gated", "v2"), hygiene,
+                           gates=lenient)  # fmt: skip
+    assert again.figures.rows_by_split["train"] == len(planted) - 1
+    assert again.figures.held_back_by_gate == dict.fromkeys(CAUSES, 0)

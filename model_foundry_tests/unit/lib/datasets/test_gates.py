@@ -1,0 +1,251 @@
+"""Quality gates on planted answers: each cause on bad ones, good ones of several kinds pass,
+and the planted set's precision and recall per cause (docs/datasets.md prints the table:
+``python -m model_foundry_tests.unit.lib.datasets.test_gates``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from model_foundry.lib.datasets.gates import (
+    CAUSES,
+    GateConfig,
+    GateConfigError,
+    gate,
+    gate_config,
+    load_gate_config,
+    repetition_stat,
+    sample_gate,
+)
+from model_foundry.lib.datasets.judge import VERDICT_SCHEMA
+
+QUESTION = "Explain in two sentences why the sky is blue during the day."
+TRANSLATE = "Translate the user's English text into Japanese. Reply with the translation only."
+CODE = """```python
+def fizzbuzz(n: int) -> list[str]:
+    out = []
+    for i in range(1, n + 1):
+        if i % 15 == 0:
+            out.append("FizzBuzz")
+        elif i % 3 == 0:
+            out.append("Fizz")
+        elif i % 5 == 0:
+            out.append("Buzz")
+        else:
+            out.append(str(i))
+    return out
+```"""
+SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 0}},
+    "required": ["name", "age"],
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True)
+class Planted:
+    name: str
+    answer: str
+    expected: str | None
+    prompt: str = QUESTION
+    finish_reason: str | None = "stop"
+    target_lang: str | None = None
+    json_schema: dict[str, Any] | None = None
+
+
+PLANTED = [
+    # Good answers of several kinds.
+    Planted("short factual", "Paris.", None, prompt="What is the capital of France?"),
+    Planted("yes", "Yes", None, prompt="Is water wet? Answer yes or no."),
+    Planted(
+        "explanation",
+        "Sunlight is scattered by the molecules of the air, and blue light, with its short "
+        "wavelength, is scattered far more than red. So blue reaches our eyes from every "
+        "direction of the sky.",
+        None,
+    ),
+    Planted("code", CODE, None, prompt="Write fizzbuzz in Python."),
+    Planted(
+        "list",
+        "- flour: 200 g\n- sugar: 100 g\n- eggs: 2\n- butter: 100 g\n- a pinch of salt",
+        None,
+        prompt="List what goes into a simple sponge cake.",
+    ),
+    Planted(
+        "markdown table",
+        "| planet | moons |\n|---|---|\n| Earth | 1 |\n| Mars | 2 |\n| Jupiter | 95 |",
+        None,
+        prompt="A table of planets and their moons, please.",
+    ),
+    Planted("japanese", "空が青いのは、太陽の光が空気の分子に散乱されるからです。", None),
+    Planted(
+        "translation",
+        "空が青いのは光の散乱のためです。",
+        None,
+        prompt=TRANSLATE + "\nThe sky is blue because of light scattering.",
+        target_lang="ja",
+    ),
+    Planted(
+        "translation with a name",
+        "OpenAI の GPT と Llama を比べました。",
+        None,
+        prompt=TRANSLATE + "\nWe compared OpenAI's GPT with Llama.",
+        target_lang="ja",
+    ),
+    Planted("json", '{"name": "Ada", "age": 36}', None, json_schema=SCHEMA),
+    Planted(
+        "verdict",
+        '{"score_1": 7, "score_2": 4, "reason": "The first is correct."}',
+        None,
+        json_schema=dict(VERDICT_SCHEMA),
+    ),
+    Planted(
+        "quotes the question",
+        "You asked why the sky is blue during the day. Air molecules scatter blue light "
+        "more strongly than red light, so the whole sky glows blue.",
+        None,
+    ),
+    # Bad answers, one cause each.
+    Planted(
+        "truncated", "Sunlight is scattered by the molecules of", "cut_off", finish_reason="length"
+    ),
+    Planted("blank", "   \n\t ", "empty"),
+    Planted("punctuation", "...!?", "empty"),
+    Planted("digits", "1 2 3 4 5", "empty"),
+    Planted("markup", "<br/><p></p>\n```\n```", "empty"),
+    Planted("not json", "Sure! Here is the person: Ada, 36.", "unparsed", json_schema=SCHEMA),
+    Planted("json off schema", '{"name": "Ada"}', "unparsed", json_schema=SCHEMA),
+    Planted(
+        "verdict out of range",
+        '{"score_1": 11, "score_2": 4, "reason": "x"}',
+        "unparsed",
+        json_schema=dict(VERDICT_SCHEMA),
+    ),
+    Planted(
+        "english for japanese",
+        "The sky is blue because of light scattering.",
+        "wrong_script",
+        prompt=TRANSLATE + "\nThe sky is blue because of light scattering.",
+        target_lang="ja",
+    ),
+    Planted("japanese for english", "空は光の散乱のために青い。", "wrong_script", target_lang="en"),
+    Planted("echo", QUESTION, "echo"),
+    Planted("echo with a preface", "Question: " + QUESTION.lower(), "echo"),
+    Planted(
+        "echo of the text to translate",
+        "The sky is blue because of light scattering.",
+        "echo",
+        prompt="Summarize: The sky is blue because of light scattering.",
+    ),
+    Planted("loop of lines", "\n".join(["I am sorry, I cannot help."] * 8), "repetition"),
+    Planted("loop of a phrase", "the sky is blue " * 30, "repetition"),
+    Planted(
+        "loop of paragraphs",
+        "\n\n".join(["Blue light scatters more.", "Red light scatters less."] * 4),
+        "repetition",
+    ),
+    Planted(
+        "loop after a good start",
+        "Sunlight is scattered by air. " + "And then the light is scattered again by air. " * 6,
+        "repetition",
+    ),
+]
+
+
+def verdict(p: Planted) -> str | None:
+    return gate(
+        p.answer,
+        finish_reason=p.finish_reason,
+        prompt=p.prompt,
+        target_lang=p.target_lang,
+        json_schema=p.json_schema,
+    )
+
+
+@pytest.mark.parametrize("planted", PLANTED, ids=[p.name for p in PLANTED])
+def test_each_planted_answer_gets_its_cause(planted: Planted) -> None:
+    assert verdict(planted) == planted.expected
+
+
+def test_every_cause_is_planted() -> None:
+    assert {p.expected for p in PLANTED} - {None} == set(CAUSES)
+
+
+def test_gophers_statistics_name_what_repeats() -> None:
+    assert repetition_stat("\n\n".join(["same paragraph here"] * 5)) == "dup_para_frac"
+    assert repetition_stat("one line\n\n" + "\n".join(["same line"] * 4)) == "dup_line_frac"
+    assert repetition_stat("word salad " * 10) == "top_2_gram"
+    # Repeated brace lines of code are not lines with words: not compared.
+    assert repetition_stat("if a {\n  b();\n}\nif c {\n  d();\n}\n") is None
+
+
+def test_thresholds_and_switches_come_from_the_config() -> None:
+    loop = "\n".join(["I am sorry, I cannot help."] * 8)
+    assert gate(loop, config=GateConfig(skip=frozenset({"repetition"}))) is None
+    lenient = GateConfig(dup_para_char_frac=1.0, dup_line_frac=1.0, dup_line_char_frac=1.0,
+                         top_ngram_char_frac={}, dup_ngram_char_frac={})  # fmt: skip
+    assert gate(loop, config=lenient) is None
+    assert gate("x y z w", prompt="a x y z w b", config=GateConfig(echo_share=1.0)) == "echo"
+    assert gate("x y z w v", prompt="a x y z w b", config=GateConfig(echo_share=1.0)) is None
+
+
+def test_the_hygiene_files_gates_section_per_dataset(tmp_path: Path) -> None:
+    raw = {"default": {"skip": ["echo"], "dup_line_frac": 0.5}, "nightly": {"echo_share": 0.9}}
+    nightly = gate_config(raw, "nightly")
+    assert nightly.skip == {"echo"} and nightly.dup_line_frac == 0.5 and nightly.echo_share == 0.9
+    assert gate_config(raw, "other").echo_share == GateConfig().echo_share
+    with pytest.raises(GateConfigError, match=r"gates.nightly.skip must be a list of causes"):
+        gate_config({"nightly": {"skip": ["typo"]}}, "nightly")
+    with pytest.raises(GateConfigError, match=r"gates.default.loops is not a gate setting"):
+        gate_config({"default": {"loops": 1}}, "x")
+    path = tmp_path / "hygiene.yaml"
+    assert load_gate_config("x", path) == GateConfig()
+    path.write_text("pii: {emails: true}\ngates: {x: {skip: [empty]}}\n")
+    assert load_gate_config("x", path).skip == {"empty"}
+
+
+def test_a_sample_record_is_gated_from_its_stored_columns() -> None:
+    record = {
+        "messages": [
+            {"role": "system", "content": TRANSLATE},
+            {"role": "user", "content": "Good morning, everyone."},
+            {"role": "assistant", "content": "Good morning, everyone."},
+        ],
+        "response": "Good morning, everyone.",
+        "finish_reason": "stop",
+        "params": json.dumps({"temperature": 0.2}),
+    }
+    assert sample_gate(record, GateConfig()) == "wrong_script"
+    assert sample_gate({**record, "finish_reason": "length"}, GateConfig()) == "cut_off"
+    schema = json.dumps({"json_schema": SCHEMA})
+    assert sample_gate({**record, "messages": record["messages"][1:], "params": schema},
+                       GateConfig()) == "unparsed"  # fmt: skip
+
+
+def precision_recall() -> dict[str, tuple[float, float, int]]:
+    """Per cause: precision, recall and how many were planted."""
+    got = [(p.expected, verdict(p)) for p in PLANTED]
+    out = {}
+    for cause in CAUSES:
+        flagged = sum(g == cause for _, g in got)
+        planted = sum(e == cause for e, _ in got)
+        hit = sum(e == g == cause for e, g in got)
+        out[cause] = (hit / flagged if flagged else 1.0, hit / planted if planted else 1.0, planted)
+    return out
+
+
+def test_precision_and_recall_on_the_planted_set() -> None:
+    assert all(p == r == 1.0 for p, r, _ in precision_recall().values())
+
+
+if __name__ == "__main__":
+    good = sum(p.expected is None for p in PLANTED)
+    print(f"{len(PLANTED)} planted answers, {good} good\n")
+    print("| cause | planted | precision | recall |\n|---|---|---|---|")
+    for cause, (p, r, n) in precision_recall().items():
+        print(f"| `{cause}` | {n} | {p:.2f} | {r:.2f} |")
