@@ -52,6 +52,16 @@ def write_yaml(path: Path, data: dict[str, Any]) -> Path:
     return path
 
 
+def bad_slot_file(path: Path) -> tuple[Path, str]:
+    """The shipped slot file with naughty's ``parallel`` at 0, written to ``path``, and the
+    one sentence it gets."""
+    data = shipped_data()
+    data["slots"]["naughty"]["parallel"] = 0
+    write_yaml(path, data)
+    sentence = f"{path}: slots.naughty.parallel: must be >= 1"
+    return path, sentence
+
+
 def fast_options(lock_dir: Path, **overrides: Any) -> DispatchOptions:
     """Small backoffs and timeouts so failure tests take fractions of a second."""
     retry = overrides.pop(

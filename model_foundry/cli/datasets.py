@@ -24,9 +24,12 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
     if args.version is not None:
         check_name(args.version, "version")
 
+    # A bad slot file is refused in its one sentence before anything runs; the run would
+    # fail on it anyway, under Dagster's stack.
+    slot_file = load_slot_file(settings.slot_file_path())
     if args.judge:
         # Refused before anything runs, in the asset's words.
-        require_judge_slot(load_slot_file(settings.slot_file_path()), None)
+        require_judge_slot(slot_file, None)
     config: dict[str, Any] = {
         "name": args.name,
         "samples_per_prompt": args.samples,

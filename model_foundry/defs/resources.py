@@ -15,7 +15,7 @@ from pydantic import Field
 from model_foundry.defs.run_health.dead_runs import record_worker
 from model_foundry.lib import settings, storage
 from model_foundry.lib.nats.connection import DEFAULT_STREAM, NatsClient
-from model_foundry.lib.slots.config import SlotFile, load_slot_file
+from model_foundry.lib.slots.config import SlotFile, SlotFileError, load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions
 from model_foundry.lib.slots.leases import LeaseSettings
@@ -143,7 +143,12 @@ class SlotsResource(dg.ConfigurableResource):
     nats: NatsResource | None = None
 
     def load(self) -> SlotFile:
-        return load_slot_file(self.slot_file)
+        """The slot file; a bad one fails the run with its one sentence, never a stack (a
+        retry reads the same file)."""
+        try:
+            return load_slot_file(self.slot_file)
+        except SlotFileError as exc:
+            raise dg.Failure(description=str(exc), allow_retries=False) from None
 
     def context_book(self, slot_file: SlotFile) -> ContextBook:
         """Context windows and token counts of the profile's live slots (asked lazily)."""

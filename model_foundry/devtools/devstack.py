@@ -260,7 +260,16 @@ def _metrics_command() -> list[list[str]]:
     return [[sys.executable, "-m", "model_foundry.cli", "metrics", "--port", str(port)]]
 
 
+def check_slot_file() -> None:
+    """The slot file the stack would use (``MODEL_FOUNDRY_SLOTS``, else the shipped one the
+    simulator serves), refused in its one sentence before anything starts."""
+    from model_foundry.lib.slots.config import load_slot_file
+
+    load_slot_file(settings.slot_file_path())
+
+
 def up(port: int = 3000) -> int:
+    check_slot_file()
     _exit_on_sigterm()
     with ExitStack() as stack:
         url = stack.enter_context(
@@ -323,6 +332,7 @@ def demo(events: int = 400) -> int:
     """
     import tempfile
 
+    check_slot_file()
     _exit_on_sigterm()
     demo_dir = settings.data_dir() / "demo"
     shutil.rmtree(demo_dir, ignore_errors=True)
@@ -344,6 +354,7 @@ def demo(events: int = 400) -> int:
 
 
 __all__ = [
+    "check_slot_file",
     "demo",
     "initialize_instance",
     "local_nats",

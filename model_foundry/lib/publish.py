@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,7 +18,7 @@ from typing import Any
 
 from nats.aio.client import Client as NATS
 
-from model_foundry.lib.events import LEGACY_SUBJECTS
+from model_foundry.lib.events import ALL_SUBJECTS, LEGACY_SUBJECTS, SUBJECTS
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.nats.wire import MSG_ID_HEADER
 
@@ -49,28 +49,81 @@ def make_event(
     return OutgoingEvent(subject, event_id, json.dumps(body, ensure_ascii=False).encode("utf-8"))
 
 
-def read_jsonl(path: Path, default_subject: str | None = None) -> Iterator[OutgoingEvent]:
-    """Events from a JSONL file: each line one event body with a ``subject`` (or the default).
+# Past this many, bad lines are counted, not listed: a wrong file shows its kind of mistake
+# in the first few lines and would otherwise flood the terminal.
+MAX_BAD_LINES_SHOWN = 20
 
-    A line that is not JSON is published as is when a default subject is given, so the
-    dead-letter path can be exercised from a file; otherwise it is an error naming the line.
+
+@dataclass(frozen=True)
+class JsonlFile:
+    """A JSONL file read and checked whole: its events, and one sentence per bad line."""
+
+    events: list[OutgoingEvent]
+    bad: list[str]
+
+    @property
+    def lines(self) -> int:
+        """Non-blank lines read."""
+        return len(self.events) + len(self.bad)
+
+
+def unknown_subject(subject: object) -> str:
+    """Why ``subject`` is refused: it names the subject and every one the stream takes."""
+    return (
+        f"unknown subject {subject!r}; the stream takes {', '.join(SUBJECTS)} "
+        f"and the older {', '.join(LEGACY_SUBJECTS)}"
+    )
+
+
+def check_line(line: bytes, default_subject: str | None = None) -> OutgoingEvent | str:
+    """One JSONL line as an event, or the reason it cannot be published.
+
+    With a default subject, a line that is not a JSON object is published to it as is, so the
+    dead-letter path can be exercised from a file; without one it is refused.
     """
+    raw = line.rstrip(b"\r\n")
+    try:
+        body = json.loads(line)
+    except ValueError as exc:
+        if default_subject is not None:
+            return OutgoingEvent(default_subject, "", raw)
+        return f"not JSON ({getattr(exc, 'msg', None) or exc})"
+    if not isinstance(body, dict):
+        if default_subject is not None:
+            return OutgoingEvent(default_subject, "", raw)
+        return f"not a JSON object (a {type(body).__name__})"
+    subject = body.get("subject")
+    if subject is None or subject == "":
+        if default_subject is None:
+            return 'no "subject" field and no --subject given'
+        subject = default_subject
+    if subject not in ALL_SUBJECTS:
+        return unknown_subject(subject)
+    return OutgoingEvent(subject, str(body.get("event_id", "")), raw)
+
+
+def read_jsonl(path: Path, default_subject: str | None = None) -> JsonlFile:
+    """Every event of a JSONL file (one event body per line, each with a ``subject`` or the
+    default), and each bad line as ``file:line: reason``; the whole file is read before
+    anything is published, so a bad line anywhere can stop all of it."""
+    events: list[OutgoingEvent] = []
+    bad: list[str] = []
     with path.open("rb") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
-            try:
-                body = json.loads(line)
-            except ValueError:
-                if default_subject is None:
-                    raise ValueError(f"{path}:{lineno}: not JSON and no --subject given") from None
-                yield OutgoingEvent(default_subject, "", line.rstrip(b"\r\n"))
-                continue
-            subject = (body.get("subject") if isinstance(body, dict) else None) or default_subject
-            if not subject:
-                raise ValueError(f"{path}:{lineno}: no 'subject' field and no --subject given")
-            event_id = str(body.get("event_id", "")) if isinstance(body, dict) else ""
-            yield OutgoingEvent(subject, event_id, line.rstrip(b"\r\n"))
+            checked = check_line(line, default_subject)
+            if isinstance(checked, str):
+                bad.append(f"{path}:{lineno}: {checked}")
+            else:
+                events.append(checked)
+    return JsonlFile(events, bad)
+
+
+def bad_lines_shown(bad: list[str], limit: int = MAX_BAD_LINES_SHOWN) -> list[str]:
+    """The first ``limit`` bad lines, then how many more there are."""
+    more = len(bad) - limit
+    return bad[:limit] + ([f"... and {more} more bad lines"] if more > 0 else [])
 
 
 async def publish_events(nc: NATS, events: Iterable[OutgoingEvent], *, window: int = 512) -> int:
@@ -104,9 +157,14 @@ def publish_with(res: NatsClient, events: Iterable[OutgoingEvent]) -> int:
 
 
 __all__ = [
+    "MAX_BAD_LINES_SHOWN",
+    "JsonlFile",
     "OutgoingEvent",
+    "bad_lines_shown",
+    "check_line",
     "make_event",
     "publish_events",
     "publish_with",
     "read_jsonl",
+    "unknown_subject",
 ]

@@ -117,7 +117,11 @@ def run(args: argparse.Namespace) -> int:
                 speed=args.speed,
                 simulator=args.simulator,
             )
-    except (SlotFileError, RuntimeError) as exc:
+    except SlotFileError as exc:
+        # A bad slot file is one sentence and exit 1, as every verb of the CLI.
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except RuntimeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:

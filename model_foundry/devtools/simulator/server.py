@@ -208,10 +208,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         asyncio.run(serve(args))
-    except SlotFileError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
+    except (SlotFileError, OSError) as exc:
+        # Expected errors: one sentence and exit 1, as every verb of the CLI.
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
