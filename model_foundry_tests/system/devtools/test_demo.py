@@ -56,8 +56,8 @@ def test_demo_keeps_to_its_own_data_warns_of_the_idle_slot_and_draws_a_flow(
     assert users_nats.pending_for("llm.tool_call").num_pending == 1
 
     assert re.search(
-        r"check live_slots_get_turns: WARNING: kindergarten \(live in profile standard\) got 0 "
-        r"of \d+ turns in the last 4 sessions; naughty did \d+%",
+        r"check live_slots_get_turns: WARNING: the orchestrator routed 0 of \d+ agent turns to "
+        r"kindergarten \(live in profile standard\) in the last 4 sessions; naughty took \d+%",
         out,
     ), out[-3000:]
     assert re.search(r"session_flow: 4 sessions, [1-9] with uncoordinated parallel work", out)
