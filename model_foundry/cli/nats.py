@@ -11,10 +11,10 @@ from model_foundry.lib import settings
 
 def cmd_nats_setup(args: argparse.Namespace) -> int:
     res = nats_client()
-    created = res.setup()
-    if created:
-        for item in created:
-            print(f"created {item}")
+    changes = res.setup()
+    if changes:
+        for change in changes:
+            print(change)
     else:
         print(f"stream {res.stream} and its consumers already exist on {res.redacted_servers}")
     return 0
