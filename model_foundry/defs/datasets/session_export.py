@@ -45,7 +45,7 @@ class SessionExportConfig(dg.Config):
     description=(
         "Finished sessions' trajectories exported to data/datasets/<name>/<version>/ with "
         "hygiene (secrets, PII, near duplicates, grouped splits, quality flags): openai/, hf/, "
-        "samples.parquet, chat.jsonl, README.md (dataset card) and manifest.json."
+        "samples.parquet, README.md (dataset card) and manifest.json."
     ),
 )
 def session_dataset(

@@ -1,5 +1,5 @@
 """The export folder's views: OpenAI lines, the hf/ config that datasets 3.6 and 5.x load
-offline, samples.parquet, the chat.jsonl alias, the card and the manifest."""
+offline, samples.parquet, the card and the manifest."""
 
 from __future__ import annotations
 
