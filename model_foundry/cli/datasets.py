@@ -52,6 +52,8 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
     meta = {k: getattr(v, "value", v) for k, v in materializations[0].metadata.items()}
     # Counts and one sentence per failure cause for people; the JSON line last, for scripts.
     print(collection_line(meta))
+    if meta.get("split_warning"):
+        print(f"warning: {meta['split_warning']}")
     for line in cause_lines(meta.get("failure_causes") or {}, indent="  "):
         print(line)
     if args.judge:
@@ -102,7 +104,7 @@ def cmd_dataset_sessions(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from model_foundry.lib.datasets.export_hygiene import export_hygiene
-    from model_foundry.lib.datasets.published import figures_line
+    from model_foundry.lib.datasets.published import empty_split_warning, figures_line
     from model_foundry.lib.datasets.session_export import (
         export_session_dataset,
         session_export_request,
@@ -124,6 +126,9 @@ def cmd_dataset_sessions(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     print(outcome.path)
     print(figures_line(outcome))
+    warning = empty_split_warning(outcome.figures, args.test_share)
+    if warning:
+        print(f"warning: {warning}")
     print(json.dumps(asdict(outcome.figures), default=str))
     return 0
 

@@ -3,31 +3,40 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 
 from model_foundry.cli._common import Subparsers, nats_client
 from model_foundry.lib import settings
+from model_foundry.lib.nats.consumers import ConsumerPending
+from model_foundry.lib.text_table import text_table
 
 
 def cmd_nats_setup(args: argparse.Namespace) -> int:
     res = nats_client()
-    created = res.setup()
-    if created:
-        for item in created:
-            print(f"created {item}")
+    changes = res.setup()
+    if changes:
+        for change in changes:
+            print(change)
     else:
         print(f"stream {res.stream} and its consumers already exist on {res.redacted_servers}")
     return 0
+
+
+def status_table(pending: Sequence[ConsumerPending]) -> str:
+    """One row per partition; columns as wide as their longest name (2.9's per-name
+    consumers make long ones)."""
+    return text_table(
+        ("subject", "consumer", "pending", "ack_pending"),
+        [(p.subject, p.consumer, p.num_pending, p.num_ack_pending) for p in pending],
+    )
 
 
 def cmd_nats_status(args: argparse.Namespace) -> int:
     from model_foundry.lib.events import SUBJECTS
 
     res = nats_client()
-    print(f"{'subject':<28} {'consumer':<34} {'pending':>8} {'ack_pending':>12}")
-    for subject in SUBJECTS:
-        p = res.pending_for(subject)
-        print(f"{subject:<28} {p.consumer:<34} {p.num_pending:>8} {p.num_ack_pending:>12}")
+    print(status_table([res.pending_for(subject) for subject in SUBJECTS]))
     return 0
 
 

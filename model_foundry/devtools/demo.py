@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
+import shutil
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +21,7 @@ from model_foundry.lib.llm import cause_lines
 from model_foundry.lib.nats.connection import nats_client_from_env
 from model_foundry.lib.publish import publish_events
 from model_foundry.lib.query import run_query
+from model_foundry.lib.text_table import text_table
 from model_foundry.materialize import materialize
 
 # The demo prints its own summary lines; the runs' step-by-step DEBUG log would bury them.
@@ -44,6 +49,11 @@ def _metadata(result: dg.ExecuteInProcessResult, node: str) -> dict[str, Any] | 
         print(f"  {node}: failed: {(why.strip().splitlines() or ['see the run log'])[0]}")
         return None
     return {k: getattr(v, "value", v) for k, v in materializations[-1].metadata.items()}
+
+
+def _counts(counts: Mapping[str, Any] | None) -> str:
+    """``{"train": 10, "test": 0}`` as people read it: ``train 10, test 0``."""
+    return ", ".join(f"{k} {v:,}" for k, v in (counts or {}).items()) or "none"
 
 
 def _print_causes(metadata: dict[str, Any]) -> None:
@@ -76,7 +86,10 @@ def _print_sessions(result: dg.ExecuteInProcessResult, db: Path) -> None:
         turns = routing["turns_by_slot"]
         total = sum(turns.values()) or 1
         shares = ", ".join(f"{slot} {100 * n / total:.0f}%" for slot, n in turns.items())
-        print(f"  session_routing: the sessions' {total} turns went to {shares or '-'}")
+        print(
+            f"  session_routing: the orchestrator sent the sessions' {total} agent turns to "
+            f"{shares or '-'}"
+        )
     for check in result.get_asset_check_evaluations():
         verdict = "passed" if check.passed else f"WARNING: {check.description}"
         print(f"  check {check.check_name}: {verdict}")
@@ -99,15 +112,14 @@ def _drain(instance: dg.DagsterInstance) -> None:
     from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
 
     print("inbox (what the sensors' runs do):")
+    rows = []
     for subject in SUBJECTS:
         result = materialize(
             [pipeline_event_inbox_record], partition_key=subject, instance=instance, **QUIET
         )
         record = result.output_for_node("pipeline_event_inbox_record")
-        print(
-            f"  {subject:<26} received {record['received']:>4}  inserted "
-            f"{record['inserted']:>4}  dead-lettered {record['dead_lettered']}"
-        )
+        rows.append((subject, record["received"], record["inserted"], record["dead_lettered"]))
+    print(text_table(("subject", "received", "inserted", "dead-lettered"), rows, indent="  "))
 
 
 def _downstream(instance: dg.DagsterInstance) -> None:
@@ -181,24 +193,32 @@ def _collect(instance: dg.DagsterInstance) -> dict[str, Any] | None:
     dataset = _metadata(result, "dataset_samples")
     if dataset is not None:
         print("  " + collection_line(dataset))
+        if dataset.get("split_warning"):
+            print(f"  warning: {dataset['split_warning']}")
         _print_causes(dataset)
     judged = _metadata(result, "dataset_judgements") if judge else None
     if judged is not None:
+        rate = judged.get("agreement_rate")
         print(
             f"  dataset_judgements: {judged.get('preference_pairs', 0)} preference pairs from "
             f"{judged.get('answer_pairs', 0)} answer pairs, agreement rate "
-            f"{judged.get('agreement_rate', 'n/a')}, {judged.get('ties', 0)} ties"
+            f"{'n/a' if rate is None else f'{rate:.0%}'}, {judged.get('ties', 0)} ties"
         )
+        if judged.get("split_warning"):
+            print(f"  warning: {judged['split_warning']}")
         _print_causes(judged)
         # The export runs after the judgements: its path is in their metadata.
         dataset = {**(dataset or {}), **judged}
     sessions = _metadata(result, "session_dataset")
     if sessions is not None:
         print(
-            f"  session_dataset: {sessions['rows_by_split']} records from "
-            f"{sessions['sessions']} sessions, redactions {sessions['redactions_by_kind']}, "
-            f"{sessions['duplicates_removed']} duplicates removed -> {sessions['export_path']}"
+            f"  session_dataset: {_counts(sessions['rows_by_split'])} records from "
+            f"{sessions['sessions']} sessions, redactions "
+            f"{_counts(sessions['redactions_by_kind'])}, {sessions['duplicates_removed']} "
+            f"duplicates removed -> {sessions['export_path']}"
         )
+        if sessions.get("split_warning"):
+            print(f"  warning: {sessions['split_warning']}")
     materialize([slot_throughput], instance=instance, **QUIET)
     return dataset
 
@@ -211,15 +231,43 @@ REPORT_QUERIES = (
     "SELECT correlation_id, events, messages, tool_errors, summary_language AS lang, "
     "left(summary, 40) AS summary, left(translation, 40) AS translation "
     "FROM session_overview ORDER BY correlation_id",
-    "SELECT slot, model, attempts, error_share, gen_tps, latency_p50_s, latency_p95_s "
-    "FROM slot_throughput_latest ORDER BY slot",
+    # Rounded: DuckDB shows a double's every digit.
+    "SELECT slot, model, attempts, round(error_share, 3) AS error_share, "
+    "round(gen_tps, 1) AS gen_tps, round(latency_p50_s, 3) AS latency_p50_s, "
+    "round(latency_p95_s, 3) AS latency_p95_s FROM slot_throughput_latest ORDER BY slot",
     "SELECT dataset, version, role, samples, empty, truncated FROM dataset_stats",
-    "SELECT language, model, opponent, comparisons, wins, losses, ties, win_rate "
-    "FROM model_preferences ORDER BY language, model, opponent",
+    "SELECT language, model, opponent, comparisons, wins, losses, ties, "
+    "round(win_rate, 3) AS win_rate FROM model_preferences ORDER BY language, model, opponent",
     "SELECT correlation_id, node_events, edge_events, depth, max_fan_out, "
     "parallel_branches, uncoordinated FROM session_flow ORDER BY correlation_id",
     "SELECT * FROM slot_share_weekly ORDER BY share DESC",
 )
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    """``path`` as typed from ``cwd``: relative inside it (``./`` when bare), else absolute."""
+    if path.is_relative_to(cwd):
+        relative = str(path.relative_to(cwd))
+        return relative if os.sep in relative else f".{os.sep}{relative}"
+    return str(path)
+
+
+def cli_command(argv0: str, executable: str, cwd: Path, on_path: str | None) -> str:
+    """How to run model-foundry from ``cwd`` so that it works as printed.
+
+    ``make demo`` runs ``.venv/bin/model-foundry``, which is not on the PATH outside an
+    activated venv; ``python -m model_foundry.cli`` names no script at all. So: the bare name
+    only when the PATH's ``model-foundry`` (``on_path``) is the very script running, else that
+    script's path (the venv's, beside ``executable``, for ``-m``), else the ``-m`` form."""
+    script = cwd / argv0
+    if script.name != "model-foundry" or not script.is_file():
+        script = Path(executable).parent / "model-foundry"
+    if not script.is_file():
+        return f"{shlex.quote(executable)} -m model_foundry.cli"
+    script = Path(os.path.abspath(cwd / script))
+    if on_path is not None and Path(on_path).resolve() == script.resolve():
+        return "model-foundry"
+    return shlex.quote(_shown(script, cwd))
 
 
 def _report(db: Path, dataset: dict[str, Any] | None) -> None:
@@ -228,10 +276,12 @@ def _report(db: Path, dataset: dict[str, Any] | None) -> None:
         print(run_query(sql, db))
     if dataset is not None and dataset.get("export_path"):
         print(f"\ndataset exported to {dataset['export_path']}")
+    cwd = Path.cwd()
+    command = cli_command(sys.argv[0], sys.executable, cwd, shutil.which("model-foundry"))
     print(
         "\nThe demo's data is its own; your data/model_foundry.duckdb was not touched. "
         "Query the demo's file with:\n"
-        f"  MODEL_FOUNDRY_DUCKDB={shlex.quote(str(db))} model-foundry query "
+        f"  MODEL_FOUNDRY_DUCKDB={shlex.quote(_shown(db.absolute(), cwd))} {command} query "
         '"SELECT * FROM session_overview"'
     )
 

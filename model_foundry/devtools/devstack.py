@@ -278,8 +278,8 @@ def up(port: int = 3000) -> int:
         os.environ["NATS_URL"] = url
         from model_foundry.lib.nats.connection import nats_client_from_env
 
-        for item in nats_client_from_env().setup():
-            print(f"created {item}")
+        for change in nats_client_from_env().setup():
+            print(change)
         stack.enter_context(local_slots())
         print(_slot_limits_line())
         home = _dagster_home()

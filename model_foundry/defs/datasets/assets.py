@@ -24,7 +24,7 @@ from model_foundry.lib.datasets.prompts import (
     near_duplicate_prompts,
     read_chat_session_prompts,
 )
-from model_foundry.lib.datasets.published import ExportTarget, figures_line
+from model_foundry.lib.datasets.published import ExportTarget, empty_split_warning, figures_line
 from model_foundry.lib.datasets.sample_export import export_samples
 from model_foundry.lib.datasets.samples import DatasetSamples, chat_roles, sample_counts
 from model_foundry.lib.datasets.versions import choose_version
@@ -176,6 +176,9 @@ def export_collection(
     )
     context.log.info(figures_line(outcome))
     f = outcome.figures
+    warning = empty_split_warning(f, test_share)
+    if warning:
+        context.log.warning(warning)
     kept = sum(f.rows_by_split.values())
     run.emit(
         "model_foundry.dataset_export",
@@ -205,6 +208,7 @@ def export_collection(
             if judged and f.preference
             else {}
         ),
+        **({"split_warning": warning} if warning else {}),
     }
 
 

@@ -14,7 +14,7 @@ from model_foundry.defs.resources import FoundryDuckDB
 from model_foundry.lib.datasets.export_hygiene import export_hygiene
 from model_foundry.lib.datasets.names import UnsafeNameError
 from model_foundry.lib.datasets.prepare import SESSION_FILTERS
-from model_foundry.lib.datasets.published import figures_line
+from model_foundry.lib.datasets.published import empty_split_warning, figures_line
 from model_foundry.lib.datasets.session_export import (
     export_session_dataset,
     session_export_request,
@@ -45,7 +45,7 @@ class SessionExportConfig(dg.Config):
     description=(
         "Finished sessions' trajectories exported to data/datasets/<name>/<version>/ with "
         "hygiene (secrets, PII, near duplicates, grouped splits, quality flags): openai/, hf/, "
-        "samples.parquet, chat.jsonl, README.md (dataset card) and manifest.json."
+        "samples.parquet, README.md (dataset card) and manifest.json."
     ),
 )
 def session_dataset(
@@ -69,6 +69,9 @@ def session_dataset(
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     context.log.info(figures_line(outcome))
     f = outcome.figures
+    warning = empty_split_warning(f, config.test_share)
+    if warning:
+        context.log.warning(warning)
     return dg.MaterializeResult(
         metadata=dagster_metadata(
             {
@@ -82,6 +85,7 @@ def session_dataset(
                 "removed_by_filter": f.removed_by_filter,
                 "split_joins": f.split_joins,
                 "sessions": f.sessions,
+                **({"split_warning": warning} if warning else {}),
             }
         )
     )

@@ -190,8 +190,6 @@ by model-foundry.
   schema. Tool-call `arguments` and `tools` are JSON text, because their keys and value types
   differ from call to call.
 - `openai/<split>.jsonl`: OpenAI's fine-tuning chat format (reasoning left out).
-- `chat.jsonl`: the openai view's records of every split in one file, kept for one release
-  under its old name.
 - `samples.parquet`: every record, kept or not, with its flags, cluster id, split and
   lineage, for DuckDB.
 - `manifest.json`: these figures, machine-readable.

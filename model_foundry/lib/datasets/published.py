@@ -152,4 +152,32 @@ def figures_line(outcome: ExportOutcome) -> str:
     )
 
 
-__all__ = ["ExportOutcome", "ExportTarget", "figures_line", "foundry_version", "write_prepared"]
+def empty_split_warning(figures: ExportFigures, test_share: float) -> str | None:
+    """A sentence when an export with records left a split empty, e.g. ``test split is empty:
+    12 records from 3 sessions are too few for test_share 0.1``.
+
+    Splits are drawn per session (per prompt for a collection) by a stable hash, so a small
+    export can leave one empty; the counts alone (``test: 0``) do not tell a person why."""
+    total = sum(figures.rows_by_split.values())
+    if not total:
+        return None
+    empty = [s for s in ("train", "test") if not figures.rows_by_split.get(s)]
+    if not empty:
+        return None
+    whose = "session" if figures.kind == "sessions" else "prompt"
+    plural = "s" if figures.sessions != 1 else ""
+    groups = f" from {figures.sessions:,} {whose}{plural}" if figures.sessions else ""
+    return (
+        f"{empty[0]} split is empty: {total:,} records{groups} are too few for "
+        f"test_share {test_share:g}"
+    )
+
+
+__all__ = [
+    "ExportOutcome",
+    "ExportTarget",
+    "empty_split_warning",
+    "figures_line",
+    "foundry_version",
+    "write_prepared",
+]

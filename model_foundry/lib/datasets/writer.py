@@ -1,10 +1,10 @@
 """Writing an export folder: every view of one set of records, then the card and manifest.
 
 ``<out_root>/<name>/<version>/`` holds ``hf/<config>/<split>.parquet``, ``openai/<split>
-.jsonl``, ``chat.jsonl`` (the openai view, every split in one file), ``samples.parquet``
-(every record, kept or not), ``README.md`` (the card) and ``manifest.json``. The folder is
-written beside its place and renamed there whole, so a version is either finished or absent
-(``versions.py``); an unfinished leftover of the same version is replaced.
+.jsonl``, ``samples.parquet`` (every record, kept or not), ``README.md`` (the card) and
+``manifest.json``. The folder is written beside its place and renamed there whole, so a
+version is either finished or absent (``versions.py``); an unfinished leftover of the same
+version is replaced.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ class _Views:
         (staging / "hf" / layout.config).mkdir(parents=True)
         (staging / "openai").mkdir()
         self.samples = pq.ParquetWriter(staging / "samples.parquet", self.everything)
-        self.chat = (staging / "chat.jsonl").open("w", encoding="utf-8")
         self.hf: dict[str, pq.ParquetWriter] = {}
         self.openai: dict[str, TextIO] = {}
         self.rows = dict.fromkeys(SPLITS, 0)
@@ -65,20 +64,17 @@ class _Views:
             for row in rows:
                 line = json.dumps(self.layout.openai(row), ensure_ascii=False) + "\n"
                 openai.write(line)
-                self.chat.write(line)
             self.rows[split] += len(rows)
 
     def close(self) -> dict[str, Any]:
         """Close every file; the files written, by view and split."""
         self.samples.close()
-        self.chat.close()
         for split in self.hf:
             self.hf[split].close()
             self.openai[split].close()
         return {
             "hf": {s: f"hf/{self.layout.config}/{s}.parquet" for s in self.hf},
             "openai": {s: f"openai/{s}.jsonl" for s in self.openai},
-            "chat": "chat.jsonl",
             "samples": "samples.parquet",
             "card": "README.md",
         }

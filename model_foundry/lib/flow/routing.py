@@ -155,21 +155,25 @@ def _percent(part: int, whole: int) -> str:
 
 
 def idle_sentence(verdict: RoutingVerdict) -> str:
-    """E.g. ``kindergarten (live in profile standard) got 0 of 1,284 turns in the last 20
-    sessions; naughty did 100%``."""
-    idle = " and ".join(verdict.idle)
+    """E.g. ``the orchestrator routed 0 of 1,284 agent turns to kindergarten (live in profile
+    standard) in the last 20 sessions; naughty took 100%``.
+
+    The turns are the agent orchestrator's (which slot it sent each agent turn to), not
+    model-foundry's own requests: the sentence names them so, beside a slot's summary and
+    translation counts, it does not read as a contradiction."""
+    idle = " or ".join(verdict.idle)
     busy = sorted(
         ((n, c) for n, c in verdict.turns_by_slot.items() if c > 0), key=lambda nc: (-nc[1], nc[0])
     )
-    # "naughty did 70%, grandpa 30%": the verb once, after the busiest slot.
+    # "naughty took 70%, grandpa 30%": the verb once, after the busiest slot.
     parts = [f"{name} {_percent(count, verdict.turns)}" for name, count in busy]
-    did = ", ".join(parts).replace(" ", " did ", 1) if parts else ""
+    took = ", ".join(parts).replace(" ", " took ", 1) if parts else ""
     plural = "s" if verdict.sessions != 1 else ""
     sentence = (
-        f"{idle} (live in profile {verdict.profile}) got 0 of {verdict.turns:,} turns "
-        f"in the last {verdict.sessions:,} session{plural}"
+        f"the orchestrator routed 0 of {verdict.turns:,} agent turns to {idle} "
+        f"(live in profile {verdict.profile}) in the last {verdict.sessions:,} session{plural}"
     )
-    return f"{sentence}; {did}" if did else sentence
+    return f"{sentence}; {took}" if took else sentence
 
 
 def verdict_from_counts(

@@ -109,7 +109,7 @@ class NatsClient:
         self, js: JetStreamContext, subjects: Sequence[str] = SUBJECTS
     ) -> list[str]:
         """Create the stream if missing, and the consumers of ``subjects`` (every partition
-        unless told otherwise); returns what it created or changed."""
+        unless told otherwise); returns what it created or changed, one sentence each."""
         created: list[str] = []
         try:
             info = await js.stream_info(self.stream)
@@ -118,7 +118,7 @@ class NatsClient:
                 config = info.config
                 config.subjects = [*(config.subjects or []), *missing]
                 await js.update_stream(config)
-                created.append(f"stream {self.stream}: added subjects {', '.join(missing)}")
+                created.append(f"added subjects {', '.join(missing)} to stream {self.stream}")
         except NotFoundError:
             await js.add_stream(
                 StreamConfig(
@@ -130,7 +130,7 @@ class NatsClient:
                     duplicate_window=120.0,
                 )
             )
-            created.append(f"stream {self.stream}")
+            created.append(f"created stream {self.stream}")
         for subject in subjects:
             created += (await self.partition(js, subject)).changes
         return created

@@ -89,7 +89,8 @@ def test_export_read_back_with_pandas_holds_what_the_table_holds(
     )
     assert parquet["response"].str.startswith("echo: ").all()
 
-    chat = pd.read_json(out / "ft" / "v1" / "chat.jsonl", lines=True)
+    openai = sorted((out / "ft" / "v1" / "openai").glob("*.jsonl"))
+    chat = pd.concat([pd.read_json(p, lines=True) for p in openai], ignore_index=True)
     assert len(chat) == 20
     last_turns = {m[-1]["content"] for m in chat["messages"]}
     assert last_turns == set(table["response"])
@@ -113,4 +114,5 @@ def test_export_read_back_with_pandas_holds_what_the_table_holds(
     short = metadata(collect(db_path, fast_slots, {**config, "version": "v2", "max_tokens": 2}))
     assert short["truncated"] == short["parquet_rows"] == 20
     assert short["jsonl_rows"] == 0 and short["removed_by_filter"] == {"empty": 0, "truncated": 20}
-    assert (out / "ft" / "v2" / "chat.jsonl").read_text() == ""
+    assert not list((out / "ft" / "v2" / "openai").glob("*.jsonl"))
+    assert not list(out.glob("ft/*/chat.jsonl"))

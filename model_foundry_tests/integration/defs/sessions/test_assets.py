@@ -63,8 +63,8 @@ def test_routing_check_warns_when_kindergarten_gets_nothing(db_path: Path) -> No
     (check,) = result.get_asset_check_evaluations()
     assert not check.passed and check.severity == dg.AssetCheckSeverity.WARN
     assert re.fullmatch(
-        r"kindergarten \(live in profile standard\) got 0 of 200 turns in the last 5 sessions; "
-        r"naughty did \d+%, grandpa \d+%",
+        r"the orchestrator routed 0 of 200 agent turns to kindergarten \(live in profile "
+        r"standard\) in the last 5 sessions; naughty took \d+%, grandpa \d+%",
         check.description or "",
     )
 

@@ -1,6 +1,5 @@
 """The export folder's views: OpenAI lines, the hf/ config that datasets 3.6 and 5.x load
-offline, samples.parquet, the chat.jsonl alias, the card and the manifest: the integration
-tests."""
+offline, samples.parquet, the card and the manifest: the integration tests."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The export folder's views: OpenAI lines, the hf/ config that datasets 3.6 and 5.x load
-offline, samples.parquet, the chat.jsonl alias, the card and the manifest: the unit tests."""
+offline, samples.parquet, the card and the manifest: the unit tests."""
 
 from __future__ import annotations
 
@@ -38,11 +38,8 @@ def test_openai_lines_hold_only_the_keys_the_format_accepts(export) -> None:
                     called.add(call["id"])
                 if m["role"] == "tool":
                     assert m["tool_call_id"] in called
-    chat = [json.loads(x) for x in (folder / "chat.jsonl").open()]
-    train = [json.loads(x) for x in (folder / "openai" / "train.jsonl").open()]
-    test = [json.loads(x) for x in (folder / "openai" / "test.jsonl").open()]
-    # The alias holds the same lines: every split's, in the records' order.
-    assert sorted(map(json.dumps, chat)) == sorted(map(json.dumps, train + test))
+    # The old name for the openai view's lines had its one release.
+    assert not (folder / "chat.jsonl").exists()
 
 
 def test_samples_parquet_holds_every_record_with_its_flags_and_split(export) -> None:

@@ -79,8 +79,8 @@ def test_warns_when_kindergarten_gets_nothing(slot_file: SlotFile) -> None:
     assert verdict.idle == ("kindergarten",)
     assert not verdict.ok
     assert verdict.warnings() == [
-        "kindergarten (live in profile standard) got 0 of 1,284 turns in the last 20 "
-        "sessions; naughty did 100%"
+        "the orchestrator routed 0 of 1,284 agent turns to kindergarten (live in profile "
+        "standard) in the last 20 sessions; naughty took 100%"
     ]
 
 
@@ -97,8 +97,8 @@ def test_the_full_profile_names_every_idle_slot_and_the_unknown_share(slot_file:
     verdict = routing_verdict(turns, slot_file, "full")
     assert verdict.idle == ("grandpa", "kindergarten")
     assert idle_sentence(verdict) == (
-        "grandpa and kindergarten (live in profile full) got 0 of 4 turns in the last 2 "
-        "sessions; naughty did 75%, unknown 25%"
+        "the orchestrator routed 0 of 4 agent turns to grandpa or kindergarten (live in "
+        "profile full) in the last 2 sessions; naughty took 75%, unknown 25%"
     )
     assert verdict.unknown_names == ("bigbox",)
     assert verdict.warnings()[1] == (

@@ -59,8 +59,8 @@ def test_sample_turns_leave_kindergarten_idle_in_the_standard_profile() -> None:
     verdict = routing_verdict(turns, slot_file, "standard")
     assert verdict.idle == ("kindergarten",)
     assert verdict.warnings()[0].startswith(
-        "kindergarten (live in profile standard) got 0 of 200 turns in the last 5 sessions; "
-        "naughty did "
+        "the orchestrator routed 0 of 200 agent turns to kindergarten (live in profile "
+        "standard) in the last 5 sessions; naughty took "
     )
     # Every turn maps to a slot of the slot file: the model-only ones too.
     assert {r.slot for r in session_shares(turns, slot_file)} == {"naughty", "grandpa"}

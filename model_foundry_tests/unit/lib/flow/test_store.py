@@ -116,8 +116,8 @@ def test_session_routing_shares_sum_to_one_and_the_window_warns(
     assert verdict.sessions == 5 and verdict.idle == ("kindergarten",)
     assert verdict.unknown_names == ("bigbox",)
     assert verdict.warnings()[0].startswith(
-        f"kindergarten (live in profile standard) got 0 of {verdict.turns:,} turns in the "
-        "last 5 sessions; naughty did "
+        f"the orchestrator routed 0 of {verdict.turns:,} agent turns to kindergarten (live in "
+        "profile standard) in the last 5 sessions; naughty took "
     )
     # Only the newest session in the window: the one with the late turn.
     assert recent_verdict(db_path, slot_file, sessions=1, profile="standard").turns == sum(
