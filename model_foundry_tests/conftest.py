@@ -32,7 +32,8 @@ from model_foundry_tests.tiers import TIERS, guard_unit_test, tier_of
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark each test with its folder's tier; the slowest tier is scheduled first.
+    """Mark each test with its folder's tier; the slowest tier, and within a tier the tests
+    allowed the longest, are scheduled first.
 
     Under pytest-xdist the long system tests then start while the short ones fill the gaps,
     instead of one of them starting last and running alone.
@@ -45,7 +46,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             )
         item.add_marker(getattr(pytest.mark, tier))
     order = {"system": 0, "integration": 1, "unit": 2}
-    items.sort(key=lambda item: order[tier_of(Path(str(item.path))) or "unit"])
+    default_timeout = float(config.getini("timeout") or 0)
+
+    def allowed_s(item: pytest.Item) -> float:
+        # A test's timeout is its own estimate of how long it may take: the longest start
+        # first, so that none of them is left to run alone at the end.
+        marker = item.get_closest_marker("timeout")
+        return float(marker.args[0]) if marker and marker.args else default_timeout
+
+    items.sort(key=lambda item: (order[tier_of(Path(str(item.path))) or "unit"], -allowed_s(item)))
 
 
 @pytest.fixture(autouse=True)
