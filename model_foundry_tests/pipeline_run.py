@@ -65,6 +65,20 @@ class PipelineRun:
             self.metadata.setdefault(key, []).append({k: v.value for k, v in mat.metadata.items()})
 
 
+def drain_inbox(res: dict[str, Any], instance: dg.DagsterInstance) -> None:
+    """Every subject's inbox partition drained once, in this process."""
+    for subject in SUBJECTS:
+        assert dg.materialize(
+            [pipeline_event_inbox_record],
+            partition_key=subject,
+            resources=res,
+            instance=instance,
+            run_config={
+                "ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.3}}}
+            },
+        ).success
+
+
 def resources(nats: NatsClient, db_path: Path, slot_path: Path) -> dict[str, Any]:
     return {
         "nats": NatsResource.of(nats),

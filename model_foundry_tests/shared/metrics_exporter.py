@@ -12,7 +12,7 @@ from model_foundry.lib.inbox.store import write_batch
 WRITER = """
 import sys
 from model_foundry.lib import storage
-from model_foundry_tests.system.test_metrics_exporter import events, insert
+from model_foundry_tests.shared.metrics_exporter import events, insert
 with storage.connect(sys.argv[1]) as con:
     insert(con, events(3, 5))
     print("holding", flush=True)

@@ -117,7 +117,7 @@ def test_a_300_message_session_is_summarised_in_parts_and_reruns_only_what_chang
     from model_foundry.defs.resources import FoundryDuckDB, NatsResource, SlotsResource
     from model_foundry.defs.summaries.assets import session_summaries
     from model_foundry_tests.nats_helpers import publish
-    from model_foundry_tests.unit.defs.test_pipeline_assets import drain_inbox
+    from model_foundry_tests.pipeline_run import drain_inbox
 
     events = _long_session_events(300, "long-session")
     publish(nats_client, events)

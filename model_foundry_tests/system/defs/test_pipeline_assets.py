@@ -11,7 +11,6 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
 from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib.events import (
     CHAT_PERSIST,
@@ -26,6 +25,7 @@ from model_foundry.lib.slots.config import load_slot_file
 from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.pipeline_helpers import count, rows
+from model_foundry_tests.pipeline_run import drain_inbox
 from model_foundry_tests.shared.defs.pipeline_assets import (  # noqa: F401 - fixtures are found by name
     DOWNSTREAM,
     resources,
@@ -33,19 +33,6 @@ from model_foundry_tests.shared.defs.pipeline_assets import (  # noqa: F401 - fi
 )
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def drain_inbox(res: dict[str, Any], instance: dg.DagsterInstance) -> None:
-    for subject in SUBJECTS:
-        assert dg.materialize(
-            [pipeline_event_inbox_record],
-            partition_key=subject,
-            resources=res,
-            instance=instance,
-            run_config={
-                "ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.3}}}
-            },
-        ).success
 
 
 def downstream(res: dict[str, Any], instance: dg.DagsterInstance) -> dict[str, dict[str, Any]]:
