@@ -45,7 +45,7 @@ class Sample:
 
 # The keys of one version's stored samples among ``?``: dataset_samples is appended a
 # version at a time, so DuckDB's min-max index on dataset and version skips the row groups
-# of other versions (docs/events-at-scale.md measures it).
+# of other versions (docs/benchmarks.md measures it).
 STORED_SAMPLES_SQL = f"""
 SELECT DISTINCT request_key FROM {DATASET_SAMPLES.name}
 WHERE dataset = ? AND version = ? AND request_key IN (SELECT unnest(?::VARCHAR[]))

@@ -4,7 +4,7 @@ Why the inbox has no PRIMARY KEY: DuckDB holds a key's ART index in memory once 
 touches it, and random event ids (uuid4, what publishers send) touch nearly all of it with
 the first batch. The index grows with the table, every batch gets slower with it, and under
 the drain's memory cap batches fail with an OutOfMemoryException once the table holds some
-hundred thousand rows (docs/events-at-scale.md has the figures).
+hundred thousand rows (docs/benchmarks.md has the figures).
 
 Instead, a batch is checked against the stored rows whose ``occurred_at`` lies within the
 duplicate-check window of its events (``lib/inbox/dedupe_window.py``). The inbox is appended

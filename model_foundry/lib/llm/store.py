@@ -85,7 +85,7 @@ def completion_event(attempt: Attempt, request: Planned) -> dict[str, Any]:
 # transaction: the attempts whose 8-byte key_prefix matches (DuckDB scans that column of
 # every attempt, and request_key only where it matches), then the answers of those whose
 # request_key is asked, by rowid, so only their rows' blocks of the long columns are read
-# (docs/events-at-scale.md measures it).
+# (docs/benchmarks.md measures it).
 CANDIDATES_SQL = """
 SELECT rowid AS row_id, request_key FROM llm_completions
 WHERE key_prefix IN (SELECT unnest(?::BIGINT[])) AND status = 'ok'

@@ -3,7 +3,7 @@
 No key and no index: ``attempt_id`` is a new uuid4 per attempt, written once, so nothing
 needs checking on insert; the store finds a request's answer by scanning ``key_prefix``, the
 first 60 bits of the request key as one BIGINT, and only then ``request_key`` of the rows
-that match (lib/llm/store.py, measured in docs/events-at-scale.md). An index would grow in
+that match (lib/llm/store.py; figures in docs/benchmarks.md). An index would grow in
 memory with the table.
 """
 
