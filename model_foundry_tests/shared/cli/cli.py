@@ -9,17 +9,32 @@ import subprocess
 import sys
 import textwrap
 
+from model_foundry.devtools.devstack import stop_process_group
+
 
 def cli(
     *args: str, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    """Run ``model-foundry ARGS`` in a process group of its own.
+
+    A verb that starts servers (``bench``, ``up``) and outlives ``timeout`` (or the test's
+    own) is stopped with everything it started, not just its own process: otherwise its daemon, nats-server and
+    simulator would outlive the test.
+    """
+    proc = subprocess.Popen(
         [sys.executable, "-m", "model_foundry.cli", *args],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
         env=dict(os.environ, **(env or {})),
+        start_new_session=True,
     )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except BaseException:  # its own timeout, or pytest-timeout's stopping the test
+        stop_process_group(proc)
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 HOLD_WRITE_LOCK = textwrap.dedent(
