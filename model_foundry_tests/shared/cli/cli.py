@@ -18,8 +18,8 @@ def cli(
     """Run ``model-foundry ARGS`` in a process group of its own.
 
     A verb that starts servers (``bench``, ``up``) and outlives ``timeout`` (or the test's
-    own) is stopped with everything it started, not just its own process: otherwise its daemon, nats-server and
-    simulator would outlive the test.
+    own) is stopped with everything it started, not just its own process: otherwise its
+    daemon, nats-server and simulator would outlive the test.
     """
     proc = subprocess.Popen(
         [sys.executable, "-m", "model_foundry.cli", *args],
