@@ -53,7 +53,7 @@ def test_tls_with_password_publishes_and_drains(
 ) -> None:
     assert secure_nats.url.startswith("tls://")
     res = NatsClient(servers=secure_nats.url, tls_ca=str(certs.ca), user=USER, password=PASSWORD)
-    assert "stream PIPELINE_EVENTS" in res.setup()
+    assert "created stream PIPELINE_EVENTS" in res.setup()
     events = [
         make_event("llm.tool_call", {"tool": "grep", "arguments": {}}, "s", event_id=f"t{i}")
         for i in range(20)
