@@ -17,6 +17,9 @@ def test_bench_datasets_reports_both_exports_and_finds_what_it_planted() -> None
         assert small[side]["records"] == 200 and big[side]["records"] == 400
         assert small[side]["records_per_s"] > 0 and small[side]["peak_rss_mb"] > 0
     assert small["recall"] == big["recall"] == 1.0
+    corpus = result["independent_corpus"]
+    assert corpus["values"] >= 400 and corpus["kinds"] >= 50
+    assert corpus["recall"] == corpus["fragment_free"] == 1.0
     assert big["duplicates_removed"] == len(range(1, 400, DUPLICATE_EVERY))
     assert small["redactions_by_kind"]
     assert result["rss_ratio"] > 0 and result["throughput_ratio"] > 0

@@ -60,3 +60,36 @@ def test_datasets_loads_the_export_with_tool_calls_intact(exported, environment,
     calls = [c for rows in result["loaded"]["sessions"].values() for r in rows
              for m in r["messages"] for c in m["tool_calls"]]  # fmt: skip
     assert calls and all(json.loads(c["function"]["arguments"]) is not None for c in calls)
+
+
+def test_an_independent_corpus_leaves_nothing_in_the_export(tmp_path: Path) -> None:
+    """Agent sessions carrying the values of devtools/secrets_corpus.py (written from public
+    descriptions of credential files, connection strings and command lines, not from the
+    scrubber's rules) through ``model-foundry dataset sessions``: no value survives whole or in
+    a fragment anywhere in the export."""
+    import json
+
+    from model_foundry.devtools.secrets_corpus import as_events, corpus, evaluate_blob
+    from model_foundry.lib.publish import OutgoingEvent
+
+    cases = corpus(7)
+    bodies = as_events(cases)
+    data = tmp_path / "data"
+    db = data / "foundry.duckdb"
+    _store(
+        db,
+        [OutgoingEvent(b["subject"], b["event_id"], json.dumps(b).encode()) for b in bodies],
+        1,
+    )
+    done = _sessions_cli(data, db, "--name", "corpus", "--license", "mit")
+    assert done.returncode == 0, done.stderr
+    folder = Path(done.stdout.splitlines()[0])
+    exported = "\n".join(
+        p.read_text(encoding="utf-8", errors="replace")
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.suffix in {".jsonl", ".json", ".md"}
+    )
+    assert len(exported) > 100_000, "the sessions did not reach the export"
+    report = evaluate_blob(cases, exported)
+    assert report.recall == 1.0, report.format()
+    assert report.fragment_free_share == 1.0, report.format()

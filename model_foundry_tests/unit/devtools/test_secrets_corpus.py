@@ -7,9 +7,7 @@ import re
 
 import pytest
 
-from model_foundry.lib.events import InboxEvent, validate_message
-from model_foundry.lib.trajectories import SessionEvent, build_sessions
-from model_foundry_tests.corpora.secrets_corpus import (
+from model_foundry.devtools.secrets_corpus import (
     WHERES,
     Case,
     Plant,
@@ -21,6 +19,8 @@ from model_foundry_tests.corpora.secrets_corpus import (
     oracle_scrub,
     summary,
 )
+from model_foundry.lib.events import InboxEvent, validate_message
+from model_foundry.lib.trajectories import SessionEvent, build_sessions
 
 
 @pytest.fixture(scope="module")
