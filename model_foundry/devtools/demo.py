@@ -239,7 +239,11 @@ def _report(db: Path, dataset: dict[str, Any] | None) -> None:
 def run_demo(events: int = 400) -> int:
     print(f"publishing {events} sample events (and one malformed one)")
     _publish(events)
-    with dg.instance_for_test() as instance:
+    # The demo's own Dagster instance (runs, event log, compute logs), kept beside its DuckDB
+    # file and never in $DAGSTER_HOME, so what Dagster stored can be looked at afterwards.
+    home = settings.data_dir() / "dagster_home"
+    home.mkdir(parents=True, exist_ok=True)
+    with dg.instance_for_test(temp_dir=str(home)) as instance:
         _drain(instance)
         _downstream(instance)
         dataset = _collect(instance)
