@@ -15,6 +15,7 @@ import binascii
 import json
 import random
 import re
+import sqlite3
 import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -150,9 +151,12 @@ def planted_dead_letters(tokens: Mapping[str, LabToken], prefix: str) -> list[tu
         "subject": f"postgresql://lab:{tokens['url_password'].value}@db.internal/lab",
         "payload": {"messages": []},
     }
+    # The reason quotes 80 characters of the value: the token is cut in two.
+    cut_short = {**bad_time, "event_id": f"{prefix}-dead-cut"}
+    cut_short["occurred_at"] = f"{'deadline ' * 7}{tokens['github'].value}"
     return [
-        ("llm.chat.persist", json.dumps(bad_time).encode()),
-        ("llm.chat.persist", json.dumps(bad_subject).encode()),
+        ("llm.chat.persist", json.dumps(body).encode())
+        for body in (bad_time, bad_subject, cut_short)
     ]
 
 
@@ -180,9 +184,36 @@ def leaks(places: Mapping[str, str], tokens: Iterable[LabToken]) -> list[str]:
     return found
 
 
+def sqlite_text(path: Path) -> str:
+    """Every row of every table of a SQLite file, as text. A long value (a picture's data
+    URI) spans overflow pages whose headers break it up in the file's bytes."""
+    con = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True)
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        lines = []
+        for table in tables:
+            for row in con.execute(f'SELECT * FROM "{table}"'):
+                lines.append(
+                    " ".join(
+                        v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+                        for v in row
+                    )
+                )
+        return "\n".join(lines)
+    finally:
+        con.close()
+
+
 def stored_files(root: Path) -> dict[str, str]:
-    """Every file under ``root`` (a Dagster home: SQLite storage, outputs, compute logs)."""
-    return {str(p): searchable(p.read_bytes()) for p in sorted(root.rglob("*")) if p.is_file()}
+    """Every file under ``root`` (a Dagster home: SQLite storage, outputs, compute logs) as
+    its bytes decoded, and for a SQLite file also its rows, embedded pictures decoded."""
+    stored = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        if data.startswith(b"SQLite format 3\x00"):
+            data += b"\n" + sqlite_text(path).encode()
+        stored[str(path)] = searchable(data)
+    return stored
 
 
 __all__ = [
@@ -194,5 +225,6 @@ __all__ = [
     "planted_events",
     "searchable",
     "sentences",
+    "sqlite_text",
     "stored_files",
 ]

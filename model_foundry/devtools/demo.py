@@ -21,13 +21,16 @@ from model_foundry.materialize import materialize
 
 # The demo prints its own summary lines; the runs' step-by-step DEBUG log would bury them.
 QUIET: dict = {"log_level": "WARNING"}
+# The sample sessions it publishes (every other one holds planted fake secrets).
+SESSIONS = 4
+SEED = 11
 
 
 def _publish(count: int) -> int:
     async def run() -> int:
         res = nats_client_from_env()
         async with res.jetstream() as (nc, js):
-            published = await publish_events(nc, sample_events(count, sessions=4, seed=11))
+            published = await publish_events(nc, sample_events(count, sessions=SESSIONS, seed=SEED))
             # One event that breaks the contract, to show where such events go.
             await js.publish("llm.tool_call", b'{"event_id": "demo-bad"}')
             return published + 1
@@ -251,4 +254,4 @@ def run_demo(events: int = 400) -> int:
     return 0
 
 
-__all__ = ["run_demo"]
+__all__ = ["SEED", "SESSIONS", "run_demo"]

@@ -269,7 +269,7 @@ def test_secrets_never_reach_dagster_logs_metadata_or_duckdb(
         assert all(result.success for result in results)
         record = results[0].output_for_node("pipeline_event_inbox_record")
         # The run really authenticated with the secret: it drained the events.
-        assert (record["inserted"], record["dead_lettered"]) == (6, 2)
+        assert (record["inserted"], record["dead_lettered"]) == (6, 3)
         event_log = "\n".join(
             serialize_value(e) for result in results for e in instance.all_logs(result.run_id)
         )

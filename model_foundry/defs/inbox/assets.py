@@ -19,7 +19,7 @@ from model_foundry.defs import keys
 from model_foundry.defs.inbox.partitions import subject_partitions
 from model_foundry.defs.resources import FoundryDuckDB, NatsResource
 from model_foundry.lib import settings
-from model_foundry.lib.hygiene.shown import shown_text, shown_texts
+from model_foundry.lib.hygiene.shown import shown_reason, shown_text
 from model_foundry.lib.inbox.drain import DEFAULT_BATCH_SIZE, InboxRecord, drain_subject
 from model_foundry.lib.telemetry import for_run
 
@@ -197,7 +197,7 @@ def pipeline_event_inbox_record(
     )
     # A reason may quote the body it refused (a bad occurred_at, say): the metadata and the
     # stored output show it scrubbed; pipeline_event_dead_letter keeps the body verbatim.
-    record.dead_letter_reasons = shown_texts(record.dead_letter_reasons)
+    record.dead_letter_reasons = [shown_reason(r) for r in record.dead_letter_reasons]
     metadata = record_metadata(record)
     metadata["checkpoint"] = False
     metadata["preview"] = _preview(duckdb, record)

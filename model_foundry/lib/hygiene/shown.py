@@ -11,8 +11,8 @@ the lab's data verbatim; only what Dagster is shown of it is scrubbed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+import re
+from collections.abc import Iterable
 
 from model_foundry.lib import settings
 from model_foundry.lib.hygiene.record import RecordScrubber
@@ -52,20 +52,21 @@ def shown_texts(texts: Iterable[str]) -> list[str]:
     return [shown_text(t) for t in texts]
 
 
-def shown_value(value: Any) -> Any:
-    """A JSON-like value with every string in it scrubbed (keys kept, as exports keep them)."""
-    clean, _ = scrubber().scrub(value)
-    return clean
+# A quoted value followed by "..." was cut short (dead-letter reasons quote at most 80
+# characters of a bad field, as ``'<value>'...``).
+_CUT_QUOTE = re.compile(r"""(?P<q>['"])(?P<body>(?:\\.|(?!(?P=q))[^\\])*)(?P=q)\.\.\.""")
 
 
-def shown_counts(counts: Mapping[str, int]) -> dict[str, int]:
-    """Counts keyed by sentences that may quote lab text (failure causes): the keys
-    scrubbed, and the counts of keys that became the same added up, in the same order."""
-    out: dict[str, int] = {}
-    for key, n in counts.items():
-        clean = shown_text(key)
-        out[clean] = out.get(clean, 0) + n
-    return out
+def _without_last_word(match: re.Match[str]) -> str:
+    words = match["body"].rsplit(None, 1)
+    return f"{match['q']}{words[0] if len(words) > 1 else ''}{match['q']}..."
 
 
-__all__ = ["scrubber", "shown_counts", "shown_text", "shown_texts", "shown_value"]
+def shown_reason(reason: str) -> str:
+    """A reason that quotes a bad value, scrubbed. A value it quoted cut short loses its last
+    word first: a secret cut through (a URL before its ``@``, an e-mail address before its
+    domain, a token's first characters) is a piece no rule recognises any more."""
+    return shown_text(_CUT_QUOTE.sub(_without_last_word, reason))
+
+
+__all__ = ["scrubber", "shown_reason", "shown_text", "shown_texts"]

@@ -8,13 +8,7 @@ import os
 
 from model_foundry.lib import settings
 from model_foundry.lib.hygiene.record import RecordScrubber
-from model_foundry.lib.hygiene.shown import (
-    scrubber,
-    shown_counts,
-    shown_text,
-    shown_texts,
-    shown_value,
-)
+from model_foundry.lib.hygiene.shown import scrubber, shown_reason, shown_text, shown_texts
 
 GITHUB = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
 ANTHROPIC = "sk-ant-api03-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe" * 3 + "AA"
@@ -55,16 +49,21 @@ def test_json_text_is_scrubbed_inside_so_keys_that_say_secret_lose_their_values(
     assert shown_text('{"tool":"grep","arguments":{}}') == '{"tool":"grep","arguments":{}}'
 
 
-def test_values_lists_and_counted_sentences() -> None:
-    assert shown_texts([f"seq 3: occurred_at {GITHUB!r}", "seq 4: ok"]) == [
-        "seq 3: occurred_at '[REDACTED:github_token]'",
-        "seq 4: ok",
+def test_reasons_lose_the_last_word_of_a_value_cut_short_then_are_scrubbed() -> None:
+    cut = f"{'x' * 60} {GITHUB}"[:80]
+    assert len(shown_text(cut)) == 80  # a GitHub token cut short is no token to the rules
+    reason = f"seq 3: occurred_at {cut!r}... is not an ISO 8601 time"
+    assert shown_reason(reason) == f"seq 3: occurred_at {'x' * 60!r}... is not an ISO 8601 time"
+    whole = f"seq 4: subject field 'postgres://lab:{PASSWORD}@db/x' disagrees with 'llm.x'"
+    assert shown_reason(whole) == (
+        "seq 4: subject field 'postgres://lab:[REDACTED:url_password]@db/x' disagrees with 'llm.x'"
+    )
+    quoted = f'seq 5: occurred_at "it\'s {GITHUB[:20]}"... and {GITHUB}'
+    assert shown_reason(quoted) == 'seq 5: occurred_at "it\'s"... and [REDACTED:github_token]'
+    assert shown_texts(["seq 6: body is not valid JSON", f"x {GITHUB}"]) == [
+        "seq 6: body is not valid JSON",
+        "x [REDACTED:github_token]",
     ]
-    value = {"reasons": [f"token {GITHUB}"], "count": 3}
-    assert shown_value(value) == {"reasons": ["token [REDACTED:github_token]"], "count": 3}
-    other = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo"
-    causes = {f"slot a answered HTTP 400: {GITHUB}": 2, f"slot a answered HTTP 400: {other}": 1}
-    assert shown_counts(causes) == {"slot a answered HTTP 400: [REDACTED:github_token]": 3}
 
 
 def test_the_hygiene_file_counts_and_a_changed_file_is_read_again() -> None:
