@@ -75,6 +75,41 @@ def database_exists(name: str) -> bool:
         con.close()
 
 
+def database_text(dbname: str) -> dict[str, str]:
+    """Every text and JSON column of every table of ``dbname``, one text per table:
+    what a search of a Dagster storage on PostgreSQL for values that must not be there reads
+    (event_logs, runs, asset_keys, the checks' and the daemons' tables alike)."""
+    from psycopg2 import sql
+
+    con = _connect(dbname)
+    try:
+        with con.cursor() as cur:
+            cur.execute(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = 'public' AND data_type IN "
+                "('text', 'character varying', 'json', 'jsonb')"
+            )
+            columns: dict[str, list[str]] = {}
+            for table, column in cur.fetchall():
+                columns.setdefault(table, []).append(column)
+            texts = {}
+            for table, names in sorted(columns.items()):
+                cur.execute(
+                    sql.SQL("SELECT {} FROM {}").format(
+                        sql.SQL(", ").join(
+                            sql.SQL("{}::text").format(sql.Identifier(n)) for n in names
+                        ),
+                        sql.Identifier(table),
+                    )
+                )
+                texts[f"postgres {dbname}.{table}"] = "\n".join(
+                    " ".join(v for v in row if v is not None) for row in cur.fetchall()
+                )
+            return texts
+    finally:
+        con.close()
+
+
 def pg_env(pg: DagsterPostgres, password: str | None = None) -> dict[str, str]:
     """The variables a Dagster process needs to find ``pg`` (trust auth ignores a password)."""
     env = {

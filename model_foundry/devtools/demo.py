@@ -26,13 +26,16 @@ from model_foundry.materialize import materialize
 
 # The demo prints its own summary lines; the runs' step-by-step DEBUG log would bury them.
 QUIET: dict = {"log_level": "WARNING"}
+# The sample sessions it publishes (every other one holds planted fake secrets).
+SESSIONS = 4
+SEED = 11
 
 
 def _publish(count: int) -> int:
     async def run() -> int:
         res = nats_client_from_env()
         async with res.jetstream() as (nc, js):
-            published = await publish_events(nc, sample_events(count, sessions=4, seed=11))
+            published = await publish_events(nc, sample_events(count, sessions=SESSIONS, seed=SEED))
             # One event that breaks the contract, to show where such events go.
             await js.publish("llm.tool_call", b'{"event_id": "demo-bad"}')
             return published + 1
@@ -289,7 +292,11 @@ def _report(db: Path, dataset: dict[str, Any] | None) -> None:
 def run_demo(events: int = 400) -> int:
     print(f"publishing {events} sample events (and one malformed one)")
     _publish(events)
-    with dg.instance_for_test() as instance:
+    # The demo's own Dagster instance (runs, event log, compute logs), kept beside its DuckDB
+    # file and never in $DAGSTER_HOME, so what Dagster stored can be looked at afterwards.
+    home = settings.data_dir() / "dagster_home"
+    home.mkdir(parents=True, exist_ok=True)
+    with dg.instance_for_test(temp_dir=str(home)) as instance:
         _drain(instance)
         _downstream(instance)
         dataset = _collect(instance)
@@ -297,4 +304,4 @@ def run_demo(events: int = 400) -> int:
     return 0
 
 
-__all__ = ["run_demo"]
+__all__ = ["SEED", "SESSIONS", "run_demo"]

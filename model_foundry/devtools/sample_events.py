@@ -123,20 +123,34 @@ class AgentSession:
         }
 
 
-def sample_events(count: int, *, sessions: int = 5, seed: int = 7) -> Iterator[OutgoingEvent]:
-    """``count`` contract-valid events spread over every subject and ``sessions`` sessions."""
-    rng = random.Random(seed)
+def _agents(rng: random.Random, sessions: int) -> tuple[str, dict[str, AgentSession]]:
+    """The run's tag and its sessions' agents, drawn first from the stream's ``rng``."""
     run_tag = uuid.UUID(int=rng.getrandbits(128)).hex[:8]
     session_ids = [f"sess-{run_tag}-{i:03d}" for i in range(max(1, sessions))]
-    start = datetime.now(UTC) - timedelta(minutes=count)
-    subjects = [CHAT_PERSIST, CHAT_PERSIST, TOOL_CALL, FLOW_LINEAGE, SEMANTIC_SEARCH]
-    # Every other session's workers never meet again: uncoordinated parallel work.
-    lineage = {s: _lineage(s, coordinated=n % 2 == 1) for n, s in enumerate(session_ids)}
     # Sessions alternate the two persistence styles; every other one holds planted secrets.
     agents = {
         s: AgentSession(s, "whole" if n % 2 == 0 else "new", rng, planted=n % 2 == 0)
         for n, s in enumerate(session_ids)
     }
+    return run_tag, agents
+
+
+def planted_secrets_of(*, sessions: int = 5, seed: int = 7) -> list[dict[str, str]]:
+    """The fake secrets and personal data ``sample_events(..., sessions=, seed=)`` plants,
+    one dict per planted session: what must never be found outside DuckDB."""
+    _, agents = _agents(random.Random(seed), sessions)
+    return [w.secrets for a in agents.values() for w in a.workers if w.secrets]
+
+
+def sample_events(count: int, *, sessions: int = 5, seed: int = 7) -> Iterator[OutgoingEvent]:
+    """``count`` contract-valid events spread over every subject and ``sessions`` sessions."""
+    rng = random.Random(seed)
+    run_tag, agents = _agents(rng, sessions)
+    session_ids = list(agents)
+    start = datetime.now(UTC) - timedelta(minutes=count)
+    subjects = [CHAT_PERSIST, CHAT_PERSIST, TOOL_CALL, FLOW_LINEAGE, SEMANTIC_SEARCH]
+    # Every other session's workers never meet again: uncoordinated parallel work.
+    lineage = {s: _lineage(s, coordinated=n % 2 == 1) for n, s in enumerate(session_ids)}
     for i in range(count):
         # The session moves on by one with each round of subjects, so every session gets
         # every subject whatever the number of sessions (i % sessions alone gave five
@@ -170,4 +184,4 @@ def sample_events(count: int, *, sessions: int = 5, seed: int = 7) -> Iterator[O
         yield make_event(subject, payload, session, event_id=f"{run_tag}-{i:08d}", occurred_at=when)
 
 
-__all__ = ["AgentSession", "sample_events"]
+__all__ = ["AgentSession", "planted_secrets_of", "sample_events"]

@@ -12,8 +12,12 @@ import duckdb
 import pytest
 from dagster._serdes import serialize_value
 
+from model_foundry.defs.datasets.trajectories import session_trajectories
+from model_foundry.defs.flow.assets import session_flow, session_routing
+from model_foundry.defs.flow.checks import live_slots_get_turns
 from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
 from model_foundry.defs.inbox.checks import inbox_checks
+from model_foundry.defs.inbox_tables.assets import inbox_tables
 from model_foundry.defs.resources import (
     FoundryDuckDB,
     NatsResource,
@@ -27,6 +31,14 @@ from model_foundry.lib.nats.connection import (
     nats_client_from_env,
 )
 from model_foundry.lib.publish import make_event
+from model_foundry_tests.lab_tokens import (
+    lab_tokens,
+    leaks,
+    planted_dead_letters,
+    planted_events,
+    searchable,
+    stored_files,
+)
 from model_foundry_tests.nats_helpers import publish, publish_raw
 from model_foundry_tests.shared.security import (  # noqa: F401 - fixtures are found by name
     INJECTIONS,
@@ -121,6 +133,30 @@ def url_with_password(server: LocalNatsServer) -> str:
     return f"{scheme}://{USER}:{PASSWORD}@{rest}"
 
 
+def inbox_texts(db_path: Path) -> tuple[str, str]:
+    """The inbox's payloads and the dead letters' raw bodies, as DuckDB keeps them."""
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        payloads = con.execute("SELECT payload::VARCHAR FROM pipeline_event_inbox").fetchall()
+        bodies = con.execute("SELECT raw FROM pipeline_event_dead_letter").fetchall()
+    return (
+        "\n".join(p for (p,) in payloads),
+        "\n".join(bytes(b).decode("utf-8") for (b,) in bodies),
+    )
+
+
+# The lab's own secrets, planted in the events the test drains (a fresh draw per run).
+LAB = lab_tokens(secrets.randbits(32))
+# What reads lab text and reports to Dagster without asking a slot: typed tables, the
+# trajectories, the session flow (pictures with node labels), the routing and its check.
+DOWNSTREAM = [
+    inbox_tables,
+    session_trajectories,
+    session_flow,
+    session_routing,
+    live_slots_get_turns,
+]
+
+
 @pytest.mark.parametrize("credentials", ["variables", "url"])
 def test_secrets_never_reach_dagster_logs_metadata_or_duckdb(
     secure_nats: LocalNatsServer,
@@ -151,52 +187,65 @@ def test_secrets_never_reach_dagster_logs_metadata_or_duckdb(
                 event_id=f"secure-{i}",
             )
             for i in range(5)
-        ],
+        ]
+        + planted_events(LAB, "sess-secure", "secure-lab"),
     )
+    # Bodies the contract refuses, whose dead-letter reasons quote the lab's tokens.
+    publish_raw(outside_dagster, planted_dead_letters(LAB, "secure-lab"))
     # The resources exactly as the code location builds them: secrets as EnvVar.
     resources = resources_from_env()
     assert PASSWORD not in repr(resources["nats"])
 
     home = tmp_path / "dagster_home"
     home.mkdir()
+    drain = {"ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.3}}}}
     with dg.instance_for_test(temp_dir=str(home)) as instance:
-        result = dg.materialize(
-            [pipeline_event_inbox_record, *inbox_checks],
-            partition_key="llm.chat.persist",
-            resources=resources,
-            instance=instance,
-            run_config={
-                "ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.3}}}
-            },
-        )
-        assert result.success
-        record = result.output_for_node("pipeline_event_inbox_record")
+        results = [
+            dg.materialize(
+                [pipeline_event_inbox_record, *inbox_checks],
+                partition_key=subject,
+                resources=resources,
+                instance=instance,
+                run_config=drain,
+            )
+            for subject in ("llm.chat.persist", "llm.tool_call", "llm.flow.lineage")
+        ]
+        results.append(dg.materialize(DOWNSTREAM, resources=resources, instance=instance))
+        assert all(result.success for result in results)
+        record = results[0].output_for_node("pipeline_event_inbox_record")
         # The run really authenticated with the secret: it drained the events.
-        assert record["inserted"] == 5
-        event_log = "\n".join(serialize_value(e) for e in instance.all_logs(result.run_id))
-        run = instance.get_run_by_id(result.run_id)
-        assert run is not None
-        run_text = serialize_value(run)
+        assert (record["inserted"], record["dead_lettered"]) == (6, 3)
+        event_log = "\n".join(
+            serialize_value(e) for result in results for e in instance.all_logs(result.run_id)
+        )
+        runs = [instance.get_run_by_id(result.run_id) for result in results]
+        assert all(run is not None for run in runs)
+        run_text = "\n".join(serialize_value(run) for run in runs)
+        shown = results[-1].asset_materializations_for_node("session_flow")[0].metadata
     output = capfd.readouterr()
 
     # Each place searched holds what it should, so an empty search means something.
     assert "secure-0" in event_log and "dead_lettered" in event_log
+    assert "[REDACTED:github_token]" in event_log and "flow_1" in shown
     assert "llm.chat.persist" in output.err + output.out
-    # Run and event storage, the stored output and the captured compute logs all live here.
-    stored_files = [p for p in home.rglob("*") if p.is_file()]
-    compute_logs = [p for p in stored_files if "compute_logs" in p.parts]
-    assert compute_logs and any(b"llm.chat.persist" in p.read_bytes() for p in compute_logs)
+    # Run and event storage, the stored outputs and the captured compute logs all live here.
+    files = stored_files(home)
+    compute_logs = [text for path, text in files.items() if "compute_logs" in Path(path).parts]
+    assert compute_logs and any("llm.chat.persist" in text for text in compute_logs)
     places = {
-        "event log": event_log,
+        "event log": searchable(event_log.encode()),
         "run record": run_text,
         "process output": output.out + output.err,
-        "DuckDB": dump_duckdb(db_path),
+        **files,
     }
-    for path in stored_files:
-        places[str(path)] = path.read_bytes().decode("utf-8", "replace")
-    for place, text in places.items():
+    for place, text in {**places, "DuckDB": dump_duckdb(db_path)}.items():
         assert PASSWORD not in text, f"the NATS password leaked into {place}"
         assert USER + ":" + PASSWORD not in text
+    # The lab's tokens reach Dagster only scrubbed; DuckDB keeps every one verbatim.
+    assert leaks(places, LAB.values()) == []
+    payloads, dead_bodies = inbox_texts(db_path)
+    assert all(token.value in payloads for token in LAB.values())
+    assert all(LAB[k].value in dead_bodies for k in ("github", "email", "url_password"))
 
 
 def test_sql_injection_in_event_content_is_stored_verbatim(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import secrets
 import subprocess
 import urllib.request
 from collections.abc import Iterator
@@ -31,7 +32,15 @@ from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import settings
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.settings import DagsterPostgres
-from model_foundry_tests.nats_helpers import publish
+from model_foundry_tests.lab_tokens import (
+    lab_tokens,
+    leaks,
+    planted_dead_letters,
+    planted_events,
+    searchable,
+    stored_files,
+)
+from model_foundry_tests.nats_helpers import publish, publish_raw
 from model_foundry_tests.pipeline_helpers import (
     clean_env,
     count,
@@ -41,7 +50,12 @@ from model_foundry_tests.pipeline_helpers import (
     wait_for,
     write_dagster_home,
 )
-from model_foundry_tests.postgres_helpers import pg_env, require_postgres, throwaway_database
+from model_foundry_tests.postgres_helpers import (
+    database_text,
+    pg_env,
+    require_postgres,
+    throwaway_database,
+)
 
 pytestmark = pytest.mark.timeout(400)
 
@@ -50,6 +64,11 @@ PG_PASSWORD = "pg-secret-never-shown-7f3a"
 
 EVENTS = 30
 SESSIONS = 3
+# Fake lab credentials of five kinds, in events of a session of their own.
+LAB = lab_tokens(secrets.randbits(32))
+LAB_SESSION = "sess-lab"
+LAB_EVENTS = planted_events(LAB, LAB_SESSION, "lab")
+LAB_DEAD_LETTERS = planted_dead_letters(LAB, "lab")
 
 
 @dataclass
@@ -319,15 +338,78 @@ def test_two_drains_of_one_subject_launched_at_once_run_one_after_the_other(
     assert first.end_time <= second.start_time, (stack.storage, first.end_time, second.start_time)
 
 
+def _materialized_for(stack: Stack, asset: str, session: str) -> bool:
+    """Whether ``asset``'s latest materialization lists ``session`` among those it changed."""
+    with stack.instance() as instance:
+        event = instance.get_latest_materialization_event(dg.AssetKey(asset))
+    if event is None or event.asset_materialization is None:
+        return False
+    listed = event.asset_materialization.metadata.get("correlation_ids")
+    return listed is not None and session in listed.value
+
+
+def _lab_sessions_through_the_daemon(stack: Stack) -> None:
+    """The lab-token events drained by the sensors' runs and summarised, and the session's
+    flow and routing materialized by the automation sensor."""
+    publish(stack.nats, LAB_EVENTS)
+    publish_raw(stack.nats, LAB_DEAD_LETTERS)
+    db = stack.db_path
+    try:
+        inbox = "SELECT count(*) FROM pipeline_event_inbox WHERE correlation_id = ?"
+        dead = "SELECT count(*) FROM pipeline_event_dead_letter WHERE event_id LIKE 'lab-dead-%'"
+        wait_for(
+            lambda: (
+                count(db, inbox, LAB_SESSION) == len(LAB_EVENTS)
+                and count(db, dead) == len(LAB_DEAD_LETTERS)
+            ),
+            150,
+            "the inbox sensors' runs to drain the lab's events",
+        )
+        wait_for(
+            lambda: count(
+                db, "SELECT count(*) FROM session_summaries WHERE correlation_id = ?", LAB_SESSION
+            ),
+            150,
+            "the lab session's summary",
+        )
+        for asset in ("session_flow", "session_routing"):
+            wait_for(
+                lambda asset=asset: _materialized_for(stack, asset, LAB_SESSION),
+                150,
+                f"{asset} to take in the lab session",
+            )
+    except (TimeoutError, RuntimeError) as exc:
+        raise AssertionError(
+            f"{exc}\n--- daemon log ---\n{_tail(stack.logs / 'daemon.log')}"
+        ) from None
+
+
+def _dagster_storage(stack: Stack) -> dict[str, str]:
+    """What this instance stored, as text: every file of its home (SQLite, stored outputs,
+    compute logs), every table of its PostgreSQL database, the daemon's and webserver's logs
+    (the runs' console output)."""
+    places = stored_files(stack.home)
+    places.update({f"log {p.name}": searchable(p.read_bytes()) for p in stack.logs.glob("*.log")})
+    if stack.storage == "postgres":
+        places.update(database_text(stack.env["DAGSTER_PG_DB"]))
+    return places
+
+
 def test_the_storage_password_never_reaches_dagster_yaml_the_ui_or_logs(stack: Stack) -> None:
     wait_for(lambda: _webserver_up(stack.webserver_url), 120, "the webserver")
     config = (stack.home / "dagster.yaml").read_text()
     info = graphql(stack.webserver_url, "{ instance { info } }", {})["instance"]["info"]
+    # Nor do the lab's own secrets, which Dagster is shown only scrubbed.
+    _lab_sessions_through_the_daemon(stack)
+    stored = _dagster_storage(stack)
+    assert "[REDACTED:github_token]" in "\n".join(stored.values())  # the search reads the metadata
+    assert leaks(stored, LAB.values()) == []
     if stack.storage == "sqlite":
         # Nothing configured: nothing about PostgreSQL anywhere, SQLite as before.
         assert list(yaml.safe_load(config)["storage"]) == ["sqlite"]
         assert "SqliteRunStorage" in info
         return
+    assert any(place.endswith(".event_logs") for place in stored), list(stored)
     assert "env: DAGSTER_PG_PASSWORD" in config
     assert PG_PASSWORD not in config
     assert "PostgresRunStorage" in info

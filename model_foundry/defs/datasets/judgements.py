@@ -26,6 +26,7 @@ from model_foundry.lib.datasets.names import UnsafeNameError
 from model_foundry.lib.datasets.preferences import preference_figures, preference_line
 from model_foundry.lib.datasets.published import ExportTarget
 from model_foundry.lib.datasets.versions import FinishedVersionError, choose_version
+from model_foundry.lib.hygiene.shown import shown_text
 from model_foundry.lib.llm import LlmRun, nothing_asked
 
 
@@ -90,7 +91,8 @@ def dataset_judgements(
             )  # fmt: skip
             metadata.update(outcome.batch.metadata())
             if unparsed:
-                first = next(r.cause for r in outcome.rows if r.cause)
+                # The cause quotes the judge's answer, which may quote the answers judged.
+                first = shown_text(next(r.cause for r in outcome.rows if r.cause))
                 context.log.warning(f"{unparsed} judge answers did not parse, e.g.: {first}")
         else:
             metadata.update(nothing_asked())

@@ -12,6 +12,7 @@ from model_foundry.defs import keys
 from model_foundry.defs.automation import on_new_upstream_data
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import telemetry as telemetry_lib
+from model_foundry.lib.flow.graph import relabelled
 from model_foundry.lib.flow.render import picture_for_metadata
 from model_foundry.lib.flow.shown import DEFAULT_MAX_NODES
 from model_foundry.lib.flow.store import (
@@ -21,6 +22,7 @@ from model_foundry.lib.flow.store import (
     refresh_session_routing,
     turns_by_slot,
 )
+from model_foundry.lib.hygiene.shown import shown_text
 
 # How many of the correlation ids a run changed its metadata lists.
 MAX_LISTED = 200
@@ -36,9 +38,11 @@ class SessionFlowConfig(dg.Config):
 
 
 def _pictures(refresh: FlowRefresh, config: SessionFlowConfig) -> dict[str, dg.MetadataValue]:
+    """The largest changed sessions' pictures, their node labels (and slots, roles, models)
+    scrubbed before they are drawn: the picture's text lives on in the event log."""
     pictures: dict[str, dg.MetadataValue] = {}
     for i, graph in enumerate(refresh.largest(config.pictures), start=1):
-        picture = picture_for_metadata(graph, max_nodes=config.max_nodes)
+        picture = picture_for_metadata(relabelled(graph, shown_text), max_nodes=config.max_nodes)
         if picture is not None:
             pictures[f"flow_{i}"] = dg.MetadataValue.md(
                 f"**{graph.correlation_id}**\n\n{picture.markdown}"

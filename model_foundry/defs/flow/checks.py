@@ -1,5 +1,7 @@
 """The lab's lesson as a check: a worker slot live in the profile that gets no session turns."""
 
+from dataclasses import replace
+
 import dagster as dg
 from pydantic import Field
 
@@ -7,6 +9,7 @@ from model_foundry.defs.flow.assets import session_routing
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
 from model_foundry.lib.flow.store import recent_verdict
+from model_foundry.lib.hygiene.shown import shown_texts
 
 
 class RoutingWindowConfig(dg.Config):
@@ -29,6 +32,9 @@ def live_slots_get_turns(
 ) -> dg.AssetCheckResult:
     slot_file = slots.load()
     verdict = recent_verdict(duckdb.database, slot_file, config.sessions, slots.profile)
+    # Slot names the slot file lacks come from the events' payloads: lab text, shown scrubbed.
+    names = dict.fromkeys(shown_texts(verdict.unknown_names))
+    verdict = replace(verdict, unknown_names=tuple(names))
     warnings = verdict.warnings()
     return dg.AssetCheckResult(
         passed=verdict.ok,

@@ -19,12 +19,14 @@ from model_foundry.defs import keys
 from model_foundry.defs.inbox.partitions import subject_partitions
 from model_foundry.defs.resources import FoundryDuckDB, NatsResource
 from model_foundry.lib import settings
+from model_foundry.lib.hygiene.shown import shown_reason, shown_text
 from model_foundry.lib.inbox.drain import DEFAULT_BATCH_SIZE, InboxRecord, drain_subject
 from model_foundry.lib.telemetry import for_run
 
 # Metadata keeps the event log light: the record itself holds up to MAX_RECORDED_IDS ids.
 METADATA_EVENTS = 200
 PREVIEW_ROWS = 10
+PREVIEW_CHARS = 160
 INBOX_SUBJECT_TAG = "model_foundry/inbox_subject"
 
 
@@ -46,6 +48,8 @@ class InboxDrainConfig(dg.Config):
 
 
 def _preview(duckdb: FoundryDuckDB, record: InboxRecord) -> dg.TableMetadataValue:
+    """The newest events' ids and times, and the start of each payload, scrubbed whole before
+    it is cut (the event log is no place for a token a session pasted)."""
     columns = ["event_id", "correlation_id", "occurred_at", "payload"]
     rows: list[dg.TableRecord] = []
     ids = record.event_ids[-PREVIEW_ROWS:]
@@ -53,12 +57,21 @@ def _preview(duckdb: FoundryDuckDB, record: InboxRecord) -> dg.TableMetadataValu
         with duckdb.get_connection() as con:
             placeholders = ",".join("?" * len(ids))
             result = con.execute(
-                "SELECT event_id, correlation_id, occurred_at::VARCHAR, "
-                "left(payload::VARCHAR, 160) "
+                "SELECT event_id, correlation_id, occurred_at::VARCHAR, payload::VARCHAR "
                 f"FROM pipeline_event_inbox WHERE event_id IN ({placeholders}) ORDER BY stream_seq",
                 ids,
             ).fetchall()
-        rows = [dg.TableRecord(dict(zip(columns, row, strict=True))) for row in result]
+        rows = [
+            dg.TableRecord(
+                {
+                    "event_id": event_id,
+                    "correlation_id": correlation_id,
+                    "occurred_at": occurred_at,
+                    "payload": shown_text(payload, PREVIEW_CHARS),
+                }
+            )
+            for event_id, correlation_id, occurred_at, payload in result
+        ]
     return dg.MetadataValue.table(
         records=rows,
         schema=dg.TableSchema(columns=[dg.TableColumn(c, "string") for c in columns]),
@@ -182,6 +195,9 @@ def pipeline_event_inbox_record(
         f"{subject}: {record.received} received, {record.inserted} inserted, "
         f"{record.duplicates} duplicates, {record.dead_lettered} dead-lettered in {record.seconds}s"
     )
+    # A reason may quote the body it refused (a bad occurred_at, say): the metadata and the
+    # stored output show it scrubbed; pipeline_event_dead_letter keeps the body verbatim.
+    record.dead_letter_reasons = [shown_reason(r) for r in record.dead_letter_reasons]
     metadata = record_metadata(record)
     metadata["checkpoint"] = False
     metadata["preview"] = _preview(duckdb, record)

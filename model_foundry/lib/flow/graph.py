@@ -11,8 +11,8 @@ and kept, never dropped. Pure logic: no DuckDB, no Dagster.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import networkx as nx
@@ -261,6 +261,20 @@ def flow_figures(graph: FlowGraph) -> FlowFigures:
     )
 
 
+def relabelled(graph: FlowGraph, text: Callable[[str], str]) -> FlowGraph:
+    """A copy of ``graph`` whose nodes' label, slot, role and model went through ``text``;
+    ids, edges, times and counts stay. A picture shown outside DuckDB draws this one."""
+    nodes = {
+        node_id: replace(
+            node,
+            times=list(node.times),
+            **{key: text(value) for key in ("label", *WHO_KEYS) if (value := getattr(node, key))},
+        )
+        for node_id, node in graph.nodes.items()
+    }
+    return replace(graph, nodes=nodes)
+
+
 __all__ = [
     "MIN_UNCOORDINATED_STEPS",
     "WHO_KEYS",
@@ -275,4 +289,5 @@ __all__ = [
     "depth",
     "flow_figures",
     "forks",
+    "relabelled",
 ]

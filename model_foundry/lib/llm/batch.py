@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from model_foundry.lib.hygiene.shown import shown_text
 from model_foundry.lib.llm.causes import failure_causes
 from model_foundry.lib.llm.store import Completion
 from model_foundry.lib.slots.client import Attempt
@@ -50,16 +51,23 @@ class CompletionBatch:
         return out
 
     def why(self, key: str) -> str:
-        """Why the request ``key`` has no answer, in one sentence."""
+        """Why the request ``key`` has no answer, in one sentence (a slot's words scrubbed:
+        the sentence goes to Dagster's logs and metadata)."""
         if key in self.unfit:
             return self.unfit[key]
         if self.dispatch is not None:
             final = self.dispatch.final.get(key)
             if final is not None and final.error:
-                return final.error
+                return shown_text(final.error)
             if key in self.dispatch.undone:
-                return self.dispatch.stop_reason or "the batch stopped before it was sent"
+                return self.stop_reason or "the batch stopped before it was sent"
         return "no answer"
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the dispatch stopped early, scrubbed (an exception's message may quote data)."""
+        reason = self.dispatch.stop_reason if self.dispatch else None
+        return shown_text(reason) if reason else None
 
     def failure_causes(self) -> dict[str, int]:
         """Failed requests by cause; requests never sent (the batch stopped) count as one."""
@@ -67,8 +75,8 @@ class CompletionBatch:
         causes = failure_causes(attempts, self.slot_urls)
         unsent = len(self.failed) - sum(causes.values())
         if unsent > 0:
-            why = self.dispatch.stop_reason if self.dispatch else None
-            causes[f"not sent: {why or 'the batch ended before they were sent'}"] = unsent
+            why = self.stop_reason or "the batch ended before they were sent"
+            causes[f"not sent: {why}"] = unsent
         return causes
 
     @property
@@ -107,8 +115,8 @@ class CompletionBatch:
             "completion_tokens": tokens,
             "gen_tokens_per_s": round(tokens / busy_total, 1) if busy_total else 0.0,
         }
-        if self.dispatch is not None and self.dispatch.stop_reason:
-            meta["stop_reason"] = self.dispatch.stop_reason
+        if self.stop_reason:
+            meta["stop_reason"] = self.stop_reason
         meta.update(self.plot_metadata(per_slot))
         meta.update(limiter_metadata(self.dispatch.limiter if self.dispatch else {}))
         return meta

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
+from model_foundry.lib.hygiene.shown import shown_text
 from model_foundry.lib.slots.client import Attempt, first_line
 from model_foundry.lib.slots.fit import PROMPT_TOO_LONG
 from model_foundry.lib.slots.server_errors import context_limit_from_error
@@ -33,9 +34,11 @@ def failure_cause(attempt: Attempt, slot_urls: Mapping[str, str] | None = None) 
     if attempt.error_class in ("APIConnectionError", "ConnectError", "ConnectionError"):
         url = (slot_urls or {}).get(slot)
         return f"slot {slot} unreachable: {url}" if url else f"slot {slot} unreachable"
+    # The server's own words may quote the prompt (a validation error shows its input):
+    # causes reach Dagster's metadata and logs, so they are scrubbed before they are cut.
     if attempt.http_status is not None:
-        return f"slot {slot} answered HTTP {attempt.http_status}: {error[:200]}"
-    return f"slot {slot} failed ({attempt.error_class}): {error[:200]}"
+        return f"slot {slot} answered HTTP {attempt.http_status}: {shown_text(error, 200)}"
+    return f"slot {slot} failed ({attempt.error_class}): {shown_text(error, 200)}"
 
 
 def failure_causes(

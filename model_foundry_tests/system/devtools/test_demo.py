@@ -15,9 +15,12 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from model_foundry.devtools import demo as demo_tour
 from model_foundry.devtools.local_nats import LocalNatsServer
+from model_foundry.devtools.sample_events import planted_secrets_of
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.publish import make_event
+from model_foundry_tests.lab_tokens import LabToken, leaks, stored_files
 from model_foundry_tests.nats_helpers import publish
 from model_foundry_tests.pipeline_helpers import clean_env, slot_simulator_process
 
@@ -75,6 +78,25 @@ def test_demo_keeps_to_its_own_data_warns_of_the_idle_slot_and_draws_a_flow(
 
     # Figures for people: no Python dict, no double's every digit.
     assert not re.search(r"\{'|\d\.\d{6,}", out), out[-3000:]
+    # The sample sessions' planted secrets stay in the demo's DuckDB file: its Dagster
+    # instance (event log, runs, stored outputs, compute logs) holds none of them.
+    planted = [
+        LabToken(kind, value, value)
+        for secrets in planted_secrets_of(sessions=demo_tour.SESSIONS, seed=demo_tour.SEED)
+        for kind, value in secrets.items()
+    ]
+    home = data / "demo" / "dagster_home"
+    stored = stored_files(home)
+    everything = "\n".join(stored.values())
+    # What is searched holds the runs' metadata (previews, flow pictures) and compute logs.
+    assert "dead_letter_reasons" in everything and "<svg" in everything
+    assert any("compute_logs" in Path(place).parts for place in stored)
+    assert leaks(stored, planted) == []
+    with duckdb.connect(str(data / "demo" / "model_foundry.duckdb"), read_only=True) as con:
+        payloads = con.execute("SELECT payload::VARCHAR FROM pipeline_event_inbox").fetchall()
+    inbox = "\n".join(p for (p,) in payloads)
+    assert all(token.value in inbox for token in planted)
+
     command = out.strip().splitlines()[-1].strip()
     printed = re.fullmatch(r"MODEL_FOUNDRY_DUCKDB=(\S+) (\S*model-foundry) query (.+)", command)
     assert printed is not None, command

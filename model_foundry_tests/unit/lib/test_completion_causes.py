@@ -107,6 +107,32 @@ def test_batch_metadata_has_the_causes_and_the_requests_never_sent() -> None:
     assert CompletionBatch(0).metadata()["failure_causes"] == {}
 
 
+def test_a_servers_words_that_quote_the_prompt_are_scrubbed_wherever_they_are_shown() -> None:
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    echoed = f"1 validation error: input_value='git push https://{token}@github.com'"
+    attempts = [
+        failed("a", error_class="BadRequestError", http_status=422, error=echoed),
+        failed("b", error_class="RuntimeError", error=f"cannot parse {token}"),
+    ]
+    dispatch = DispatchResult(
+        attempts=attempts,
+        final={"a": attempts[0], "b": attempts[1]},
+        undone=["c"],
+        slots={},
+        seconds=1.0,
+        stopped_early=True,
+        stop_reason=f"on_attempt failed: ValueError: {token}",
+    )
+    batch = CompletionBatch(requested=3, failed=["a", "b", "c"], dispatch=dispatch)
+    shown = [*batch.metadata()["failure_causes"], batch.metadata()["stop_reason"]]
+    shown += [batch.why(key) for key in ("a", "b", "c")]
+    assert len(shown) == 7
+    for text in shown:
+        assert token[4:16] not in text
+    assert any(t.startswith("slot naughty answered HTTP 422: 1 validation error") for t in shown)
+    assert "[REDACTED:" in batch.why("a") and batch.why("c").startswith("on_attempt failed")
+
+
 def test_the_role_is_part_of_the_request_key() -> None:
     messages = [{"role": "user", "content": "hi"}]
     keys = {

@@ -18,6 +18,7 @@ from functools import partial
 from nats.aio.msg import Msg
 
 from model_foundry.lib.events import DeadLetter, InboxEvent
+from model_foundry.lib.hygiene.shown import shown_text
 from model_foundry.lib.inbox.drain.record import Checked
 from model_foundry.lib.inbox.store import (
     BatchResult,
@@ -163,7 +164,8 @@ def commit_batch(writer: BatchWriter, stream: str, ready: ReadyBatch, budget: in
     except Exception as error:
         if not any(c.deliveries >= budget for c in checked):
             raise
-        log.warning("batch failed (%s); writing its messages one by one", error)
+        # A storage error may quote a value of the batch; the log ends up in compute logs.
+        log.warning("batch failed (%s); writing its messages one by one", shown_text(str(error)))
         return _then_release_if_held_too_long(
             writer, partial(_write_around, writer, stream, checked, budget, error)
         )

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from model_foundry.lib.flow.graph import EdgeEvent, FlowGraph, NodeEvent, build_graph
+from model_foundry.lib.flow.graph import (
+    EdgeEvent,
+    FlowGraph,
+    NodeEvent,
+    build_graph,
+    flow_figures,
+    relabelled,
+)
 from model_foundry.lib.flow.render import (
     MAX_METADATA_BYTES,
     layered_positions,
@@ -145,3 +152,25 @@ def test_a_tight_limit_falls_back_to_a_smaller_png() -> None:
 def test_only_svg_and_png_are_written(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"\.svg or \.png"):
         write_picture(workers_graph(), tmp_path / "flow.jpg")
+
+
+def test_a_relabelled_graph_draws_only_the_new_text_and_keeps_its_shape() -> None:
+    token = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    nodes = [
+        NodeEvent("plan", T0, label=f"push with {token}", slot="grandpa"),
+        NodeEvent("a", T0 + timedelta(seconds=1), label="chat", slot=f"slot-{token}"),
+        NodeEvent("b", T0 + timedelta(seconds=2), label=token, model=token),
+    ]
+    edges = [EdgeEvent("plan", "a", T0), EdgeEvent("plan", "b", T0), EdgeEvent("b", "c", T0)]
+    graph = build_graph("sess-planted", nodes, edges)
+    # Node text (cut to 18 characters) and the legend (whole) carry what the events said.
+    assert token in render(graph, "svg").decode()
+    shown = relabelled(graph, lambda text: text.replace(token, "[REDACTED:github_token]"))
+    svg = render(shown, "svg").decode()
+    assert token[4:16] not in svg and "model: [REDACTED:github_token]" in svg
+    assert "push with [REDAC" in svg
+    # Ids, edges, times and the figures stay; the graph drawn from is left as it was.
+    assert list(shown.digraph.edges) == list(graph.digraph.edges)
+    assert shown.nodes["c"].known is False and shown.nodes["a"].times == graph.nodes["a"].times
+    assert flow_figures(shown) == flow_figures(graph)
+    assert graph.nodes["b"].label == token
