@@ -187,7 +187,8 @@ def leaks(places: Mapping[str, str], tokens: Iterable[LabToken]) -> list[str]:
 def sqlite_text(path: Path) -> str:
     """Every row of every table of a SQLite file, as text. A long value (a picture's data
     URI) spans overflow pages whose headers break it up in the file's bytes."""
-    con = sqlite3.connect(f"{path.as_uri()}?mode=ro&immutable=1", uri=True)
+    # Read-only through SQLite's own locks: a live daemon may be writing to it.
+    con = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=30)
     try:
         tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         lines = []
