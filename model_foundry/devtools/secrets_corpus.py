@@ -1013,10 +1013,9 @@ def _file_case(
     g.add(text, [Plant(kind, context, value, part)], neg, [p1, *keep], where, source)
 
 
-def _password_cases(g: _Gen) -> None:
+def _postgres_password_cases(g: _Gen) -> None:
     c = _command_case
     f = _file_case
-    # postgres
     c(
         g,
         "postgres_password",
@@ -1070,7 +1069,11 @@ def _password_cases(g: _Gen) -> None:
             ["${DB_PASSWORD}", "postgres:16.2"],
         ),
     )
-    # mysql
+
+
+def _mysql_password_cases(g: _Gen) -> None:
+    c = _command_case
+    f = _file_case
     c(
         g,
         "mysql_password",
@@ -1121,7 +1124,11 @@ def _password_cases(g: _Gen) -> None:
             ["SQLALCHEMY_DATABASE_URI", f"{h}:3306/{db}?charset=utf8mb4"],
         ),
     )
-    # SQL Server
+
+
+def _sql_server_password_cases(g: _Gen) -> None:
+    c = _command_case
+    f = _file_case
     f(
         g,
         "mssql_password",
@@ -1178,7 +1185,10 @@ def _password_cases(g: _Gen) -> None:
             ["ACCEPT_EULA=Y", "mcr.microsoft.com/mssql/server:2022-latest"],
         ),
     )
-    # Oracle
+
+
+def _oracle_password_cases(g: _Gen) -> None:
+    c = _command_case
     c(
         g,
         "oracle_password",
@@ -1197,7 +1207,11 @@ def _password_cases(g: _Gen) -> None:
             [f"{h}:1521/ORCLPDB1"],
         ),
     )
-    # Redis
+
+
+def _redis_password_cases(g: _Gen) -> None:
+    c = _command_case
+    f = _file_case
     c(
         g,
         "redis_password",
@@ -1234,7 +1248,11 @@ def _password_cases(g: _Gen) -> None:
             ["port 6379"],
         ),
     )
-    # RabbitMQ
+
+
+def _rabbitmq_password_cases(g: _Gen) -> None:
+    c = _command_case
+    f = _file_case
     c(
         g,
         "rabbitmq_password",
@@ -1271,7 +1289,10 @@ def _password_cases(g: _Gen) -> None:
             ["rabbitmq:3.13-management"],
         ),
     )
-    # MongoDB
+
+
+def _mongodb_password_cases(g: _Gen) -> None:
+    c = _command_case
     c(
         g,
         "mongodb_password",
@@ -1302,7 +1323,10 @@ def _password_cases(g: _Gen) -> None:
             ["--authenticationDatabase admin", f"mongodb://{h}:27017/{db}"],
         ),
     )
-    # HTTP basic auth
+
+
+def _http_basic_auth_password_cases(g: _Gen) -> None:
+    c = _command_case
     c(
         g,
         "http_basic_password",
@@ -1342,7 +1366,10 @@ def _password_cases(g: _Gen) -> None:
         )
         g.add(text, [plant], ["reports.acme.test"], [p1, "Authorization: Basic", "GET /metrics"],
               g.rng.choice(["tool_result", "tool_arguments"]), "http_request")  # fmt: skip
-    # registries and indexes
+
+
+def _registries_and_indexes_password_cases(g: _Gen) -> None:
+    c = _command_case
     c(
         g,
         "registry_password",
@@ -1379,7 +1406,11 @@ def _password_cases(g: _Gen) -> None:
             ["PIP_EXTRA_INDEX_URL", "nexus.acme.test/repository/pypi/simple"],
         ),
     )
-    # mail, directory, ssh
+
+
+def _mail_and_directory_password_cases(g: _Gen) -> None:
+    c = _command_case
+    f = _file_case
     f(
         g,
         "smtp_password",
@@ -1436,6 +1467,11 @@ def _password_cases(g: _Gen) -> None:
             ["ldaps://ldap.acme.test:636"],
         ),
     )
+
+
+def _ssh_and_later_password_cases(g: _Gen) -> None:
+    c = _command_case
+    f = _file_case
     c(
         g,
         "ssh_password",
@@ -1480,7 +1516,9 @@ def _password_cases(g: _Gen) -> None:
         ),
     )
     _ctx_k8s_secret(g, KIND_BY_NAME["django_secret_key"])
-    # Azure connection strings and SAS URLs
+
+
+def _azure_connection_strings_and_sas_urls_password_cases(g: _Gen) -> None:
     for _ in range(3):
         value, part = g.secret("azure_storage_account_key")
         acct = g.rng.choice(["acmelogs", "acmeexports", "acmebackups"])
@@ -1514,7 +1552,9 @@ def _password_cases(g: _Gen) -> None:
         text = f"Download it from {url} ({p1})."
         g.add(text, [plant], [st], [p1, "acmeexports.blob.core.windows.net/exports/report.csv"],
               g.rng.choice(["user_turn", "assistant_turn", "tool_result"]), "")  # fmt: skip
-    # passwords with reserved characters, written URL-encoded
+
+
+def _passwords_with_reserved_characters_written_url_encoded_password_cases(g: _Gen) -> None:
     for kind in ("postgres_password", "mysql_password", "redis_password", "mongodb_password",
                  "http_basic_password", "rabbitmq_password"):  # fmt: skip
         for _ in range(2):
@@ -1543,6 +1583,23 @@ def _password_cases(g: _Gen) -> None:
                 keep = [p1, "grant_type=password", "client_id=web-console"]
             g.add(text, [plant], ["login.acme.test" if "login" in text else host], keep,
                   g.rng.choice(["tool_arguments", "tool_result"]), "")  # fmt: skip
+
+
+def _password_cases(g: _Gen) -> None:
+    """Passwords of databases, brokers and servers, one group of cases per kind."""
+    _postgres_password_cases(g)
+    _mysql_password_cases(g)
+    _sql_server_password_cases(g)
+    _oracle_password_cases(g)
+    _redis_password_cases(g)
+    _rabbitmq_password_cases(g)
+    _mongodb_password_cases(g)
+    _http_basic_auth_password_cases(g)
+    _registries_and_indexes_password_cases(g)
+    _mail_and_directory_password_cases(g)
+    _ssh_and_later_password_cases(g)
+    _azure_connection_strings_and_sas_urls_password_cases(g)
+    _passwords_with_reserved_characters_written_url_encoded_password_cases(g)
 
 
 # -- credential and config files ---------------------------------------------------------------
