@@ -11,8 +11,11 @@ What the unit, integration and system tests of ``test_hostile_inputs.py`` share.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -161,19 +164,32 @@ def _raw_utf8_json(value: Any) -> bytes:
 encodings = st.sampled_from([_ascii_json, _raw_utf8_json])
 
 
-def store(results: list[InboxEvent | DeadLetter]) -> duckdb.DuckDBPyConnection:
-    """Write results with the real batch writer into an in-memory DuckDB, as a drain does."""
+@functools.cache
+def _empty_database() -> duckdb.DuckDBPyConnection:
+    """One in-memory database with every table, made once per process: creating the tables
+    costs far more than an example's write."""
     con = duckdb.connect()
     registry.create_all(con)
-    con.execute("BEGIN TRANSACTION")
-    write_batch(
-        con,
-        "PIPELINE_EVENTS",
-        [r for r in results if isinstance(r, InboxEvent)],
-        [r for r in results if isinstance(r, DeadLetter)],
-    )
-    con.execute("COMMIT")
     return con
+
+
+@contextmanager
+def store(results: list[InboxEvent | DeadLetter]) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Write results with the real batch writer into an in-memory DuckDB, as a drain does,
+    and read them back in the same transaction; it is rolled back, so every example starts
+    from empty tables."""
+    con = _empty_database()
+    con.execute("BEGIN TRANSACTION")
+    try:
+        write_batch(
+            con,
+            "PIPELINE_EVENTS",
+            [r for r in results if isinstance(r, InboxEvent)],
+            [r for r in results if isinstance(r, DeadLetter)],
+        )
+        yield con
+    finally:
+        con.execute("ROLLBACK")
 
 
 ids = st.text(
