@@ -24,16 +24,16 @@ up: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/model-foundry demo
 
-# The tiers (model_foundry_tests/tiers.py) run on one pytest-xdist worker per core; each file
-# stays on one worker, so a module's server or Dagster stack starts once.
+# The tiers (model_foundry_tests/tiers.py) run on one pytest-xdist worker per core. `check`
+# lets an idle worker take tests queued for the other; `test` keeps each file on one worker,
+# so a module's Dagster stack or servers start once.
 PYTEST_WORKERS ?= auto
-PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
 
 check: $(STAMP)
-	$(PY) -m pytest -q $(PYTEST_PARALLEL) -m "unit or integration"
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal -m "unit or integration"
 
 test: $(STAMP)
-	$(PY) -m pytest -q $(PYTEST_PARALLEL)
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile
 
 # A real llama.cpp server for the tests (CPU, no web UI), built once into
 # ~/.cache/model-foundry (MODEL_FOUNDRY_CACHE) from the llama-cpp-python sdist on PyPI.
