@@ -24,16 +24,19 @@ up: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/model-foundry demo
 
-# The tiers (model_foundry_tests/tiers.py) run on one pytest-xdist worker per core. `check`
-# lets an idle worker take tests queued for the other; `test` keeps each file on one worker,
-# so a module's Dagster stack or servers start once.
+# The tiers (model_foundry_tests/tiers.py) run on one pytest-xdist worker per core. Each
+# worker starts with an even share of the tests in their order (the longest first, see
+# conftest.py) and an idle one takes tests still queued for the other; a file's tests stay
+# together unless taken, so a module's Dagster stack usually starts once. (`--dist loadfile`
+# would run the files with the most tests first, the longest single tests last.)
 PYTEST_WORKERS ?= auto
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist worksteal
 
 check: $(STAMP)
-	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal -m "unit or integration"
+	$(PY) -m pytest -q $(PYTEST_PARALLEL) -m "unit or integration"
 
 test: $(STAMP)
-	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -q $(PYTEST_PARALLEL)
 
 # A real llama.cpp server for the tests (CPU, no web UI), built once into
 # ~/.cache/model-foundry (MODEL_FOUNDRY_CACHE) from the llama-cpp-python sdist on PyPI.
