@@ -42,17 +42,12 @@ from model_foundry_tests.lab_tokens import (
 from model_foundry_tests.nats_helpers import publish, publish_raw
 from model_foundry_tests.shared.security import (  # noqa: F401 - fixtures are found by name
     INJECTIONS,
-    PACKAGE,
     PASSWORD,
-    RESOURCES_QUERY,
-    REVIEWED,
-    SQL_METHODS,
     TOKEN,
     USER,
     Certs,
     assert_one_sentence,
     certs_fixture,
-    cli,
     secure_nats_fixture,
     token_nats_fixture,
 )

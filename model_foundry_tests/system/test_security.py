@@ -13,12 +13,9 @@ from dagster._serdes import serialize_value
 
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry_tests.shared.security import (  # noqa: F401 - fixtures are found by name
-    INJECTIONS,
     PACKAGE,
     PASSWORD,
     RESOURCES_QUERY,
-    REVIEWED,
-    SQL_METHODS,
     TOKEN,
     USER,
     Certs,

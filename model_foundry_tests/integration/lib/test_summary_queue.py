@@ -15,8 +15,6 @@ from model_foundry.lib import storage
 from model_foundry.lib.inbox.typed import refresh_inbox_tables
 from model_foundry.lib.tables.summaries import SUMMARY_QUEUE_STEP, TRANSLATION_QUEUE_STEP
 from model_foundry_tests.shared.lib.summary_queue import (  # noqa: F401 - fixtures are found by name
-    _KILLED,
-    ROOT,
     TWO_SESSIONS,
     queued,
     slot_path_fixture,

@@ -16,8 +16,6 @@ from model_foundry.lib.summaries.prompts import (
     translation_params,
 )
 from model_foundry_tests.shared.defs.pipeline_assets import (  # noqa: F401 - fixtures are found by name
-    DOWNSTREAM,
-    resources,
     slot_path_fixture,
 )
 

@@ -15,7 +15,6 @@ from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib.datasets.layouts import SESSIONS
 from model_foundry_tests.hf_loading import load_offline
 from model_foundry_tests.shared.defs.datasets.session_dataset import (  # noqa: F401 - fixtures are found by name
-    PLANTED,
     _sessions_cli,
     _store,
     exported_fixture,

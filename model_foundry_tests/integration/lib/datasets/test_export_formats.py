@@ -9,10 +9,7 @@ from model_foundry.devtools import hf_datasets
 from model_foundry.lib.datasets.layouts import SESSIONS
 from model_foundry_tests.hf_loading import load_offline
 from model_foundry_tests.shared.lib.datasets.export_formats import (  # noqa: F401 - fixtures are found by name
-    OPENAI_MESSAGE_KEYS,
-    _figures,
     _kept,
-    _records,
     export_fixture,
 )
 

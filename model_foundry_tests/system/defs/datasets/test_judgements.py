@@ -10,10 +10,6 @@ from model_foundry.devtools import hf_datasets
 from model_foundry.lib.datasets.layouts import PREFERENCE
 from model_foundry_tests.hf_loading import load_offline
 from model_foundry_tests.shared.defs.datasets.judgements import (  # noqa: F401 - fixtures are found by name
-    TOKEN,
-    TOPICS,
-    _collect,
-    _meta,
     judged_fixture,
 )
 

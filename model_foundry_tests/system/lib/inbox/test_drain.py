@@ -16,7 +16,6 @@ from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.storage import DuckDBBusyError
 from model_foundry_tests.nats_helpers import BOTH_NATS_LINES, publish
 from model_foundry_tests.shared.lib.inbox.drain import (  # noqa: F401 - fixtures are found by name
-    SUBJECT,
     counts,
     drain,
     impatient_fixture,

@@ -9,10 +9,7 @@ import duckdb
 import pytest
 
 from model_foundry_tests.shared.defs.datasets.judgements import (  # noqa: F401 - fixtures are found by name
-    TOKEN,
     TOPICS,
-    _collect,
-    _meta,
     judged_fixture,
 )
 

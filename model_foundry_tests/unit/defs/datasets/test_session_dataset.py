@@ -14,8 +14,6 @@ import pytest
 from model_foundry.lib.publish import OutgoingEvent
 from model_foundry_tests.shared.defs.datasets.session_dataset import (  # noqa: F401 - fixtures are found by name
     PLANTED,
-    _sessions_cli,
-    _store,
     exported_fixture,
 )
 

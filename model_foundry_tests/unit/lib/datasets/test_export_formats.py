@@ -17,7 +17,6 @@ from model_foundry_tests.shared.lib.datasets.export_formats import (  # noqa: F4
     OPENAI_MESSAGE_KEYS,
     _figures,
     _kept,
-    _records,
     export_fixture,
 )
 

@@ -7,9 +7,6 @@ import pytest
 
 from model_foundry.lib.slots.leases import LeaseSettings, LeaseValue
 from model_foundry_tests.shared.lib.slots.leases import (  # noqa: F401 - fixtures are found by name
-    TTL,
-    close,
-    limiter,
     server_fixture,
 )
 
