@@ -11,7 +11,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from model_foundry.cli import bench, datasets, devstack, events, flow, nats, reading, simulator
+from model_foundry.cli import (
+    bench,
+    datasets,
+    devstack,
+    events,
+    flow,
+    nats,
+    reading,
+    simulator,
+    slots,
+)
 from model_foundry.lib.errors import UserError
 
 
@@ -42,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="NATS events into DuckDB, prompts to GPU model slots, datasets out.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (nats, events, reading, flow, devstack, bench, datasets, simulator):
+    for group in (nats, events, reading, slots, flow, devstack, bench, datasets, simulator):
         group.register(sub)
     return parser
 

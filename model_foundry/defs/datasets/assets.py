@@ -145,6 +145,7 @@ def dataset_samples(
             advance_chat_prompts(duckdb.database, chat_span)
     # "prompts" counts distinct prompts, i.e. after duplicates were dropped.
     metadata.update(prompts=len(prompts), **read, roles=roles, **run.telemetry.metadata())
+    metadata.update(run.template_metadata())
     return dg.MaterializeResult(metadata=dagster_metadata(metadata))
 
 

@@ -125,6 +125,7 @@ def dataset_judgements(
             except FinishedVersionError as exc:
                 context.log.warning(f"{exc}; its judgements are in dataset_judgements")
     metadata.update(run.telemetry.metadata())
+    metadata.update(run.template_metadata())
     shown = dagster_metadata(metadata)
     shown["win_rate_table"] = dg.MetadataValue.md(win_rate_table(figures.win_rates))
     return dg.MaterializeResult(metadata=shown)

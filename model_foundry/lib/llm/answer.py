@@ -17,7 +17,6 @@ from model_foundry.lib.llm.store import Completion, CompletionStore
 from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.slots.dispatcher import DispatchOptions, run_dispatch
-from model_foundry.lib.slots.fit import PROMPT_TOO_LONG
 
 # (requests finished, requests sent): called once per request, when it has settled.
 Progress = Callable[[int, int], None]
@@ -99,13 +98,14 @@ def _record_unfit(
     slot_file: SlotFile,
     profile: str | None,
 ) -> None:
-    """Record each too-long request once (not again while its reason stays the same)."""
+    """Record each request no slot can take once (not again while its reason stays the
+    same)."""
     recorded = store.last_errors([r.key for r in unfit])
     for r in unfit:
         attempt = unfit_attempt(r, slot_file, profile)
         batch.unfit[r.key] = r.unfit_reason or ""
         batch.unfit_attempts.append(attempt)
-        if recorded.get(r.key) != (PROMPT_TOO_LONG, r.unfit_reason):
+        if recorded.get(r.key) != (r.unfit_cause, r.unfit_reason):
             store.record(attempt, r)
 
 

@@ -9,6 +9,7 @@ from model_foundry.lib.hygiene.shown import shown_text
 from model_foundry.lib.slots.client import Attempt, first_line
 from model_foundry.lib.slots.fit import PROMPT_TOO_LONG
 from model_foundry.lib.slots.server_errors import context_limit_from_error
+from model_foundry.lib.slots.template_check import TEMPLATE_IGNORES_MESSAGES
 
 
 def failure_cause(attempt: Attempt, slot_urls: Mapping[str, str] | None = None) -> str:
@@ -21,6 +22,9 @@ def failure_cause(attempt: Attempt, slot_urls: Mapping[str, str] | None = None) 
             f"prompt too long for the context of every slot serving role {attempt.role!r} "
             "(recorded, not sent)"
         )
+    if attempt.error_class == TEMPLATE_IGNORES_MESSAGES:
+        # The check's own sentence, naming the slot and the counts (recorded, not sent).
+        return f"{error} (recorded, not sent)"
     if attempt.error_class == "EmptyAnswer":
         return f"empty answer from slot {slot}: {error or 'the slot returned an empty answer'}"
     if attempt.http_status == 400 and (

@@ -81,6 +81,7 @@ class Planned:
     # Set by ``fit``: the slots whose context holds it (None: any), or why none does.
     only_slots: tuple[str, ...] | None = None
     unfit_reason: str | None = None
+    unfit_cause: str = PROMPT_TOO_LONG
 
     @property
     def task(self) -> str:
@@ -126,13 +127,16 @@ def fit(
             book, slot_file, r.role, r.request.body, r.request.params, profile=profile
         )
         fitted.append(
-            dataclasses.replace(r, only_slots=found.only_slots, unfit_reason=found.reason)
+            dataclasses.replace(
+                r, only_slots=found.only_slots, unfit_reason=found.reason, unfit_cause=found.cause
+            )
         )
     return fitted
 
 
 def unfit_attempt(request: Planned, slot_file: SlotFile, profile: str | None) -> Attempt:
-    """The recorded failure of a request no slot's context can hold: never sent, not retried."""
+    """The recorded failure of a request no slot can take (no context holds it, or every
+    slot's template drops the messages): never sent, not retried."""
     slot = slot_file.slots_for_role(request.role, profile)[0]
     return Attempt(
         key=request.key,
@@ -142,7 +146,7 @@ def unfit_attempt(request: Planned, slot_file: SlotFile, profile: str | None) ->
         model=request.model,
         runtime=slot.runtime,
         status="error",
-        error_class=PROMPT_TOO_LONG,
+        error_class=request.unfit_cause,
         error=request.unfit_reason,
         retryable=False,
         latency_s=0.0,

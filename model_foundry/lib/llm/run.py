@@ -27,6 +27,7 @@ from model_foundry.lib.llm.store import Completion, CompletionStore
 from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions
+from model_foundry.lib.slots.fit import PROMPT_TOO_LONG
 from model_foundry.lib.telemetry import Telemetry, for_run
 
 ItemT = TypeVar("ItemT")
@@ -160,11 +161,13 @@ class LlmRun:
     def ask(self, requests: Sequence[Planned], label: str) -> CompletionBatch:
         """One round: fit ``requests``, answer them from the store or the slots, keep the batch."""
         fitted = fit(requests, self.book, self.slot_file, self.profile)
-        too_long = [r for r in fitted if r.unfit_reason]
-        if too_long:
+        unfit = [r for r in fitted if r.unfit_reason]
+        for cause in sorted({r.unfit_cause for r in unfit}):
+            some = [r for r in unfit if r.unfit_cause == cause]
+            what = "fit no slot's context" if cause == PROMPT_TOO_LONG else "have no usable slot"
             self.log.warning(
-                f"{label}: {len(too_long)} prompts fit no slot's context and are not sent, "
-                f"e.g.: {too_long[0].unfit_reason}"
+                f"{label}: {len(some)} prompts {what} and are not sent, e.g.: "
+                f"{some[0].unfit_reason}"
             )
         batch = answer(
             self.store, fitted, self.slot_file, self.profile, options=self.options,
@@ -208,8 +211,14 @@ class LlmRun:
         return {name: c.describe() for name, c in self.book.contexts().items()}
 
     def metadata(self) -> dict[str, Any]:
-        """The merged batch's figures and causes, and the telemetry counts (after the block)."""
-        return {**self.batch.metadata(), **self.telemetry.metadata()}
+        """The merged batch's figures and causes, the telemetry counts (after the block) and,
+        for each slot the run's work reached, whether its chat template kept the messages."""
+        return {**self.batch.metadata(), **self.telemetry.metadata(), **self.template_metadata()}
+
+    def template_metadata(self) -> dict[str, Any]:
+        """``slot_templates``: each checked slot's template verdict (``template_check.py``)."""
+        templates = {n: t.describe() for n, t in self.book.checked_templates().items()}
+        return {"slot_templates": templates} if templates else {}
 
 
 __all__ = [

@@ -42,6 +42,7 @@ from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import Slot
 from model_foundry.lib.slots.runtimes import LLAMACPP, VLLM, server_root
 from model_foundry.lib.slots.runtimes import httpx as _httpx
+from model_foundry.lib.slots.template_check import TemplateCheck, check_template
 
 ESTIMATE_PER_MESSAGE = 8
 # Tokens kept for the answer when a request names no max_tokens (chat slots may leave it
@@ -109,6 +110,7 @@ class ContextBook:
         self.slots = {s.name: s for s in slots}
         self._http = _httpx.Client(timeout=timeout_s)
         self._contexts: dict[str, SlotContext] = {}
+        self._templates: dict[str, TemplateCheck] = {}
         self._counts: dict[tuple[str, str, str], int] = {}
         # A server that failed to count once is not asked again in this book's life: one
         # timeout per server, not one per prompt.
@@ -138,6 +140,27 @@ class ContextBook:
 
     def contexts(self) -> dict[str, SlotContext]:
         return {name: self.context(name) for name in self.slots}
+
+    # -- chat templates -------------------------------------------------------------------------
+
+    def template(self, slot: str) -> TemplateCheck:
+        """Whether ``slot``'s chat template keeps the messages (``template_check.py``), asked
+        once in the book's life."""
+        with self._lock:
+            known = self._templates.get(slot)
+        if known is None:
+            known = check_template(self._http, self.slots[slot])
+            with self._lock:
+                self._templates[slot] = known
+        return known
+
+    def templates(self) -> dict[str, TemplateCheck]:
+        return {name: self.template(name) for name in self.slots}
+
+    def checked_templates(self) -> dict[str, TemplateCheck]:
+        """The checks made so far (slots this book's work reached), without asking more."""
+        with self._lock:
+            return dict(self._templates)
 
     def _get_json(self, url: str) -> Any:
         resp = self._http.get(url)

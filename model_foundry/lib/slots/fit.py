@@ -7,6 +7,10 @@ upper-bound estimate already fits with room to spare are not counted at all (no 
 the rest are counted by the server. A request is then sent only to slots it fits; one that
 fits none gets a reason a person can act on, and is recorded as a failed, non-retried request
 instead of being sent (and rejected) run after run.
+
+A slot whose chat template drops the messages (``template_check.py``) holds nothing: its
+role's requests go to the role's other slots, and one that only such slots could take is
+recorded with that slot's sentence and ``TEMPLATE_IGNORES_MESSAGES``, never sent.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import build_request
 from model_foundry.lib.slots.config import Slot, SlotFile
 from model_foundry.lib.slots.context import ContextBook, answer_reserve, estimate_tokens
+from model_foundry.lib.slots.template_check import TEMPLATE_IGNORES_MESSAGES
 
 PROMPT_TOO_LONG = "PromptTooLong"
 # Room left for what a chat template adds beyond the estimate's per-message tokens (some
@@ -34,6 +39,8 @@ class Fit:
 
     only_slots: tuple[str, ...] | None
     reason: str | None = None
+    # What the reason is recorded as: PROMPT_TOO_LONG or TEMPLATE_IGNORES_MESSAGES.
+    cause: str = PROMPT_TOO_LONG
 
     @property
     def fits(self) -> bool:
@@ -101,7 +108,12 @@ def fit_request(
     largest: tuple[int, str] | None = None
     worst_prompt = 0
     reserve_seen = 0
+    refused: list[str] = []
     for slot in candidates:
+        template = book.template(slot.name)
+        if template.refused:
+            refused.append(template.detail)
+            continue
         window = book.context(slot.name).tokens
         if window is None:
             fitting.append(slot.name)
@@ -121,7 +133,9 @@ def fit_request(
         return Fit(None)
     if fitting:
         return Fit(tuple(fitting))
-    assert largest is not None
+    if largest is None:
+        # Every slot of the role was refused for its template.
+        return Fit(None, reason="; ".join(refused), cause=TEMPLATE_IGNORES_MESSAGES)
     reason = (
         f"the prompt needs {worst_prompt} tokens plus {reserve_seen} for the answer, but the "
         f"largest context among the slots serving role {role!r} is {largest[0]} tokens "
