@@ -241,14 +241,17 @@ def check_serving(url: str, *, who: str = "llama-server") -> ServingCheck:
 
 def server_threads() -> int:
     """The cores this process may use: llama-server's matrix work scales with them."""
-    return max(1, len(os.sched_getaffinity(0)))
+    if hasattr(os, "sched_getaffinity"):  # Linux: honours taskset and container limits
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 def template_args(template: Path | None = None) -> list[str]:
     """llama-server arguments that serve the Gemma template file through its Jinja engine.
 
-    Never ``--chat-template gemma``: that build renders every request as the literal word
-    "gemma" and answers as if nothing were wrong.
+    Never ``--chat-template gemma``: with Jinja on by default, the pinned build reads the name
+    as a template's text, renders every request as the literal word "gemma" and answers as
+    if nothing were wrong.
     """
     return ["--jinja", "--chat-template-file", str(template or template_path())]
 
@@ -261,11 +264,16 @@ def _death(binary: Path, returncode: int, last_words: str = "") -> str:
             how = f"was killed by {signal.Signals(-returncode).name}"
         except ValueError:
             how = f"was killed by signal {-returncode}"
+        # The remedy depends on where the binary came from: the cache is rebuilt by
+        # deleting it (a build is a no-op while it is there), $LLAMA_SERVER_BIN by unsetting.
+        if binary == llama_server.cached_binary():
+            remedy = f"delete {binary} and run `make llama-server` (GGML_NATIVE=OFF)"
+        else:
+            remedy = "unset LLAMA_SERVER_BIN to use `make llama-server`'s (GGML_NATIVE=OFF)"
         return (
             f"{binary} {how} serving the quantized {MODEL_FILE}: a llama-server built with "
             f"-DGGML_NATIVE=ON on a virtual machine that advertises CPU features (such as AMX) "
-            f"it does not allow dies like this; rebuild it with the project's portable build "
-            f"(`make llama-server`, GGML_NATIVE=OFF)"
+            f"it does not allow dies like this; use the project's portable build: {remedy}"
         )
     said = f": {last_words.strip()}" if last_words.strip() else ""
     return f"{binary} exited with status {returncode} serving {MODEL_FILE}{said}"
