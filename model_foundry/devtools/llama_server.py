@@ -56,6 +56,14 @@ class ToolchainMissing(RuntimeError):
     """No C++ toolchain (cmake and a C++ compiler) to build llama-server with."""
 
 
+class ServerExited(RuntimeError):
+    """llama-server ended before it was healthy; ``returncode`` is negative for a signal."""
+
+    def __init__(self, message: str, returncode: int) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+
+
 def cache_root() -> Path:
     # Read here rather than through lib.settings: this is a dev tool, not product config.
     base = os.environ.get("MODEL_FOUNDRY_CACHE") or str(Path.home() / ".cache" / "model-foundry")
@@ -170,7 +178,10 @@ def wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float = 12
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"llama-server exited with {process.returncode} before {url} was up")
+            raise ServerExited(
+                f"llama-server exited with {process.returncode} before {url} was up",
+                process.returncode,
+            )
         with (
             contextlib.suppress(urllib.error.URLError, OSError),
             urllib.request.urlopen(f"{url}/health", timeout=2) as resp,
