@@ -141,9 +141,17 @@ def value_is_secret(kind: str, value: str, *, unquoted: bool = False) -> bool:
         return True
     if " " in text or "(" in text:
         return False
+    # A vendor's token prefix marks a token however little follows it: a token cut short
+    # (a reason or preview cut at its length limit) is no variable a person named.
+    if _TOKEN_PREFIX.match(text):
+        return True
     # Code names a variable (``token=tokenizer.encode``); a dotted token (``sk.eyJ1...``)
     # is no name a person wrote.
     return not _IDENTIFIER.fullmatch(text) or _long_mixed(text)
+
+
+# Hugging Face, GitHub, GitLab, OpenAI-style, Slack, npm and PyPI token prefixes.
+_TOKEN_PREFIX = re.compile(r"(?:hf_|gh[pousr]_|github_pat_|glpat-|sk-|xox[abprs]-|npm_|pypi-)\w")
 
 
 def _long_mixed(value: str) -> bool:

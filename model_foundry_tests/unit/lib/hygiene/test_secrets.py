@@ -126,3 +126,16 @@ def test_a_changed_arguments_string_is_json_again_and_an_untouched_one_keeps_its
     assert counts == {"github_token": 1}
     untouched = {"function": {"name": "sh", "arguments": '{"cmd":  "ls"}'}}
     assert scrubber.scrub(untouched)[0] == untouched
+
+
+def test_a_token_cut_short_after_its_name_goes_at_the_end_of_a_text() -> None:
+    """A judge's reason cut at its length limit ended on ``HF_TOKEN=hf_TzAeKOmXRrvf``: too
+    short for the token's own shape, and letters only like a variable's name."""
+    for text, fragment in (
+        ("CI uses HF_TOKEN=hf_TzAeKOmXRrvf", "hf_TzAeKOmXRrvf"),
+        ("the runner sets GITHUB_TOKEN=ghp_AbCdEfGh", "ghp_AbCdEfGh"),
+    ):
+        scrubbed, _ = scrub_secrets(text)
+        assert fragment not in scrubbed, scrubbed
+    # A variable a person named stays.
+    assert scrub_secrets("self.token = tokenizer_fast")[0] == "self.token = tokenizer_fast"
