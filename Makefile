@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv up demo check test lint bench clean llama-server real-model hf-datasets
+.PHONY: venv up demo demo-real check test lint bench clean llama-server real-model hf-datasets
 
 venv: $(STAMP)
 
@@ -23,6 +23,10 @@ up: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/model-foundry demo
+
+# The demo on a real model: llama-server and Gemma 3 270M, built or reused from the cache.
+demo-real: $(STAMP)
+	$(VENV)/bin/model-foundry demo --real
 
 # The tiers (model_foundry_tests/tiers.py) run on one pytest-xdist worker per core. Each
 # worker starts with an even share of the tests in their order (the longest first, see

@@ -16,7 +16,7 @@ def cmd_up(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from model_foundry.devtools.devstack import demo
 
-    return demo(events=args.events)
+    return demo(events=args.events, real=args.real)
 
 
 def register(sub: Subparsers) -> None:
@@ -27,4 +27,10 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("demo", help="one-shot: sample events through the whole pipeline")
     # 400: enough lineage per session for each sample session's workers to show their branches.
     p.add_argument("--events", type=int, default=400)
+    p.add_argument(
+        "--real",
+        action="store_true",
+        help="every slot a llama-server on a real model (Gemma 3 270M, CPU; builds or reuses "
+        "llama-server and the model in the cache) instead of the simulator",
+    )
     p.set_defaults(func=cmd_demo)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shlex
 import shutil
@@ -16,7 +17,9 @@ import dagster as dg
 from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import settings, storage
 from model_foundry.lib.datasets import collection_line
+from model_foundry.lib.datasets.gates import gate
 from model_foundry.lib.events import SUBJECTS
+from model_foundry.lib.hygiene.shown import shown_text
 from model_foundry.lib.llm import cause_lines
 from model_foundry.lib.nats.connection import nats_client_from_env
 from model_foundry.lib.publish import publish_events
@@ -289,7 +292,63 @@ def _report(db: Path, dataset: dict[str, Any] | None) -> None:
     )
 
 
-def run_demo(events: int = 400) -> int:
+# What ``demo --real`` shows of the model's own words: one of each, with the request it
+# answered (for the quality gates' verdict on it).
+_ANSWERED = (
+    "JOIN (SELECT DISTINCT ON (request_key) request_key, finish_reason, request::VARCHAR AS asked "
+    "FROM llm_completions WHERE status = 'ok') c USING (request_key)"
+)
+REAL_QUERIES = (
+    (
+        "a summary",
+        f"SELECT slot, summary, finish_reason, asked, NULL FROM session_summaries {_ANSWERED} "
+        "ORDER BY correlation_id LIMIT 1",
+    ),
+    (
+        "a translation",
+        "SELECT slot, translation, finish_reason, asked, target_lang "
+        f"FROM session_summary_translations {_ANSWERED} ORDER BY correlation_id LIMIT 1",
+    ),
+    (
+        "a verdict",
+        "SELECT judge_slot || ', ' || coalesce(winner, '-') || ' ' || score_a || ':' || score_b, "
+        f"reason, finish_reason, asked, NULL FROM dataset_judgements {_ANSWERED} "
+        "WHERE status = 'ok' ORDER BY prompt_id, request_key LIMIT 1",
+    ),
+)
+
+
+def _gate_of(text: str, finish_reason: str | None, asked: str, target: str | None) -> str:
+    """What the quality gates say of one answer, given the request body it answered."""
+    body = json.loads(asked or "{}")
+    prompt = "\n".join(str(m.get("content") or "") for m in body.get("messages") or []) or str(
+        body.get("text") or body.get("prompt") or ""
+    )
+    lang = {"japanese": "ja", "english": "en"}.get((target or "").casefold())
+    cause = gate(text, finish_reason=finish_reason, prompt=prompt, target_lang=lang)
+    return f"gates: held back as {cause}" if cause else "gates: kept"
+
+
+def _real_words(db: Path, dataset: dict[str, Any] | None) -> None:
+    """A real summary, translation and verdict (scrubbed, as anything the lab's data shows
+    outside DuckDB), and what the quality gates held back of the dataset."""
+    print("\nWhat the model wrote (demo --real):")
+    for label, sql in REAL_QUERIES:
+        found = _rows(db, sql)
+        if not found:
+            print(f"  {label}: none was stored (see the failures above)")
+            continue
+        who, text, finish, asked, target = found[0]
+        print(f"  {label} ({who}; {_gate_of(str(text), finish, asked, target)}):")
+        print("    " + shown_text(" ".join(str(text).split()), 400))
+    held = (dataset or {}).get("held_back_by_gate") or {}
+    shown = ", ".join(f"{cause}: {n}" for cause, n in held.items()) or "none"
+    print(f"  the dataset export held back, by cause: {shown}")
+    rate = (dataset or {}).get("agreement_rate")
+    print(f"  judge agreement rate: {'n/a' if rate is None else f'{rate:.0%}'}")
+
+
+def run_demo(events: int = 400, *, real: bool = False) -> int:
     print(f"publishing {events} sample events (and one malformed one)")
     _publish(events)
     # The demo's own Dagster instance (runs, event log, compute logs), kept beside its DuckDB
@@ -301,6 +360,8 @@ def run_demo(events: int = 400) -> int:
         _downstream(instance)
         dataset = _collect(instance)
     _report(settings.duckdb_path(), dataset)
+    if real:
+        _real_words(settings.duckdb_path(), dataset)
     return 0
 
 

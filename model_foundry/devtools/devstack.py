@@ -321,7 +321,7 @@ def up(port: int = 3000) -> int:
                     p.kill()
 
 
-def demo(events: int = 400) -> int:
+def demo(events: int = 400, *, real: bool = False) -> int:
     """Publish sample events, materialize the real assets, print a report from DuckDB.
 
     The demo never touches the user's data: its DuckDB file, datasets and NATS store live in
@@ -329,6 +329,7 @@ def demo(events: int = 400) -> int:
     NATS server on a free port, because draining sample events through the user's real
     stream would acknowledge them away from the real inbox. Real slots are used when
     ``MODEL_FOUNDRY_SLOTS`` names them; otherwise the slot simulator runs on free ports.
+    ``real``: every slot is a llama-server on the real model instead (``real_demo.py``).
     """
     import tempfile
 
@@ -345,12 +346,17 @@ def demo(events: int = 400) -> int:
         os.environ["NATS_URL"] = server.url
         for var in settings.NATS_SECRET_VARS.values():
             os.environ.pop(var, None)
-        if not settings.slot_file_set():
+        if real:
+            from model_foundry.devtools.real_demo import real_slots
+
+            print("starting llama-servers with the real model (Gemma 3 270M, CPU):")
+            stack.enter_context(real_slots(work))
+        elif not settings.slot_file_set():
             stack.enter_context(simulated_slots(work))
             print("started the slot simulator (dev tool) on free ports")
         from model_foundry.devtools.demo import run_demo
 
-        return run_demo(events=events)
+        return run_demo(events=events, real=real)
 
 
 __all__ = [
