@@ -110,5 +110,10 @@ def test_a_refused_slot_leaves_its_role_to_the_fallback(
     with ContextBook(sf.live_slots()) as book:
         (fitted,) = llm_request.fit([request], book, sf)
     assert fitted.only_slots == ("naughty",) and fitted.unfit_reason is None
-    batch = answer(CompletionStore(tmp_path / "mf.duckdb"), [fitted], sf, options=fast_options(tmp_path / "locks"))
+    batch = answer(
+        CompletionStore(tmp_path / "mf.duckdb"),
+        [fitted],
+        sf,
+        options=fast_options(tmp_path / "locks"),
+    )
     assert batch.results[request.key].slot == "naughty"
