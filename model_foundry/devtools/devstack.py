@@ -164,18 +164,24 @@ def simulator_process(
 
 
 @contextmanager
-def simulated_slots(work_dir: Path, *, speed: float = 20.0) -> Iterator[Path]:
-    """:func:`simulator_process` with ``MODEL_FOUNDRY_SLOTS`` pointing at it meanwhile."""
+def slot_file_env(path: Path) -> Iterator[Path]:
+    """``MODEL_FOUNDRY_SLOTS`` pointing at ``path`` meanwhile, then as it was."""
     previous = os.environ.get("MODEL_FOUNDRY_SLOTS")
+    os.environ["MODEL_FOUNDRY_SLOTS"] = str(path)
     try:
-        with simulator_process(work_dir, speed=speed) as slot_path:
-            os.environ["MODEL_FOUNDRY_SLOTS"] = str(slot_path)
-            yield slot_path
+        yield path
     finally:
         if previous is None:
             os.environ.pop("MODEL_FOUNDRY_SLOTS", None)
         else:
             os.environ["MODEL_FOUNDRY_SLOTS"] = previous
+
+
+@contextmanager
+def simulated_slots(work_dir: Path, *, speed: float = 20.0) -> Iterator[Path]:
+    """:func:`simulator_process` with ``MODEL_FOUNDRY_SLOTS`` pointing at it meanwhile."""
+    with simulator_process(work_dir, speed=speed) as slot_path, slot_file_env(slot_path):
+        yield slot_path
 
 
 def stop_process_group(proc: subprocess.Popen[Any], timeout_s: float = 20.0) -> None:
@@ -350,7 +356,7 @@ def demo(events: int = 400, *, real: bool = False) -> int:
             from model_foundry.devtools.real_demo import real_slots
 
             print("starting llama-servers with the real model (Gemma 3 270M, CPU):")
-            stack.enter_context(real_slots(work))
+            stack.enter_context(slot_file_env(stack.enter_context(real_slots(work))))
         elif not settings.slot_file_set():
             stack.enter_context(simulated_slots(work))
             print("started the slot simulator (dev tool) on free ports")
@@ -367,6 +373,7 @@ __all__ = [
     "local_slots",
     "simulated_slots",
     "simulator_process",
+    "slot_file_env",
     "stop_process_group",
     "up",
     "write_dagster_home",

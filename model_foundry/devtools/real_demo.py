@@ -13,7 +13,6 @@ what the quality gates are for.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -85,8 +84,8 @@ def real_slot_file(servers: dict[str, llama_server.LlamaServer]) -> dict[str, An
 
 @contextmanager
 def real_slots(work_dir: Path) -> Iterator[Path]:
-    """Build or reuse llama-server and the model, serve every slot, and point
-    ``MODEL_FOUNDRY_SLOTS`` at their slot file meanwhile."""
+    """Build or reuse llama-server and the model, serve every slot meanwhile; their slot
+    file's path."""
     try:
         binary = llama_server.build()
         model = real_model.build()
@@ -96,27 +95,25 @@ def real_slots(work_dir: Path) -> Iterator[Path]:
         real_model.ModelBroken,
     ) as exc:
         raise UserError(f"demo --real needs llama-server and the model: {exc}") from None
-    previous = os.environ.get("MODEL_FOUNDRY_SLOTS")
     with ExitStack() as stack:
         servers = {}
         for name, _, parallel, ctx in REAL_SLOTS:
-            servers[name] = stack.enter_context(
-                llama_server.running(
-                    binary, model, ctx=ctx, parallel=parallel, log_dir=work_dir,
-                    extra=real_model.template_args(),
-                )
-            )  # fmt: skip
+            try:
+                servers[name] = stack.enter_context(
+                    llama_server.running(
+                        binary, model, ctx=ctx, parallel=parallel, log_dir=work_dir,
+                        extra=real_model.template_args(),
+                    )
+                )  # fmt: skip
+            except RuntimeError as exc:
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise UserError(
+                    f"llama-server for slot {name} did not start: {first} (log in {work_dir})"
+                ) from None
             print(f"  {name}: llama-server on {servers[name].url} (--parallel {parallel})")
         path = work_dir / "real-slots.yaml"
         path.write_text(yaml.safe_dump(real_slot_file(servers), sort_keys=False))
-        os.environ["MODEL_FOUNDRY_SLOTS"] = str(path)
-        try:
-            yield path
-        finally:
-            if previous is None:
-                os.environ.pop("MODEL_FOUNDRY_SLOTS", None)
-            else:
-                os.environ["MODEL_FOUNDRY_SLOTS"] = previous
+        yield path
 
 
 __all__ = ["REAL_SLOTS", "real_slot_file", "real_slots"]
