@@ -1,19 +1,49 @@
 """The real Gemma 3 270M weights on the portable llama-server build, with the project's Gemma
-chat template: the check ``make real-model`` runs, and what the template does to a
-conversation. One server serves the module; answers are a few tokens at temperature 0."""
+chat template: the check ``make real-model`` runs, what the template does to a conversation,
+and the pipeline's own code where what a real model writes matters (the template check, the
+judge's verdicts, map/reduce summaries, the quality gates). One server with the project's
+template serves the module, and one started with ``--chat-template gemma`` (a template that
+ignores the messages); answers are a few tokens at temperature 0 with a fixed seed, and no
+test asserts the model's wording."""
 
 from __future__ import annotations
 
 import json
+import logging
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
-from model_foundry.devtools import llama_server, real_model
-from model_foundry_tests.real_llama import gemma_server
+from model_foundry.defs.resources import SlotsResource
+from model_foundry.devtools import llama_server, real_demo, real_model
+from model_foundry.lib.datasets import gates
+from model_foundry.lib.datasets.judge import (
+    Judgements,
+    JudgeSlots,
+    parse_verdict,
+    plan_comparisons,
+)
+from model_foundry.lib.datasets.samples import write_samples
+from model_foundry.lib.llm import Body, CompletionStore, LlmRun, Request
+from model_foundry.lib.llm import request as llm_request
+from model_foundry.lib.llm.answer import answer
+from model_foundry.lib.llm.causes import failure_causes
+from model_foundry.lib.slots.config import load_slot_file
+from model_foundry.lib.slots.context import ContextBook
+from model_foundry.lib.slots.template_check import TEMPLATE_IGNORES_MESSAGES
+from model_foundry.lib.summaries.mapreduce import summarise_sessions
+from model_foundry.lib.summaries.pending import SessionToSummarise
+from model_foundry.lib.summaries.prompts import ChatLine
+from model_foundry.lib.tables.datasets import DatasetSampleRow
+from model_foundry_tests.pipeline_helpers import clean_env
+from model_foundry_tests.real_llama import gemma_server, metrics
+from model_foundry_tests.slot_fixtures import fast_options, write_yaml
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -38,6 +68,46 @@ def gemma(
         llama_server_bin, gemma_model, log_dir=tmp_path_factory.mktemp("gemma")
     ) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def broken(
+    llama_server_bin: Path, gemma_model: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[llama_server.LlamaServer]:
+    """The real weights behind a template that ignores the messages: the trap of this build,
+    the built-in template's name taken for a template's text."""
+    with llama_server.running(
+        llama_server_bin,
+        gemma_model,
+        ctx=1024,
+        parallel=1,
+        log_dir=tmp_path_factory.mktemp("broken"),
+        extra=["--chat-template", "gemma", "--threads", str(real_model.server_threads())],
+    ) as server:
+        yield server
+
+
+def _slot(
+    server: llama_server.LlamaServer, *, roles: list[str], parallel: int = 2, **defaults: Any
+) -> dict[str, Any]:
+    """A chat slot on ``server`` as the real demo writes one, with ``defaults`` for its
+    requests; generous timeouts, since the cores are shared with the rest of the suite."""
+    return {
+        "roles": roles,
+        "runtime": "llamacpp",
+        "base_url": server.base_url,
+        "model": "gemma3-270m-q4_k_m",
+        "parallel": parallel,
+        "api": "chat",
+        "request_defaults": {"temperature": 0, **defaults},
+        "timeouts": {"connect_s": 5, "request_s": 300},
+    }
+
+
+def _slot_file(path: Path, slots: dict[str, dict[str, Any]]) -> Path:
+    return write_yaml(
+        path, {"default_profile": "standard", "slots": slots, "profiles": {"standard": list(slots)}}
+    )
 
 
 def test_the_build_steps_check_passes_on_the_portable_build(
@@ -104,18 +174,221 @@ def test_the_template_renders_a_conversation_as_llama_cpps_built_in_gemma_format
 
 
 def test_the_check_refuses_a_server_whose_template_ignores_the_messages(
+    broken: llama_server.LlamaServer,
+) -> None:
+    with pytest.raises(real_model.ModelBroken, match="ignores the messages"):
+        real_model.check_serving(broken.url, who="slot kindergarten")
+
+
+def _prompt_tokens(server: llama_server.LlamaServer) -> float:
+    return metrics(server.url).get("llamacpp:prompt_tokens_total", 0.0)
+
+
+def _slots_check(slot_file: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "model_foundry.cli", "slots", "check"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=clean_env(
+            MODEL_FOUNDRY_SLOTS=str(slot_file), PYTHONPATH=str(Path(__file__).parents[2])
+        ),
+    )
+
+
+def test_the_pipeline_refuses_a_real_weights_slot_whose_template_ignores_the_messages(
+    broken: llama_server.LlamaServer, gemma: llama_server.LlamaServer, tmp_path: Path
+) -> None:
+    """The slot alone serves its role: plan, fit and answer store no answer, send nothing to
+    the server, and record each request with the one sentence naming the slot."""
+    path = _slot_file(
+        tmp_path / "slots.yaml", {"kindergarten": _slot(broken, roles=["summary"], max_tokens=8)}
+    )
+    sf = load_slot_file(path)
+    system = {"role": "system", "content": "Summarise the session for its operator."}
+    requests = [
+        llm_request.plan(
+            Request("t", "summary", Body(messages=[system, {"role": "user", "content": q}])), sf
+        )
+        for q in ("The writer was fixed.", "A test failed twice.", "Nothing is left open.")
+    ]
+    db = tmp_path / "mf.duckdb"
+    before = _prompt_tokens(broken)
+    with ContextBook(sf.live_slots()) as book:
+        fitted = llm_request.fit(requests, book, sf)
+    batch = answer(CompletionStore(db), fitted, sf, options=fast_options(tmp_path / "locks"))
+    after = _prompt_tokens(broken)
+
+    assert after == before, "a request reached the refused slot"
+    assert not batch.results and len(batch.failed) == 3
+    causes = failure_causes(batch.unfit_attempts)
+    assert list(causes.values()) == [3]
+    (cause,) = causes
+    assert cause.startswith("slot kindergarten: its chat template ignores the messages: ")
+    assert "\n" not in cause.strip() and "Traceback" not in cause
+    with duckdb.connect(str(db), read_only=True) as con:
+        stored = con.execute(
+            "SELECT status, error_class, count(*) FROM llm_completions GROUP BY ALL"
+        ).fetchall()
+    assert stored == [("error", TEMPLATE_IGNORES_MESSAGES, 3)]
+    # The counter the first assertion reads does count this server's prompts: a request sent
+    # past the pipeline moves it.
+    _post(f"{broken.url}/v1/chat/completions", {"messages": [system], "max_tokens": 1})
+    assert _prompt_tokens(broken) > after
+
+    refused = _slots_check(path)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert "REFUSED: slot kindergarten: its chat template ignores the messages" in refused.stdout
+    assert "Traceback" not in refused.stderr
+
+    good = _slots_check(
+        _slot_file(tmp_path / "good.yaml", {"kindergarten": _slot(gemma, roles=["summary"])})
+    )
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "keeps the messages" in good.stdout and "REFUSED" not in good.stdout
+
+
+def _sample(key: str, prompt_id: str, slot: str, question: str, response: str) -> DatasetSampleRow:
+    return DatasetSampleRow(
+        dataset="d", version="v", request_key=key, prompt_id=prompt_id, source="file",
+        role=slot, sample_index=0,
+        messages=json.dumps([{"role": "user", "content": question}]), prompt=question,
+        response=response, reasoning=None, slot=slot, model=f"model-{slot}", params="{}",
+        prompt_tokens=8, completion_tokens=8, finish_reason="stop", is_empty=False,
+        is_truncated=False, run_id=None,
+    )  # fmt: skip
+
+
+def test_judge_verdicts_parse_under_the_schema_on_real_weights(
+    gemma: llama_server.LlamaServer, tmp_path: Path
+) -> None:
+    # How the grammar's free whitespace is kept from eating the verdict: the schema's grammar
+    # lets the model put whitespace between the JSON's tokens, and a model that does so runs
+    # to max_tokens with the object still open (what the issue saw behind a broken template).
+    # The judge slot's max_tokens is sized to the schema instead (the demo's: a reason of
+    # REASON_MAX characters at one token each at worst, two scores and the JSON around them,
+    # with room for some whitespace); the schema's maxLength bounds the reason, so a base
+    # model that loops inside it is still made to close the object; and the right template
+    # gives the model the prompt the JSON follows. So every verdict must end by itself
+    # ("stop"), never at the limit.
+    path = _slot_file(
+        tmp_path / "slots.yaml",
+        {
+            "naughty": _slot(gemma, roles=["worker"], max_tokens=8),
+            "grandpa": _slot(gemma, roles=[], max_tokens=real_demo.MAX_TOKENS["grandpa"]),
+        },
+    )
+    db = tmp_path / "judge.duckdb"
+    write_samples(
+        db,
+        [
+            _sample("k1-n", "p1", "naughty", "What is a zone map?", "Per-block min and max."),
+            _sample("k1-k", "p1", "kindergarten", "What is a zone map?", "A map of zones."),
+            _sample("k2-n", "p2", "naughty", "Why vacuum?", "To reclaim deleted rows' space."),
+            _sample("k2-k", "p2", "kindergarten", "Why vacuum?", "It cleans the floor."),
+        ],
+    )
+    # One order of each prompt's pair: two comparisons, each a different prompt.
+    asks = [c for c in plan_comparisons(db, "d", "v", "grandpa").comparisons if c.first == "a"]
+    assert len(asks) == 2
+    slots = SlotsResource(slot_file=str(path), limiter="flock")
+    with LlmRun(db, JudgeSlots(slots), run_id=None, asset="test", log=logging.getLogger()) as run:
+        outcome = run.work(Judgements("d", "v"), asks)
+
+    assert outcome.batch.metadata()["failed"] == 0, outcome.batch.failure_causes()
+    assert len(outcome.answered) == 2
+    for _, done in outcome.answered:
+        assert done.completion.slot == "grandpa"
+        assert done.completion.finish_reason == "stop", done.completion.content
+        first, second, _ = parse_verdict(done.completion.content)
+        assert 1 <= first <= 10 and 1 <= second <= 10
+    assert [r.status for r in outcome.rows] == ["ok"] * 2
+
+
+def test_a_session_longer_than_the_slots_context_is_summarised_in_parts(
     llama_server_bin: Path, gemma_model: Path, tmp_path: Path
 ) -> None:
-    # The trap of this build: the built-in template's name, taken for a template's text.
-    with (
-        llama_server.running(
-            llama_server_bin,
-            gemma_model,
-            ctx=1024,
-            parallel=1,
-            log_dir=tmp_path,
-            extra=["--chat-template", "gemma", "--threads", str(real_model.server_threads())],
-        ) as server,
-        pytest.raises(real_model.ModelBroken, match="ignores the messages"),
-    ):
-        real_model.check_serving(server.url, who="slot kindergarten")
+    window = 512
+    with gemma_server(
+        llama_server_bin, gemma_model, log_dir=tmp_path, ctx=window, parallel=1
+    ) as small:
+        path = _slot_file(
+            tmp_path / "slots.yaml",
+            {"kindergarten": _slot(small, roles=["summary"], parallel=1, max_tokens=32)},
+        )
+        lines = [
+            ChatLine(role, f"Step {i}: {text}")
+            for i in range(22)
+            for role, text in (
+                ("user", "please check the DuckDB writer again."),
+                ("assistant", "done, the writer is fine now."),
+            )
+        ]
+        session = SessionToSummarise("long", len(lines), [], None, None, lines)
+        db = tmp_path / "mf.duckdb"
+        slots = SlotsResource(slot_file=str(path), limiter="flock")
+        with LlmRun(db, slots, run_id=None, asset="test", log=logging.getLogger()) as run:
+            outcome = summarise_sessions(
+                run, [session], role="kindergarten", max_messages=200, max_chars=400
+            )
+
+    assert outcome.failed == {}
+    (done,) = outcome.summarised
+    assert outcome.chunked_sessions == 1 and outcome.levels >= 2
+    level1 = [p for p in done.parts if p.level == 1]
+    assert 2 <= len(level1) <= 3
+    assert level1[0].first == 1 and level1[-1].last == len(lines)
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            "SELECT status, prompt_tokens, completion_tokens FROM llm_completions"
+        ).fetchall()
+    # Every part and the reduce were answered, each within the slot's window.
+    assert len(rows) == len(done.parts) + 1
+    assert all(status == "ok" for status, _, _ in rows), rows
+    assert all(p + c <= window for _, p, c in rows), rows
+
+
+def test_the_quality_gates_fire_on_what_the_real_model_writes(
+    gemma: llama_server.LlamaServer, tmp_path: Path
+) -> None:
+    """No stop and a small max_tokens: a base model runs on, repeats and echoes."""
+    path = _slot_file(
+        tmp_path / "slots.yaml", {"naughty": _slot(gemma, roles=["worker"], max_tokens=24)}
+    )
+    sf = load_slot_file(path)
+    questions = [
+        "List the steps to check a DuckDB file for corruption.",
+        "Repeat after me: the writer is fine now.",
+        "What does a zone map hold?",
+    ]
+    planned = [
+        llm_request.plan(
+            Request(
+                "t", "worker", Body(messages=[{"role": "user", "content": q}]), params={"seed": 0}
+            ),
+            sf,
+        )
+        for q in questions
+    ]
+    with ContextBook(sf.live_slots()) as book:
+        fitted = llm_request.fit(planned, book, sf)
+    batch = answer(
+        CompletionStore(tmp_path / "mf.duckdb"),
+        fitted,
+        sf,
+        options=fast_options(tmp_path / "locks", request_timeout_s=300.0),
+    )
+    assert len(batch.results) == len(questions), batch.failure_causes()
+    causes, written = [], []
+    by_content = gates.GateConfig(skip=frozenset({"cut_off"}))
+    for question, request in zip(questions, planned, strict=True):
+        c = batch.results[request.key]
+        causes.append(gates.gate(c.content, finish_reason=c.finish_reason, prompt=question))
+        # What the model wrote, whatever the token limit did: its own text must trip a gate.
+        written.append(gates.gate(c.content, prompt=question, config=by_content))
+    fired = [c for c in causes if c is not None]
+    assert fired, causes
+    assert set(fired) <= set(gates.CAUSES)
+    from_text = [c for c in written if c is not None]
+    assert from_text, written
+    assert set(from_text) <= set(gates.CAUSES) - {"cut_off"}
