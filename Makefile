@@ -35,12 +35,14 @@ demo-real: $(STAMP)
 # would run the files with the most tests first, the longest single tests last.)
 PYTEST_WORKERS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist worksteal
+# The slowest tests are listed after each run: where the suite's time goes.
+PYTEST_DURATIONS ?= --durations=25
 
 check: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_PARALLEL) -m "unit or integration"
 
 test: $(STAMP)
-	$(PY) -m pytest -q $(PYTEST_PARALLEL)
+	$(PY) -m pytest -q $(PYTEST_PARALLEL) $(PYTEST_DURATIONS)
 
 # A real llama.cpp server for the tests (CPU, no web UI), built once into
 # ~/.cache/model-foundry (MODEL_FOUNDRY_CACHE) from the llama-cpp-python sdist on PyPI.
