@@ -54,9 +54,12 @@ def gemma_model() -> Path:
 def gemma_server(
     binary: Path, model: Path, *, log_dir: Path, ctx: int = 2048, parallel: int = 2
 ) -> contextlib.AbstractContextManager[llama_server.LlamaServer]:
-    """A llama-server on the real weights with :data:`GEMMA_TEMPLATE`, on all the cores this
-    process may use. ``ctx`` is split over ``parallel`` slots, as llama-server does."""
-    return real_model.serving(binary, model, log_dir=log_dir, ctx=ctx, parallel=parallel)
+    """A llama-server on the real weights with :data:`GEMMA_TEMPLATE`, on one thread: the
+    suite's other worker runs Dagster daemons beside it, which a server computing on every
+    core starves. ``ctx`` is split over ``parallel`` slots, as llama-server does."""
+    return real_model.serving(
+        binary, model, log_dir=log_dir, ctx=ctx, parallel=parallel, extra=["--threads", "1"]
+    )
 
 
 @pytest.fixture(scope="session")

@@ -82,7 +82,7 @@ def broken(
         ctx=1024,
         parallel=1,
         log_dir=tmp_path_factory.mktemp("broken"),
-        extra=["--chat-template", "gemma", "--threads", str(real_model.server_threads())],
+        extra=["--chat-template", "gemma", "--threads", "1"],
     ) as server:
         yield server
 

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from model_foundry.devtools.local_nats import LocalNatsServer
 from model_foundry_tests.shared.cli.cli import (
@@ -138,6 +139,8 @@ def test_bench_ingest_into_a_prefilled_inbox_counts_only_the_timed_events() -> N
     assert report["lost"] == 0 and report["duplicates"] == 0
 
 
+# Beyond the CLI call's own 480 s: a run cut by pytest-timeout would leave the daemon behind.
+@pytest.mark.timeout(600)
 def test_bench_e2e_runs_the_daemon_and_loses_nothing() -> None:
     # A smoke run of the whole benchmark: nats-server, simulator, dagster-daemon, sensors.
     result = cli("bench", "e2e", "--rate", "20", "--seconds", "3", "--json", timeout=480)
