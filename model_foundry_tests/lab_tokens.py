@@ -210,7 +210,12 @@ def stored_files(root: Path) -> dict[str, str]:
     its bytes decoded, and for a SQLite file also its rows, embedded pictures decoded."""
     stored = {}
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        data = path.read_bytes()
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            # Removed since the listing (SQLite's -shm/-wal files come and go while the
+            # daemon runs): what it held is in the database file, read below or above.
+            continue
         if data.startswith(b"SQLite format 3\x00"):
             data += b"\n" + sqlite_text(path).encode()
         stored[str(path)] = searchable(data)
