@@ -33,3 +33,24 @@ def test_the_code_location_loads_as_dagster_loads_it(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "Validation successful for code location model_foundry" in result.stdout + result.stderr
+
+
+def test_loading_the_code_location_leaves_the_heavy_libraries_unloaded() -> None:
+    # Every run process and code server loads the definitions before it does anything, and
+    # the inbox drains (most runs) draw nothing, send no request and build no DataFrame: the
+    # plotting library, the model SDK and pandas load where they are used.
+    probe = (
+        "import sys\n"
+        "from model_foundry.definitions import defs\n"
+        "defs().get_repository_def().get_all_jobs()\n"
+        "print(' '.join(m for m in ('matplotlib', 'openai', 'pandas') if m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "", f"loaded with the definitions: {result.stdout.strip()}"

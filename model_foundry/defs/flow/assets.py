@@ -13,7 +13,6 @@ from model_foundry.defs.automation import on_new_upstream_data
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import telemetry as telemetry_lib
 from model_foundry.lib.flow.graph import relabelled
-from model_foundry.lib.flow.render import picture_for_metadata
 from model_foundry.lib.flow.shown import DEFAULT_MAX_NODES
 from model_foundry.lib.flow.store import (
     FlowRefresh,
@@ -40,6 +39,10 @@ class SessionFlowConfig(dg.Config):
 def _pictures(refresh: FlowRefresh, config: SessionFlowConfig) -> dict[str, dg.MetadataValue]:
     """The largest changed sessions' pictures, their node labels (and slots, roles, models)
     scrubbed before they are drawn: the picture's text lives on in the event log."""
+    # matplotlib loads here, not with the code location: every run and code server imports
+    # the definitions, and only this asset draws.
+    from model_foundry.lib.flow.render import picture_for_metadata
+
     pictures: dict[str, dg.MetadataValue] = {}
     for i, graph in enumerate(refresh.largest(config.pictures), start=1):
         picture = picture_for_metadata(relabelled(graph, shown_text), max_nodes=config.max_nodes)

@@ -14,10 +14,17 @@ import pyarrow as pa
 from model_foundry.lib.events import DeadLetter, InboxEvent
 from model_foundry.lib.tables.inbox import PIPELINE_EVENT_DEAD_LETTER, PIPELINE_EVENT_INBOX
 
-# pyarrow imports pandas the first time it builds an array, which takes a noticeable
-# fraction of a second. Done here, at import, it is not paid inside the first batch's
-# transaction, where it would hold the DuckDB file.
-pa.array([0], pa.int64())
+
+def warm() -> None:
+    """Build one array, so pyarrow's first-array import of pandas happens now.
+
+    That import takes a noticeable fraction of a second. The drain calls this before its
+    first batch, so it is not paid inside a transaction that holds the DuckDB file; it is
+    not done at import, where every run and code server that loads the definitions (most
+    never write an event) would pay it.
+    """
+    pa.array([0], pa.int64())
+
 
 # Where each inbox column comes from, column by column: the drain's hot path builds each
 # Arrow column with one C-level map over the batch, never a row object per event.
@@ -82,4 +89,4 @@ def dead_table(stream: str, dead: Sequence[DeadLetter]) -> pa.Table:
     )
 
 
-__all__ = ["DEAD_SOURCES", "INBOX_SOURCES", "dead_table", "inbox_table"]
+__all__ = ["DEAD_SOURCES", "INBOX_SOURCES", "dead_table", "inbox_table", "warm"]

@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-import openai
-
 try:  # openai >= 3 ships on httpx2; older releases on httpx.
     import httpx2 as _httpx
 except ImportError:  # pragma: no cover - depends on the installed SDK
@@ -212,6 +210,8 @@ def error_message_from_body(body: object, _depth: int = 0) -> str | None:
 
 def is_retryable(exc: BaseException) -> bool:
     """Network trouble, timeouts, 5xx and 429 may pass; other 4xx (bad request) will not."""
+    import openai
+
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in (408, 429) or exc.status_code >= 500
     if isinstance(exc, openai.APIConnectionError | TimeoutError | ConnectionError):
@@ -224,6 +224,8 @@ def is_retryable(exc: BaseException) -> bool:
 
 def describe_error(exc: BaseException) -> tuple[str, str, int | None]:
     """(error class, one-line reason, HTTP status) for an error row; never raises."""
+    import openai
+
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
     reason: str | None = None
@@ -432,6 +434,10 @@ class SlotClient:
     """Talks to one slot. Use as ``async with SlotClient(slot) as c: await c.run(...)``."""
 
     def __init__(self, slot: Slot, *, request_timeout_s: float | None = None) -> None:
+        # The SDK loads with the first client, not with the code location: every run and
+        # code server imports the definitions, and most runs (the inbox drains) send nothing.
+        import openai
+
         self.slot = slot
         self.request_timeout_s = request_timeout_s or slot.timeouts.request_s
         timeout = _httpx.Timeout(self.request_timeout_s, connect=slot.timeouts.connect_s)

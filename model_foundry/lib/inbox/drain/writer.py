@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
+from model_foundry.lib.inbox import arrow_rows
 from model_foundry.lib.inbox.drain.commit import Committed, ReadyBatch, commit_batch
 from model_foundry.lib.storage import BatchWriter
 
@@ -28,6 +29,7 @@ class WriterThread:
 
     def __init__(self, writer: BatchWriter) -> None:
         self.writer = writer
+        arrow_rows.warm()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="inbox-writer")
         self._failed = False
 
