@@ -61,6 +61,7 @@ class LlamaCpp:
         decodes="llamacpp:n_decode",
         prompt_tps="llamacpp:prompt_tokens_seconds",
         generation_tps="llamacpp:predicted_tokens_seconds",
+        prompt_cached_tokens="llamacpp:prompt_tokens_cached",
     )
     # Read in this order; "reasoning" too, for builds that follow vLLM's newer name.
     reasoning_fields = ("reasoning_content", "reasoning")

@@ -49,6 +49,9 @@ class MetricNames:
     decodes: str | None = None
     prompt_tps: str | None = None
     generation_tps: str | None = None
+    # Prompt tokens reused from the prompt cache (then ``prompt_tokens`` counts only the
+    # computed ones, as llama.cpp's does).
+    prompt_cached_tokens: str | None = None
 
 
 def server_root(base_url: str) -> str:
