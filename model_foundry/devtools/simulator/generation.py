@@ -166,6 +166,7 @@ class Generation:
     def _finished(self, answer: SimAnswer, done: Finished) -> None:
         self.sim.stats.completed += 1
         self.sim.stats.prompt_tokens += answer.prompt_tokens
+        self.sim.stats.cached_tokens += answer.cached_tokens or 0
         self.sim.stats.completion_tokens += answer.completion_tokens
         self.sim.prometheus.finished(done)
 

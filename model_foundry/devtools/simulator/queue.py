@@ -20,6 +20,8 @@ class SlotStats:
     dropped: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Of prompt_tokens, those a place's prompt cache held (llama.cpp-shaped slots only).
+    cached_tokens: int = 0
 
 
 class Visit:
