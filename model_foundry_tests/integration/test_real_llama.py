@@ -120,3 +120,38 @@ def test_a_prompt_over_the_window_is_routed_or_recorded_never_sent(
 async def _one(slot: Any, messages: list[dict[str, str]]) -> Any:
     async with SlotClient(slot) as client:
         return await client.run(key="k", task="t", role="r", body=Body(messages=messages))
+
+
+def test_a_prompt_asked_again_reuses_the_servers_cache_and_its_row_says_how_much(
+    trio: dict[str, Any], db_path: Path, tmp_path: Path
+) -> None:
+    """The same prompt under another task (another request key, so it is sent again) lands in
+    the place that holds it (llama-server picks an idle slot by prompt similarity) and reuses
+    all of it but its last token, which llama-server always computes. The row stores what the
+    server said, and the server's own counter agrees."""
+    sf = trio["slot_file"]
+    body = Body(
+        messages=[
+            {"role": "system", "content": "Summarise the session in two sentences. " * 8},
+            {"role": "user", "content": "The session fixed the DuckDB writer and measured it."},
+        ]
+    )
+    first, again = (
+        llm_request.plan(Request(task, "kindergarten", body), sf) for task in ("map", "map_again")
+    )
+    assert first.key != again.key
+    store = CompletionStore(db_path)
+    for request in (first, again):  # one after the other: the first is done when the second goes
+        batch = answer(store, [request], sf, options=fast_options(tmp_path))
+        assert request.key in batch.results, batch.failed
+    with duckdb.connect(str(db_path), read_only=True) as con:
+        rows = con.execute(
+            "SELECT task, slot, prompt_tokens, cached_prompt_tokens FROM llm_completions "
+            "ORDER BY recorded_at"
+        ).fetchall()
+    (_, _, prompt, fresh), (task, slot, prompt_again, cached) = rows
+    assert fresh == 0  # a server just started holds nothing
+    assert (task, slot, prompt_again) == ("map_again", "kindergarten", prompt)
+    assert cached == prompt - 1 > 0
+    m = metrics(trio["servers"]["kindergarten"].url)
+    assert m["llamacpp:prompt_tokens_cached_total"] == cached

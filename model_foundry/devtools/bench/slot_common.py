@@ -87,6 +87,20 @@ def plan(
     return tasks, mean_latency
 
 
+def charged_latency(
+    live: list[Slot], mean_latency: dict[str, float], stats: dict[str, Any], speed: float
+) -> dict[str, float]:
+    """Each slot's mean simulated latency less the prefill its prompt cache spared: a
+    llama.cpp-shaped slot computes only the prompt tokens its place did not hold
+    (``simulator/prompt_cache.py``), which the plan cannot know before the run."""
+    out = {}
+    for s in live:
+        done, cached = stats[s.name]["completed"], stats[s.name].get("cached_tokens", 0)
+        spared = cached / done / default_latency(s).prompt_tps / speed if done else 0.0
+        out[s.name] = mean_latency[s.name] - spared
+    return out
+
+
 def request_seconds(attempts: list[Attempt]) -> dict[str, list[float]]:
     """Per slot: the seconds its requests were open as the client saw them, and how many."""
     out: dict[str, list[float]] = {}
@@ -181,6 +195,7 @@ async def simulator_stats(live_file: SlotFile, profile: str) -> dict[str, Any]:
 __all__ = [
     "BENCH_TEXT",
     "bench_task",
+    "charged_latency",
     "get_json",
     "plan",
     "request_seconds",

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.devtools.bench.slot_common import (
+    charged_latency,
     plan,
     request_seconds,
     simulator_stats,
@@ -190,7 +191,6 @@ async def bench_slot_workers(
     slot_file = slot_file or load_slot_file()
     tasks, mean_latency = plan(slot_file, profile, prompts, speed)
     live = slot_file.live_slots(profile)
-    ideal_rps = sum(s.parallel / mean_latency[s.name] for s in live)
     with tempfile.TemporaryDirectory(prefix="mf-bench-workers-") as tmp:
         work = Path(tmp)
         barrier = work / "barrier"
@@ -233,6 +233,9 @@ async def bench_slot_workers(
                 stats = await simulator_stats(live_file, profile)
             server_version = _server_version(server)
     seconds = max(r["finished_at"] for r in reports) - go_at
+    # The ideal at the latency the simulator charged, prompt-cache reuse included.
+    mean_latency = charged_latency(live, mean_latency, stats, speed)
+    ideal_rps = sum(s.parallel / mean_latency[s.name] for s in live)
     achieved = len(tasks) / seconds if seconds > 0 else 0.0
     return {
         "prompts": len(tasks),

@@ -7,9 +7,11 @@ with exactly ``parallel`` requests for the whole run,
     ideal_rps = sum over live slots of parallel / mean simulated latency of its requests,
 
 with each request's latency taken from the simulator's own latency model for the exact
-request the client sends. Prompts are shared out in proportion to each slot's capacity, so an
-ideal dispatcher finishes every slot at the same moment. Targets: ``ratio >= 0.95`` and
-``max_in_flight == parallel`` on every slot (as counted by the simulator, queued included).
+request the client sends, less the prefill a llama.cpp-shaped slot's prompt cache spared (as
+the simulator reports after the run). Prompts are shared out in proportion to each slot's
+capacity, so an ideal dispatcher finishes every slot at the same moment. Targets:
+``ratio >= 0.95`` and ``max_in_flight == parallel`` on every slot (as counted by the
+simulator, queued included).
 
 Where the rest goes, per slot: ``busy_share`` is the time requests were open as the client saw
 them, over ``parallel`` x the run (1.0: never a place idle), and ``mean_request_s`` against
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from model_foundry.devtools.bench.slot_common import (
+    charged_latency,
     plan,
     request_seconds,
     simulator_stats,
@@ -57,7 +60,6 @@ async def bench_slots(
     slot_file = slot_file or load_slot_file()
     tasks, mean_latency = plan(slot_file, profile, prompts, speed)
     live = slot_file.live_slots(profile)
-    ideal_rps = sum(s.parallel / mean_latency[s.name] for s in live)
     with tempfile.TemporaryDirectory(prefix="mf-bench-slots-") as tmp:
         workdir = Path(tmp)
         options = DispatchOptions(lock_dir=workdir / "locks")
@@ -75,6 +77,9 @@ async def bench_slots(
                 result = await dispatch(tasks, live_file, profile, options=options)
                 seconds = time.monotonic() - t0
                 stats = await simulator_stats(live_file, profile)
+    # The ideal at the latency the simulator charged, prompt-cache reuse included.
+    mean_latency = charged_latency(live, mean_latency, stats, speed)
+    ideal_rps = sum(s.parallel / mean_latency[s.name] for s in live)
     achieved = len(tasks) / seconds if seconds > 0 else 0.0
     return {
         "prompts": len(tasks),

@@ -13,7 +13,8 @@ benchmark run without a GPU:
 - the runtime's context endpoint (llama.cpp ``/props``, vLLM ``/v1/models`` with
   ``max_model_len``) stating the slot's simulated window, ``/tokenize`` (and llama.cpp's
   ``/apply-template``) with the stated tokenizer of ``tokenizer.py``; llama.cpp ``timings``
-  and ``/slots``;
+  and ``/slots``, and the prompt tokens each llama.cpp place's cache held (``cache_n``,
+  ``prompt_cache.py``; vLLM's default server does not report them);
 - errors in the runtime's body style: vLLM ``{"object": "error", "message", "type", "code"}``,
   llama.cpp ``{"error": {"code", "message", "type"}}``.
 
@@ -143,6 +144,16 @@ class SimAnswer:
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str
+    # The prompt's tokens (their texts), which a prompt cache compares.
+    prompt_pieces: tuple[str, ...] = ()
+    # Of prompt_tokens, those the place it ran in held already (``prompt_cache.py``); None
+    # where the simulated server keeps no such count.
+    cached_tokens: int | None = None
+
+    @property
+    def computed_prompt_tokens(self) -> int:
+        """The prompt tokens the server had to compute: those its cache did not hold."""
+        return self.prompt_tokens - (self.cached_tokens or 0)
 
 
 def count_tokens(text: str) -> int:
@@ -190,7 +201,8 @@ def answer_chat(
     messages = body.get("messages") or []
     user = [m for m in messages if m.get("role") == "user"]
     last = _text_of(user[-1].get("content")) if user else ""
-    prompt_tokens = tokenizer.count_chat(messages)
+    prompt = tuple(tokenizer.chat_pieces(messages))
+    prompt_tokens = len(prompt)
     reasoning = _reasoning_for(last) if thinking_requested(body) and style != "none" else None
     if schema is not None:
         seed = json.dumps(messages, sort_keys=True, ensure_ascii=False)
@@ -212,7 +224,7 @@ def answer_chat(
         content = f"<|channel>thought\n{reasoning}<channel|>{content}"
         reasoning = None
     return SimAnswer(
-        content, reasoning, prompt_tokens, completion_tokens, "length" if cut else "stop"
+        content, reasoning, prompt_tokens, completion_tokens, "length" if cut else "stop", prompt
     )
 
 
@@ -232,7 +244,8 @@ def answer_completion(body: dict[str, Any]) -> SimAnswer:
     words, cut = _limit(raw.split(" "), body.get("max_tokens"))
     finish = "length" if cut else "stop"
     text = " ".join(words)
-    return SimAnswer(text, None, tokenizer.count(prompt), max(1, count_tokens(text)), finish)
+    held = tuple(tokenizer.pieces(prompt))
+    return SimAnswer(text, None, len(held), max(1, count_tokens(text)), finish, held)
 
 
 def default_reasoning_style(slot: Slot) -> ReasoningStyle:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from functools import partial
 from typing import Any, Protocol
 
 from aiohttp import web
 
+from model_foundry.devtools.simulator import tokenizer
 from model_foundry.devtools.simulator.answers import (
     Faults,
     LatencyModel,
@@ -18,6 +20,7 @@ from model_foundry.devtools.simulator.answers import (
     answer_completion,
 )
 from model_foundry.devtools.simulator.metrics import Finished, SlotMetrics
+from model_foundry.devtools.simulator.prompt_cache import PromptCache
 from model_foundry.devtools.simulator.queue import SlotQueue, SlotStats
 from model_foundry.devtools.simulator.respond import Reply
 from model_foundry.lib.slots.config import Slot
@@ -39,6 +42,8 @@ class SimulatedSlot(Protocol):
     window: int | None
     rng: random.Random
     queue: SlotQueue
+    # The places' prompt cache, for a runtime that reports reuse (llama.cpp); else None.
+    prompt_cache: PromptCache | None
     prometheus: SlotMetrics
 
     @property
@@ -112,7 +117,13 @@ class Generation:
             if isinstance(fault, tuple):
                 visit.leave()
                 return self.sim.error_response(*fault)
-            async with self.sim.queue.processing():
+            cache = self.sim.prompt_cache
+            choose = None if cache is None else partial(cache.choose, prompt=answer.prompt_pieces)
+            async with self.sim.queue.processing(choose) as place:
+                if cache is not None:
+                    answer.cached_tokens = cache.reuse(
+                        place, answer.prompt_pieces, tokenizer.pieces(answer.content)
+                    )
                 reply = self._reply(answer, chat, visit.leave, arrived)
                 return await reply.write(
                     request,
@@ -131,7 +142,8 @@ class Generation:
             answer=answer,
             chat=chat,
             request_number=self.sim.stats.requests,
-            prompt_s=self.sim.latency.prompt_s(answer.prompt_tokens, speed),
+            # Only what the cache did not hold is computed, as on the real server.
+            prompt_s=self.sim.latency.prompt_s(answer.computed_prompt_tokens, speed),
             gen_s=self.sim.latency.gen_s(answer.completion_tokens, speed),
             reasoning_field="reasoning"
             if self.sim.reasoning_style == "reasoning"
@@ -154,6 +166,7 @@ class Generation:
     def _finished(self, answer: SimAnswer, done: Finished) -> None:
         self.sim.stats.completed += 1
         self.sim.stats.prompt_tokens += answer.prompt_tokens
+        self.sim.stats.cached_tokens += answer.cached_tokens or 0
         self.sim.stats.completion_tokens += answer.completion_tokens
         self.sim.prometheus.finished(done)
 

@@ -7,7 +7,10 @@
   histograms ``vllm:time_to_first_token_seconds`` and ``vllm:e2e_request_latency_seconds``
   with vLLM's own bucket bounds. Every series carries ``model_name`` and ``engine``.
 - llama.cpp (ggml-org/llama.cpp, ``tools/server/README.md``, "GET /metrics"): counters
-  ``llamacpp:prompt_tokens_total``, ``llamacpp:prompt_seconds_total``,
+  ``llamacpp:prompt_tokens_total`` (computed tokens, cached ones excluded),
+  ``llamacpp:prompt_tokens_cached_total`` (``server-task.cpp`` ``to_metrics``, as vendored in
+  llama-cpp-python 0.3.36),
+  ``llamacpp:prompt_seconds_total``,
   ``llamacpp:tokens_predicted_total``, ``llamacpp:tokens_predicted_seconds_total``,
   ``llamacpp:n_decode_total``; gauges ``llamacpp:prompt_tokens_seconds``,
   ``llamacpp:predicted_tokens_seconds``, ``llamacpp:requests_processing``,
@@ -49,13 +52,14 @@ FINISH_REASONS = ("stop", "length", "abort")
 class Finished:
     """One request the simulated server finished: what it cost and how long it took."""
 
-    prompt_tokens: int
+    prompt_tokens: int  # computed: those the prompt cache did not hold
     completion_tokens: int
     finish_reason: str
     ttft_s: float
     e2e_s: float
     prompt_s: float
     gen_s: float
+    cached_tokens: int = 0
 
 
 def _label_values(slot: Slot, names: tuple[str, ...]) -> list[str]:
@@ -76,6 +80,9 @@ class SlotMetrics:
             waiting
         )
         self.prompt = self._counter(names.prompt_tokens, "Number of prompt tokens processed.")
+        self.prompt_cached = self._counter(
+            names.prompt_cached_tokens, "Number of prompt tokens reused from the cache."
+        )
         self.generation = self._counter(
             names.generation_tokens, "Number of generation tokens processed."
         )
@@ -131,6 +138,8 @@ class SlotMetrics:
 
     def finished(self, f: Finished) -> None:
         self.prompt.inc(f.prompt_tokens)
+        if self.prompt_cached is not None:
+            self.prompt_cached.inc(f.cached_tokens)
         self.generation.inc(f.completion_tokens)
         if self._success is not None:
             self._success.labels(*self._values, f.finish_reason or "stop").inc()

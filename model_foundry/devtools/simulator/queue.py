@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -20,6 +20,8 @@ class SlotStats:
     dropped: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Of prompt_tokens, those a place's prompt cache held (llama.cpp-shaped slots only).
+    cached_tokens: int = 0
 
 
 class Visit:
@@ -54,10 +56,14 @@ class SlotQueue:
         return Visit(self)
 
     @contextlib.asynccontextmanager
-    async def processing(self) -> AsyncIterator[int]:
-        """Wait for a free place; yields the slot id the request runs in."""
+    async def processing(
+        self, choose: Callable[[Sequence[int]], int] | None = None
+    ) -> AsyncIterator[int]:
+        """Wait for a free place; yields the slot id the request runs in: the one ``choose``
+        picks from the free ids, else the one free longest."""
         async with self._running:
-            slot_id = self.free_ids.pop(0)
+            slot_id = choose(self.free_ids) if choose is not None else self.free_ids[0]
+            self.free_ids.remove(slot_id)
             s = self.stats
             s.processing += 1
             s.max_processing = max(s.max_processing, s.processing)

@@ -40,22 +40,28 @@ class Reply:
     _begin: float = field(default=0.0, init=False)
 
     @property
-    def usage(self) -> dict[str, int]:
+    def usage(self) -> dict[str, Any]:
         a = self.answer
-        return {
+        usage: dict[str, Any] = {
             "prompt_tokens": a.prompt_tokens,
             "completion_tokens": a.completion_tokens,
             "total_tokens": a.prompt_tokens + a.completion_tokens,
         }
+        if self.runtime.reports_cached_tokens and a.cached_tokens is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": a.cached_tokens}
+        return usage
 
     def timings(self) -> dict[str, Any] | None:
         if not self.runtime.sends_timings:
             return None
         a, prompt_s, gen_s = self.answer, self.prompt_s, self.gen_s
-        return {
-            "prompt_n": a.prompt_tokens,
+        # llama.cpp's prompt_n counts the tokens computed, cache_n those reused.
+        computed = a.computed_prompt_tokens
+        timings: dict[str, Any] = {} if a.cached_tokens is None else {"cache_n": a.cached_tokens}
+        return timings | {
+            "prompt_n": computed,
             "prompt_ms": prompt_s * 1000,
-            "prompt_per_second": a.prompt_tokens / prompt_s if prompt_s else None,
+            "prompt_per_second": computed / prompt_s if prompt_s else None,
             "predicted_n": a.completion_tokens,
             "predicted_ms": gen_s * 1000,
             "predicted_per_second": a.completion_tokens / gen_s if gen_s else None,
@@ -74,7 +80,8 @@ class Reply:
         a = self.answer
         self.on_finished(
             Finished(
-                prompt_tokens=a.prompt_tokens,
+                prompt_tokens=a.computed_prompt_tokens,
+                cached_tokens=a.cached_tokens or 0,
                 completion_tokens=a.completion_tokens,
                 finish_reason=a.finish_reason,
                 # Like vLLM's: from arrival, queueing included, to the first token.

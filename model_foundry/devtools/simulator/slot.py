@@ -26,6 +26,7 @@ from model_foundry.devtools.simulator.answers import (
 )
 from model_foundry.devtools.simulator.generation import Generation, json_object
 from model_foundry.devtools.simulator.metrics import SlotMetrics
+from model_foundry.devtools.simulator.prompt_cache import PromptCache
 from model_foundry.devtools.simulator.queue import SlotQueue, SlotStats
 from model_foundry.lib.slots.config import Slot
 from model_foundry.lib.slots.runtimes import runtime_for
@@ -53,6 +54,9 @@ class SimSlot:
         self.window = self.window or default_window(self.slot)
         self.rng = random.Random(self.seed)
         self.queue = SlotQueue(self.slot.parallel)
+        self.prompt_cache = (
+            PromptCache(self.slot.parallel) if self.runtime.reports_cached_tokens else None
+        )
         self.prometheus = SlotMetrics(
             self.slot,
             running=lambda: self.stats.processing,

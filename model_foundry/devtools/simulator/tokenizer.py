@@ -20,10 +20,19 @@ TOKEN_RE = re.compile(r"[A-Za-z0-9]{1,4}|[^\sA-Za-z0-9]")
 BOS = "<bos>"
 
 
+def pieces(text: str, *, add_special: bool = False) -> list[str]:
+    """The tokens' texts, the BOS first when special tokens are added (what a prompt cache
+    compares: ids are short hashes and two texts may share one)."""
+    found = TOKEN_RE.findall(text.replace(BOS, ""))
+    return [BOS, *found] if add_special or text.startswith(BOS) else found
+
+
 def tokenize(text: str, *, add_special: bool = False) -> list[int]:
     """Token ids (stable per token text within a process; only their number matters)."""
-    ids = [zlib.crc32(t.encode()) & 0x7FFF for t in TOKEN_RE.findall(text.replace(BOS, ""))]
-    return [1, *ids] if add_special or text.startswith(BOS) else ids
+    return [
+        1 if t == BOS else zlib.crc32(t.encode()) & 0x7FFF
+        for t in pieces(text, add_special=add_special)
+    ]
 
 
 def count(text: str) -> int:
@@ -43,9 +52,24 @@ def apply_template(messages: list[dict[str, Any]]) -> str:
     return f"{BOS}\n{turns}assistant\n"
 
 
+def chat_pieces(messages: list[dict[str, Any]]) -> list[str]:
+    """The tokens' texts of chat messages as the simulated server receives them."""
+    return pieces(apply_template(messages))
+
+
 def count_chat(messages: list[dict[str, Any]]) -> int:
     """Prompt tokens of chat messages as the simulated server receives them."""
     return len(tokenize(apply_template(messages)))
 
 
-__all__ = ["BOS", "TOKEN_RE", "apply_template", "count", "count_chat", "text_of", "tokenize"]
+__all__ = [
+    "BOS",
+    "TOKEN_RE",
+    "apply_template",
+    "chat_pieces",
+    "count",
+    "count_chat",
+    "pieces",
+    "text_of",
+    "tokenize",
+]

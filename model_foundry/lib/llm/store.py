@@ -191,6 +191,7 @@ class CompletionStore:
             run_id=self.run_id,
             started_at=attempt.started_at,
             key_prefix=key_prefix(request.key),
+            cached_prompt_tokens=attempt.cached_prompt_tokens,
         )
         storage.run_in_transaction(
             self.db_path,

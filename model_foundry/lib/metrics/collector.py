@@ -113,6 +113,8 @@ def duckdb_families(figures: DuckDBFigures, now: float) -> Iterator[Metric]:
     ):
         yield _by_slot(name, doc, per_slot)
 
+    yield from prompt_cache_families(figures)
+
     yield _histogram(
         "model_foundry_completion_ttft_seconds",
         "Time to first token of successful streamed completions, by slot.",
@@ -141,6 +143,34 @@ def duckdb_families(figures: DuckDBFigures, now: float) -> Iterator[Metric]:
         value=figures.translations,
     )
     yield from session_families(figures)
+
+
+def prompt_cache_families(figures: DuckDBFigures) -> Iterator[Metric]:
+    """What the servers' prompt caches saved, by slot and task, over the attempts whose server
+    said (``llm_completions.cached_prompt_tokens``; view ``slot_prefill``). Prefill tokens per
+    generated token is (prompt - cached) / completion; the hit share cached / prompt."""
+    fields = (
+        (
+            "model_foundry_prefill_prompt_tokens",
+            "Prompt tokens of attempts whose server reported its prompt-cache reuse.",
+            "prompt_tokens",
+        ),
+        (
+            "model_foundry_prefill_cached_tokens",
+            "Prompt tokens the servers reused from their prompt cache instead of computing.",
+            "cached_tokens",
+        ),
+        (
+            "model_foundry_prefill_completion_tokens",
+            "Completion tokens of attempts whose server reported its prompt-cache reuse.",
+            "completion_tokens",
+        ),
+    )
+    for name, doc, attribute in fields:
+        family = CounterMetricFamily(name, doc, labels=["slot", "task"])
+        for (slot, task), f in sorted(figures.prompt_cache.items()):
+            family.add_metric([slot, task], getattr(f, attribute))
+        yield family
 
 
 def session_families(figures: DuckDBFigures) -> Iterator[Metric]:

@@ -31,6 +31,26 @@ class HistogramFigures:
     total: float
 
 
+@dataclass(frozen=True)
+class PromptCacheFigures:
+    """Tokens of one slot's attempts at one task whose server reported its cache reuse."""
+
+    prompt_tokens: int
+    cached_tokens: int
+    completion_tokens: int
+
+
+# The slot_prefill view's sums, read from its table so a file whose views are older (opened
+# read-only before a writer recreated them) is read the same.
+PROMPT_CACHE_SQL = """
+SELECT slot, task, sum(prompt_tokens), sum(cached_prompt_tokens), sum(completion_tokens)
+FROM llm_completions
+WHERE cached_prompt_tokens IS NOT NULL AND prompt_tokens IS NOT NULL
+  AND completion_tokens IS NOT NULL
+GROUP BY slot, task
+"""
+
+
 @dataclass
 class DuckDBFigures:
     """One snapshot of the DuckDB file; keys are label values."""
@@ -42,6 +62,9 @@ class DuckDBFigures:
     completions: dict[tuple[str, str, str], int] = field(default_factory=dict)
     prompt_tokens: dict[str, int] = field(default_factory=dict)
     generation_tokens: dict[str, int] = field(default_factory=dict)
+    # (slot, task) -> prompt, cached and completion tokens of the attempts whose server said
+    # how many prompt tokens it reused (the slot_prefill view's sums).
+    prompt_cache: dict[tuple[str, str], PromptCacheFigures] = field(default_factory=dict)
     ttft: dict[str, HistogramFigures] = field(default_factory=dict)
     latency: dict[str, HistogramFigures] = field(default_factory=dict)
     dataset_samples: dict[tuple[str, str], int] = field(default_factory=dict)
@@ -69,6 +92,15 @@ def reason_class_sql(column: str = "reason") -> str:
 
 def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+
+
+def _has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
+    # A file no writer has opened since the column was added lacks it (read-only: no upgrade).
+    row = con.execute(
+        "SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ?",
+        [table, column],
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[Any, ...]]:
@@ -124,6 +156,11 @@ def _read_completions(con: duckdb.DuckDBPyConnection, figures: DuckDBFigures) ->
     ):
         figures.prompt_tokens[slot] = int(prompt)
         figures.generation_tokens[slot] = int(generated)
+    if _has_column(con, "llm_completions", "cached_prompt_tokens"):
+        for slot, task, prompt, cached, generated in _rows(con, PROMPT_CACHE_SQL):
+            figures.prompt_cache[(slot, task)] = PromptCacheFigures(
+                int(prompt), int(cached), int(generated)
+            )
     figures.ttft = _histograms(con, "ttft_s", TTFT_BUCKETS)
     figures.latency = _histograms(con, "latency_s", LATENCY_BUCKETS)
 
@@ -180,6 +217,7 @@ __all__ = [
     "TTFT_BUCKETS",
     "DuckDBFigures",
     "HistogramFigures",
+    "PromptCacheFigures",
     "read_figures",
     "reason_class_sql",
 ]

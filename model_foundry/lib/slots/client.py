@@ -8,6 +8,8 @@ counts arrive in the last chunk. Model quirks handled here:
   ``reasoning_content`` of llama.cpp and older vLLM), or inline in Gemma 4's
   ``<|channel>thought ... <channel|>`` markers (any server without a Gemma reasoning parser);
 - a ``timings`` object (llama.cpp) gives exact prompt / generation speeds;
+- the prompt tokens the server's cache held are read where the slot's runtime says they are
+  (``Runtime.cached_tokens``), and stay None when the response does not say;
 - thinking is switched per role through ``chat_template_kwargs``;
 - templates that reject the system role get it folded into the first user turn;
 - plamo-2-translate is driven through ``/v1/completions`` with its raw prompt format.
@@ -32,6 +34,7 @@ except ImportError:  # pragma: no cover - depends on the installed SDK
 
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import Slot
+from model_foundry.lib.slots.runtimes import Runtime
 
 PLAMO_OP = "<|plamo:op|>"
 PLAMO_STOP = [PLAMO_OP]
@@ -70,6 +73,8 @@ class Attempt:
     finish_reason: str | None = None
     content: str | None = None
     reasoning: str | None = None
+    # Of prompt_tokens, those the server reused from its prompt cache; None: it did not say.
+    cached_prompt_tokens: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -402,11 +407,26 @@ class _Collected:
     first_token_at: float | None = None
     plamo: bool = False
     reasoning_fields: tuple[str, ...] = ("reasoning", "reasoning_content")
+    # The usage object as JSON, for the fields beyond the two counts (prompt_tokens_details).
+    usage: Mapping[str, Any] | None = None
+    runtime: Runtime | None = None
 
     def take_usage(self, usage: Any) -> None:
         if usage is not None:
             self.prompt_tokens = getattr(usage, "prompt_tokens", None)
             self.completion_tokens = getattr(usage, "completion_tokens", None)
+            dump = getattr(usage, "model_dump", None)
+            self.usage = dump() if callable(dump) else None
+
+    def cached_prompt_tokens(self) -> int | None:
+        """What the runtime reads as reused prompt tokens; None where it cannot be true (more
+        than the prompt held) or the response did not say."""
+        if self.runtime is None:
+            return None
+        cached = self.runtime.cached_tokens(self.usage, self.timings)
+        if cached is not None and self.prompt_tokens is not None and cached > self.prompt_tokens:
+            return None
+        return cached
 
     def take_choice(self, choice: Any, *, delta: bool, now: float) -> None:
         src = (
@@ -491,6 +511,7 @@ class SlotClient:
         got = _Collected(
             plamo=slot.prompt_format == "plamo-translate",
             reasoning_fields=slot.server.reasoning_fields,
+            runtime=slot.server,
         )
         req: dict[str, Any] = {}
         try:
@@ -549,6 +570,7 @@ def finish(result: Attempt, got: _Collected, t0: float, t_end: float) -> Attempt
     result.finish_reason = got.finish_reason
     result.prompt_tokens = got.prompt_tokens
     result.completion_tokens = got.completion_tokens
+    result.cached_prompt_tokens = got.cached_prompt_tokens()
     prompt_tps, gen_tps = parse_timings(got.timings)
     derived_prompt, derived_gen = derive_rates(
         got.prompt_tokens, got.completion_tokens, result.latency_s, result.ttft_s

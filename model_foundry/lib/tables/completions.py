@@ -53,6 +53,10 @@ class CompletionRow:
     recorded_at: datetime | None = field(default=None, metadata=FILLED_BY_DB)
     # key_prefix(request_key): what the store's lookup scans (8 bytes a row, not 64).
     key_prefix: int | None = None
+    # Of prompt_tokens, those the server took from its prompt cache (llama.cpp cache_n, vLLM
+    # cached_tokens); NULL where the server did not say. Last, where ALTER TABLE puts it in
+    # a file from before the column, so both files have one layout.
+    cached_prompt_tokens: int | None = None
 
 
 LLM_COMPLETIONS: Table[CompletionRow] = Table(
@@ -88,7 +92,8 @@ LLM_COMPLETIONS: Table[CompletionRow] = Table(
         run_id VARCHAR,
         started_at TIMESTAMPTZ,
         recorded_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        key_prefix BIGINT NOT NULL
+        key_prefix BIGINT NOT NULL,
+        cached_prompt_tokens BIGINT
     )
     """,
 )

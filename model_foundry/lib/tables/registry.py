@@ -93,6 +93,7 @@ VIEWS: tuple[View, ...] = (
     views.TOOL_CALL_STATS,
     views.SLOT_THROUGHPUT_LATEST,
     views.SLOT_THROUGHPUT_HOURLY,
+    views.SLOT_PREFILL,
     views.DATASET_STATS,
     MODEL_PREFERENCES,
     SLOT_SHARE_WEEKLY,
@@ -122,6 +123,32 @@ class AddCommitSeq:
             f"ALTER TABLE {table} ALTER COLUMN commit_seq DROP DEFAULT",
             f"ALTER TABLE {table} ALTER COLUMN commit_seq SET NOT NULL",
         )
+
+
+@dataclass(frozen=True)
+class AddColumn:
+    """A nullable column a file from before it lacks, added in place: the rows it already has
+    read NULL there (nothing was measured for them), and no row is copied."""
+
+    table: Table
+    column: str
+    type: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.table.name}: {self.column}"
+
+    def needed(self, con: duckdb.DuckDBPyConnection) -> bool:
+        row = con.execute(
+            "SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ?",
+            [self.table.name, self.column],
+        ).fetchone()
+        return not (row and row[0])
+
+    def statements(self) -> tuple[str, ...]:
+        if self.column not in self.table.columns:
+            raise ValueError(f"{self.table.name} has no column {self.column!r}")
+        return (f"ALTER TABLE {self.table.name} ADD COLUMN {self.column} {self.type}",)
 
 
 @dataclass(frozen=True)
@@ -244,8 +271,10 @@ SEEDS: tuple[str, ...] = (
 # here keeps its rows; its step, which has no position yet on such a file, reads the whole
 # inbox once and adds only what the table lacks (lib/inbox/typed/). The LLM tables' rows
 # move as they are: their writers check for a stored copy within a bounded range instead
-# (lib/summaries/rows.py, lib/summaries/translations.py, lib/datasets/samples.py).
-MIGRATIONS: tuple[AddCommitSeq | KeylessMove | DropIndex | SeedQueue, ...] = (
+# (lib/summaries/rows.py, lib/summaries/translations.py, lib/datasets/samples.py). A keyed
+# llm_completions moved here has every column of today's DDL; a keyless one from before
+# cached_prompt_tokens gets it after the move.
+MIGRATIONS: tuple[AddCommitSeq | AddColumn | KeylessMove | DropIndex | SeedQueue, ...] = (
     AddCommitSeq(),
     KeylessMove(PIPELINE_EVENT_INBOX),
     KeylessMove(PIPELINE_EVENT_DEAD_LETTER),
@@ -257,6 +286,7 @@ MIGRATIONS: tuple[AddCommitSeq | KeylessMove | DropIndex | SeedQueue, ...] = (
     KeylessMove(SEMANTIC_SEARCHES),
     DropIndex("llm_completions_request_key"),
     KeylessMove(LLM_COMPLETIONS, computed=(("key_prefix", KEY_PREFIX_SQL),)),
+    AddColumn(LLM_COMPLETIONS, "cached_prompt_tokens", "BIGINT"),
     KeylessMove(SESSION_SUMMARIES),
     KeylessMove(SESSION_SUMMARY_TRANSLATIONS),
     KeylessMove(SESSION_SUMMARY_PARTS),
@@ -313,6 +343,7 @@ __all__ = [
     "TABLE_NAMES",
     "VIEWS",
     "VIEW_NAMES",
+    "AddColumn",
     "AddCommitSeq",
     "DropIndex",
     "KeylessMove",

@@ -1,4 +1,5 @@
-"""Views for ad-hoc SQL: per-session overview, per-slot throughput, dataset statistics.
+"""Views for ad-hoc SQL: per-session overview, per-slot throughput and prompt-cache use,
+dataset statistics.
 
 Views cost nothing to keep current: they read the tables the assets maintain, at query time.
 """
@@ -93,6 +94,35 @@ SLOT_THROUGHPUT_HOURLY = View(
     """,
 )
 
+# What the prompt caches saved, per slot and task: prefill tokens the server computed per token
+# it generated, and the share of prompt tokens it reused. Only attempts whose server said how
+# many it reused count (``reported``); the others are neither a hit nor a miss.
+SLOT_PREFILL = View(
+    "slot_prefill",
+    """
+    WITH known AS (
+        SELECT slot, task, prompt_tokens, cached_prompt_tokens, completion_tokens,
+               cached_prompt_tokens IS NOT NULL AND prompt_tokens IS NOT NULL
+                   AND completion_tokens IS NOT NULL AS reported
+        FROM llm_completions
+    )
+    SELECT slot, task,
+           count(*) AS attempts,
+           count(*) FILTER (WHERE reported) AS reported,
+           sum(prompt_tokens) FILTER (WHERE reported) AS prompt_tokens,
+           sum(cached_prompt_tokens) FILTER (WHERE reported) AS cached_prompt_tokens,
+           sum(completion_tokens) FILTER (WHERE reported) AS completion_tokens,
+           round((sum(prompt_tokens) FILTER (WHERE reported)
+                  - sum(cached_prompt_tokens) FILTER (WHERE reported))
+                 / nullif(sum(completion_tokens) FILTER (WHERE reported), 0), 3)
+               AS prefill_per_generated_token,
+           round(sum(cached_prompt_tokens) FILTER (WHERE reported)
+                 / nullif(sum(prompt_tokens) FILTER (WHERE reported), 0), 4) AS cache_hit_share
+    FROM known
+    GROUP BY slot, task
+    """,
+)
+
 DATASET_STATS = View(
     "dataset_stats",
     """
@@ -114,6 +144,7 @@ __all__ = [
     "DATASET_STATS",
     "SESSION_OVERVIEW",
     "SESSION_SUMMARIES_LATEST",
+    "SLOT_PREFILL",
     "SLOT_THROUGHPUT_HOURLY",
     "SLOT_THROUGHPUT_LATEST",
     "TOOL_CALL_STATS",

@@ -132,9 +132,16 @@ def test_metrics_count_what_was_served_under_the_servers_names() -> None:
     assert vllm[("vllm:e2e_request_latency_seconds_count", labels)] == 4
     inf = (*labels[:1], ("le", "+Inf"), *labels[1:])
     assert vllm[("vllm:time_to_first_token_seconds_bucket", inf)] == 4
+    # llama.cpp counts the prompt tokens it computed; those its cache held apart (the four
+    # questions share their first words, so each after the first reuses some).
+    cached = [u["prompt_tokens_details"]["cached_tokens"] for u in kg_usage]
+    assert cached[0] == 0 and all(c > 0 for c in cached[1:])
     assert llamacpp[("llamacpp:prompt_tokens_total", ())] == sum(
         u["prompt_tokens"] for u in kg_usage
-    )
+    ) - sum(cached)
+    assert llamacpp[("llamacpp:prompt_tokens_cached_total", ())] == sum(cached)
+    # vLLM as the lab runs it (no --enable-prompt-tokens-details) says nothing of its cache.
+    assert all("prompt_tokens_details" not in u for u in naughty_usage)
     assert llamacpp[("llamacpp:tokens_predicted_total", ())] == sum(
         u["completion_tokens"] for u in kg_usage
     )

@@ -4,6 +4,7 @@ summary, a translation or a sample already stored is refused. Real DuckDB files.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from datetime import UTC, datetime
@@ -21,6 +22,7 @@ from model_foundry.lib.summaries.mapreduce import PartRecord, Summarised
 from model_foundry.lib.summaries.pending import SessionToSummarise
 from model_foundry.lib.summaries.rows import store_summaries, summary_row
 from model_foundry.lib.summaries.translations import write_translations
+from model_foundry.lib.tables import registry
 from model_foundry.lib.tables.base import Table
 from model_foundry.lib.tables.completions import LLM_COMPLETIONS, CompletionRow, key_prefix
 from model_foundry.lib.tables.datasets import DATASET_SAMPLES, DatasetSampleRow
@@ -240,3 +242,47 @@ def test_a_keyless_file_from_before_the_prefix_gets_it_and_its_answers_are_found
     found = CompletionStore(db).finished([HEX_KEY])
     assert {k: c.content for k, c in found.items()} == {HEX_KEY: "kept answer"}
     assert [r.key_prefix for r in stored(db, LLM_COMPLETIONS)] == [key_prefix(HEX_KEY)]
+
+
+def test_a_file_from_before_cached_prompt_tokens_gets_the_column_in_place(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "before-cache.duckdb"
+    # Today's DDL without its last column: the layout of files from before it.
+    before = LLM_COMPLETIONS.ddl.replace(
+        "key_prefix BIGINT NOT NULL,\n        cached_prompt_tokens BIGINT",
+        "key_prefix BIGINT NOT NULL",
+    )
+    assert "cached_prompt_tokens" not in before
+    with duckdb.connect(str(db)) as con:
+        con.execute(before)
+        row = dataclasses.replace(
+            attempt_row(HEX_KEY, 1, "ok", "kept answer"), key_prefix=key_prefix(HEX_KEY)
+        )
+        old = LLM_COMPLETIONS.arrow([row]).drop_columns(["cached_prompt_tokens"])
+        con.register("old_row", old)
+        con.execute("INSERT INTO llm_completions BY NAME SELECT * FROM old_row")
+        rowid_before = con.execute("SELECT rowid FROM llm_completions").fetchall()
+
+    store = CompletionStore(db, run_id="run-new")
+    # The first connection that may write adds the column; the row stays where it was.
+    assert {k: c.content for k, c in store.finished([HEX_KEY]).items()} == {HEX_KEY: "kept answer"}
+    store.record(
+        Attempt("k-new", "task", "role", "slot", "model", "llamacpp", "ok", content="new",
+                prompt_tokens=44, completion_tokens=2, cached_prompt_tokens=40),
+        planned("k-new"),
+    )  # fmt: skip
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE "
+                           "'llm_completions%'").fetchone() == (1,)  # fmt: skip
+        got = con.execute(
+            "SELECT rowid, request_key, cached_prompt_tokens FROM llm_completions ORDER BY rowid"
+        ).fetchall()
+        assert got == [(rowid_before[0][0], HEX_KEY, None), (1, "k-new", 40)]
+        # Measured only where the server said: the old row is neither a hit nor a miss.
+        assert con.execute(
+            "SELECT attempts, reported, cached_prompt_tokens FROM slot_prefill"
+        ).fetchone() == (2, 1, 40)
+    # Once: a second upgrade finds nothing to do.
+    with storage.connect(db) as con:
+        assert registry.migrate(con) == []

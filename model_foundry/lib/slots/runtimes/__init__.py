@@ -37,6 +37,9 @@ class Runtime(Protocol):
     # Message fields that carry reasoning, the server's own first.
     reasoning_fields: tuple[str, ...]
     sends_timings: bool  # a ``timings`` object with exact speeds in each answer
+    # Whether each answer, as the server runs by default, says how many of its prompt tokens
+    # came from the prompt cache (the simulator reports them where this is true).
+    reports_cached_tokens: bool
     # Whether a JSON schema constrains only the answer after the model's reasoning (vLLM with
     # a reasoning parser), not the reasoning too (llama.cpp: a thinking model under a schema
     # can loop inside its reasoning and leave the answer empty).
@@ -63,6 +66,14 @@ class Runtime(Protocol):
 
     def tokenize_body(self, tokens: list[int], window: int) -> dict[str, Any]:
         """The tokenize endpoint's answer for ``tokens`` (the simulator serves it)."""
+        ...
+
+    def cached_tokens(
+        self, usage: Mapping[str, Any] | None, timings: Mapping[str, Any] | None
+    ) -> int | None:
+        """Prompt tokens the server took from its cache instead of computing, from a response's
+        ``usage`` and ``timings`` (JSON objects, either None when absent); None when the
+        response does not say, never 0 by guess."""
         ...
 
     # -- errors ---------------------------------------------------------------------------

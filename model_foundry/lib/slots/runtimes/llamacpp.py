@@ -10,6 +10,13 @@
   (1024 tokens). skipping" (``tools/server/server-context.cpp`` as vendored in
   llama-cpp-python 0.3.36);
 - answers: ``reasoning_content``; a ``timings`` object with exact prompt / generation speeds;
+- prompt cache: ``timings.cache_n``, "number of prompt tokens reused from cache" (README,
+  "Timings and context usage"); ``usage.prompt_tokens`` counts them too. The 0.3.36 build
+  also sends ``usage.prompt_tokens_details.cached_tokens``, from the same counter
+  (``server-task.cpp`` ``usage_json_oaicompat``, ``server-common.cpp``
+  ``server_slot_stats::to_json``), which older builds lack; a fully cached prompt still
+  reports one token fewer than its length (``server-context.cpp``, "need to evaluate at least
+  1 token");
   builds without a Gemma 4 reasoning parser leave ``<|channel>thought`` markers in the text;
 - structured output: OpenAI's ``response_format`` with ``type: json_schema`` (the server turns
   the schema into a grammar).
@@ -28,6 +35,8 @@ from model_foundry.lib.slots.runtimes.shapes import (
     HttpClient,
     MetricNames,
     server_root,
+    token_count,
+    usage_cached_tokens,
 )
 
 _CONTEXT_LIMITS = (
@@ -52,10 +61,13 @@ class LlamaCpp:
         decodes="llamacpp:n_decode",
         prompt_tps="llamacpp:prompt_tokens_seconds",
         generation_tps="llamacpp:predicted_tokens_seconds",
+        prompt_cached_tokens="llamacpp:prompt_tokens_cached",
     )
     # Read in this order; "reasoning" too, for builds that follow vLLM's newer name.
     reasoning_fields = ("reasoning_content", "reasoning")
     sends_timings = True
+    # Every response says how much of its prompt the slot's cache held (``cached_tokens``).
+    reports_cached_tokens = True
     # The grammar applies to everything generated, reasoning included (ggml-org/llama.cpp
     # issue 22537, closed as wontfix in April 2026).
     schema_after_reasoning = False
@@ -93,6 +105,14 @@ class LlamaCpp:
 
     def tokenize_body(self, tokens: list[int], window: int) -> dict[str, Any]:
         return {"tokens": tokens}
+
+    def cached_tokens(
+        self, usage: Mapping[str, Any] | None, timings: Mapping[str, Any] | None
+    ) -> int | None:
+        # The field the README documents first; the OpenAI one where a build sends no timings.
+        cache_n = timings.get("cache_n") if isinstance(timings, Mapping) else None
+        found = token_count(cache_n)
+        return found if found is not None else usage_cached_tokens(usage)
 
     def context_limit_from_error(self, message: str) -> int | None:
         for pattern in _CONTEXT_LIMITS:

@@ -1,8 +1,11 @@
-"""What every runtime describes the same way: its extra endpoints and its metric names."""
+"""What every runtime describes the same way: its extra endpoints, its metric names, and the
+small readers of response fields the OpenAI types do not pin down."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 try:  # openai >= 3 ships on httpx2; older releases on httpx.
     import httpx2 as httpx
@@ -46,6 +49,9 @@ class MetricNames:
     decodes: str | None = None
     prompt_tps: str | None = None
     generation_tps: str | None = None
+    # Prompt tokens reused from the prompt cache (then ``prompt_tokens`` counts only the
+    # computed ones, as llama.cpp's does).
+    prompt_cached_tokens: str | None = None
 
 
 def server_root(base_url: str) -> str:
@@ -54,4 +60,26 @@ def server_root(base_url: str) -> str:
     return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
-__all__ = ["Endpoints", "HttpClient", "MetricNames", "httpx", "server_root"]
+def token_count(value: Any) -> int | None:
+    """``value`` when it is a count of tokens (an int, not a bool, not negative); else None:
+    a field a server filled oddly is not a measurement, and is never read as 0."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def usage_cached_tokens(usage: Mapping[str, Any] | None) -> int | None:
+    """OpenAI's ``usage.prompt_tokens_details.cached_tokens``; None when it is not there."""
+    details = usage.get("prompt_tokens_details") if isinstance(usage, Mapping) else None
+    return token_count(details.get("cached_tokens")) if isinstance(details, Mapping) else None
+
+
+__all__ = [
+    "Endpoints",
+    "HttpClient",
+    "MetricNames",
+    "httpx",
+    "server_root",
+    "token_count",
+    "usage_cached_tokens",
+]

@@ -9,6 +9,10 @@
   sentence and reword the second);
 - answers: ``reasoning`` (``reasoning_content`` before 0.10), usage in the last stream chunk
   when ``stream_options.include_usage``;
+- prompt cache: ``usage.prompt_tokens_details.cached_tokens`` only when the server runs with
+  ``--enable-prompt-tokens-details`` (off by default), and in the chat server of several
+  releases only when it is not 0 (``if self.enable_prompt_tokens_details and
+  num_cached_tokens:`` in ``serving_chat.py``): a response without it says nothing;
 - metrics: ``vllm/v1/metrics/loggers.py`` ``PrometheusStatLogger`` (V1 engine, 0.10 line);
 - structured output: ``structured_outputs: {"json": schema}`` in the extra body (docs
   "Structured Outputs"; it replaced ``guided_json``, which 0.12 removed).
@@ -21,7 +25,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.runtimes.shapes import Endpoints, HttpClient, MetricNames
+from model_foundry.lib.slots.runtimes.shapes import (
+    Endpoints,
+    HttpClient,
+    MetricNames,
+    usage_cached_tokens,
+)
 
 _CONTEXT_LIMIT = re.compile(r"maximum context length is (\d+) tokens", re.IGNORECASE)
 
@@ -43,6 +52,8 @@ class Vllm:
     )
     reasoning_fields = ("reasoning", "reasoning_content")
     sends_timings = False
+    # Only with --enable-prompt-tokens-details; a server started as the lab's are says nothing.
+    reports_cached_tokens = False
     # With --reasoning-parser, structured outputs constrain the answer after the reasoning.
     schema_after_reasoning = True
     # vLLM's /health is an empty 200.
@@ -85,6 +96,11 @@ class Vllm:
 
     def tokenize_body(self, tokens: list[int], window: int) -> dict[str, Any]:
         return {"count": len(tokens), "max_model_len": window, "tokens": tokens}
+
+    def cached_tokens(
+        self, usage: Mapping[str, Any] | None, timings: Mapping[str, Any] | None
+    ) -> int | None:
+        return usage_cached_tokens(usage)
 
     def context_limit_from_error(self, message: str) -> int | None:
         found = _CONTEXT_LIMIT.search(message)

@@ -248,6 +248,8 @@ def test_vllm_reasoning_under_either_field_name(fixture: str) -> None:
     assert a.ok, a.error
     assert (a.content, a.reasoning) == ("Four.", "Two plus two is four.")
     assert (a.prompt_tokens, a.completion_tokens, a.finish_reason) == (12, 9, "stop")
+    # Started without --enable-prompt-tokens-details: the server did not say what it reused.
+    assert a.cached_prompt_tokens is None
 
 
 def test_vllm_stream_with_usage_in_a_last_chunk_without_choices() -> None:
@@ -259,6 +261,50 @@ def test_vllm_stream_with_usage_in_a_last_chunk_without_choices() -> None:
     assert (a.prompt_tokens, a.completion_tokens, a.finish_reason) == (12, 9, "stop")
     assert a.ttft_s is not None and a.gen_tps
     assert sent[0]["stream_options"] == {"include_usage": True}
+    assert a.cached_prompt_tokens is None
+
+
+def test_vllm_with_prompt_tokens_details_reports_what_its_prefix_cache_held() -> None:
+    a, _ = run(ask(reply_from_fixture("vllm/chat_stream_prompt_tokens_details.jsonl"), stream=True))
+    assert a.ok, a.error
+    assert (a.prompt_tokens, a.cached_prompt_tokens) == (612, 592)
+
+
+def llama_body(prompt: int, timings: dict[str, Any] | None, cached: int | None) -> dict[str, Any]:
+    """A non-streamed llama-server answer (``server-task.cpp`` ``to_json_oaicompat_chat`` as
+    vendored in llama-cpp-python 0.3.36): ``timings`` beside ``usage``."""
+    body = chat_body("Four.", None, "stop")
+    body["usage"] = {"prompt_tokens": prompt, "completion_tokens": 2, "total_tokens": prompt + 2}
+    if cached is not None:
+        body["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
+    if timings is not None:
+        body["timings"] = timings
+    return body
+
+
+@pytest.mark.parametrize(
+    ("body", "stored"),
+    [
+        (llama_body(44, {"cache_n": 40, "prompt_n": 4}, 40), 40),
+        # An older build: timings only.
+        (llama_body(44, {"cache_n": 40, "prompt_n": 4}, None), 40),
+        (llama_body(44, {"cache_n": 0, "prompt_n": 44}, 0), 0),
+        # No word of the cache at all; then a count the prompt cannot hold: not a measurement.
+        (llama_body(44, {"prompt_n": 44}, None), None),
+        (llama_body(44, {"cache_n": 45, "prompt_n": 0}, 45), None),
+    ],
+    ids=["both", "timings-only", "nothing-reused", "not-reported", "more-than-the-prompt"],
+)
+def test_llama_cpp_reuse_comes_from_cache_n(body: dict[str, Any], stored: int | None) -> None:
+    async def go() -> Attempt:
+        async with ReplayServer({CHAT: Reply(body=body)}) as server:
+            sf = one_slot_file(server.url, runtime="llamacpp")
+            async with SlotClient(sf.slots["naughty"]) as client:
+                return await client.run(key="k", task="t", role="naughty", body=Body(messages=MSG))
+
+    a = run(go())
+    assert a.ok, a.error
+    assert (a.prompt_tokens, a.cached_prompt_tokens) == (44, stored)
 
 
 def test_vllm_context_length_error_is_a_final_error_with_the_servers_sentence() -> None:

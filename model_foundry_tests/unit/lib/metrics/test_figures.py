@@ -15,7 +15,12 @@ from model_foundry.lib.events import DeadLetter, InboxEvent, reason_class, valid
 from model_foundry.lib.inbox.store import write_batch
 from model_foundry.lib.llm import CompletionStore, Planned, Request
 from model_foundry.lib.metrics.collector import FoundryCollector
-from model_foundry.lib.metrics.figures import TTFT_BUCKETS, read_figures, reason_class_sql
+from model_foundry.lib.metrics.figures import (
+    TTFT_BUCKETS,
+    PromptCacheFigures,
+    read_figures,
+    reason_class_sql,
+)
 from model_foundry.lib.metrics.refresher import Refresher
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import Attempt
@@ -72,7 +77,14 @@ def _dead_letters() -> list[DeadLetter]:
     return dead
 
 
-def _attempt(slot: str, status: str, ttft: float | None, latency: float, tokens: int) -> Attempt:
+def _attempt(
+    slot: str,
+    status: str,
+    ttft: float | None,
+    latency: float,
+    tokens: int,
+    cached: int | None = None,
+) -> Attempt:
     return Attempt(
         key=f"k-{slot}-{ttft}-{latency}",
         task="t",
@@ -85,6 +97,7 @@ def _attempt(slot: str, status: str, ttft: float | None, latency: float, tokens:
         completion_tokens=tokens,
         latency_s=latency,
         ttft_s=ttft,
+        cached_prompt_tokens=cached,
     )
 
 
@@ -102,7 +115,8 @@ def filled_db(db_path: Path) -> Path:
         _attempt("naughty", "ok", 0.03, 0.8, 40),
         _attempt("naughty", "ok", 0.4, 2.0, 60),
         _attempt("naughty", "error", None, 5.0, 0),
-        _attempt("kindergarten", "ok", None, 1.2, 7),
+        # The one server that said what its prompt cache held (as llama.cpp does).
+        _attempt("kindergarten", "ok", None, 1.2, 7, cached=6),
     ):
         store.record(
             attempt, Planned(Request("t", "r", Body(prompt="p")), attempt.key, attempt.model, {})
@@ -163,6 +177,8 @@ def test_figures_match_the_rows(filled_db: Path) -> None:
     assert f.latency["kindergarten"].count == 1  # errors are not in the latency histogram
     assert f.latency["naughty"].count == 2
     assert f.dataset_samples == {("ft", "worker"): 2, ("ft", "summary"): 1}
+    # Only attempts whose server reported its cache reuse: naughty's did not.
+    assert f.prompt_cache == {("kindergarten", "t"): PromptCacheFigures(10, 6, 7)}
 
 
 def test_empty_file_reads_as_no_figures(db_path: Path) -> None:
@@ -204,6 +220,15 @@ def test_collector_serves_standard_names_that_prometheus_parses(filled_db: Path)
         == 2
     )
     assert samples[("model_foundry_exporter_snapshot_age_seconds", (("source", "duckdb"),))] >= 0
+    kg = (("slot", "kindergarten"), ("task", "t"))
+    assert [
+        samples[(f"model_foundry_prefill_{name}_tokens_total", kg)]
+        for name in ("prompt", "cached", "completion")
+    ] == [10, 6, 7]
+    assert not any(
+        n.startswith("model_foundry_prefill_") and ("slot", "naughty") in labels
+        for n, labels in samples
+    )
     age = samples[
         ("model_foundry_inbox_newest_event_age_seconds", (("subject", "llm.chat.persist"),))
     ]

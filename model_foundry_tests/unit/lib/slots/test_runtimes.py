@@ -66,3 +66,41 @@ def test_structured_output_request_shapes() -> None:
     shape = naughty.server.structured_output(SCHEMA)
     assert shape == {"extra_body": {"structured_outputs": {"json": SCHEMA}}}
     assert "response_format" not in shape
+
+
+# ---------------------------------------------------------------------------------------------
+# Prompt tokens the server reused from its cache.
+
+# llama-server 0.3.36 sends both fields, from one counter (server-task.cpp, server-common.cpp).
+LLAMA_USAGE = {"prompt_tokens": 44, "prompt_tokens_details": {"cached_tokens": 40}}
+LLAMA_TIMINGS = {"cache_n": 40, "prompt_n": 4, "predicted_n": 12}
+
+
+def test_llama_cpp_reuse_is_read_from_cache_n_or_else_the_usage_details() -> None:
+    assert LLAMACPP.cached_tokens(LLAMA_USAGE, LLAMA_TIMINGS) == 40
+    # cache_n is the field the server's README documents; a build without timings has only
+    # the usage details, and one without either says nothing.
+    assert LLAMACPP.cached_tokens({"prompt_tokens": 44}, {"cache_n": 0}) == 0
+    assert LLAMACPP.cached_tokens(LLAMA_USAGE, None) == 40
+    assert LLAMACPP.cached_tokens({"prompt_tokens": 44}, {"prompt_n": 44}) is None
+    assert LLAMACPP.cached_tokens(None, None) is None
+
+
+def test_vllm_reuse_is_read_only_where_the_server_reports_it() -> None:
+    # --enable-prompt-tokens-details on: the OpenAI field.
+    reported = {"prompt_tokens": 600, "prompt_tokens_details": {"cached_tokens": 512}}
+    assert VLLM.cached_tokens(reported, None) == 512
+    # Off (vLLM's default), or a release that leaves out a 0: nothing, never a guessed 0.
+    for usage in ({"prompt_tokens": 600}, {"prompt_tokens": 600, "prompt_tokens_details": None}):
+        assert VLLM.cached_tokens(usage, None) is None
+    # vLLM sends no timings; a cache_n there is not vLLM's to read.
+    assert VLLM.cached_tokens({"prompt_tokens": 600}, {"cache_n": 5}) is None
+
+
+def test_a_reuse_field_filled_oddly_reads_as_not_reported() -> None:
+    for odd in ("40", -1, 4.5, True, None, [40], {"n": 40}):
+        details = {"prompt_tokens": 44, "prompt_tokens_details": {"cached_tokens": odd}}
+        assert VLLM.cached_tokens(details, None) is None, odd
+        assert LLAMACPP.cached_tokens({"prompt_tokens": 44}, {"cache_n": odd}) is None, odd
+    assert VLLM.cached_tokens({"prompt_tokens_details": "40"}, None) is None
+    assert LLAMACPP.cached_tokens("usage", "timings") is None  # type: ignore[arg-type]
