@@ -23,6 +23,7 @@ from typing import Any
 
 import dagster as dg
 import pytest
+import yaml
 
 from model_foundry.defs.inbox.assets import INBOX_SUBJECT_TAG
 from model_foundry.defs.inbox.sensors import IN_PROGRESS
@@ -217,6 +218,19 @@ EVENTS_AFTER = 400
 # Messages delivered to a run that dies come back after the consumer's ack_wait: seconds here,
 # not the production five minutes, so the restarted daemon's runs can take them over.
 SHORT_ACK_WAIT_S = 3.0
+# A run left STARTING by the kill is failed by Dagster's run monitoring once it has been
+# starting this long, then retried: the shipped dagster.yaml's 60 s, shortened here for the same
+# reason as ack_wait. Long enough that a run the restarted daemon launches is not failed
+# while its process is still importing on a loaded machine.
+SHORT_START_TIMEOUT_S = 20
+
+
+def _shorten_start_timeout(home: Path) -> None:
+    config_path = home / "dagster.yaml"
+    config = yaml.safe_load(config_path.read_text())
+    assert config["run_monitoring"]["start_timeout_seconds"] > SHORT_START_TIMEOUT_S
+    config["run_monitoring"]["start_timeout_seconds"] = SHORT_START_TIMEOUT_S
+    config_path.write_text(yaml.safe_dump(config))
 
 
 def _start_daemon(env: dict[str, str], log: Path) -> subprocess.Popen[Any]:
@@ -252,6 +266,7 @@ def test_daemon_killed_with_runs_in_flight_and_restarted_loses_nothing(
 
     db = tmp_path / "data" / "pipeline.duckdb"
     home = write_dagster_home(tmp_path / "dagster_home")
+    _shorten_start_timeout(home)
     log = tmp_path / "daemon.log"
     in_flight_sql = "SELECT count(*) FROM pipeline_event_inbox"
     with slot_simulator_process(tmp_path / "sim", speed=50) as slot_path:
