@@ -28,13 +28,14 @@ demo: $(STAMP)
 demo-real: $(STAMP)
 	$(VENV)/bin/model-foundry demo --real
 
-# The tiers (model_foundry_tests/tiers.py) run on one pytest-xdist worker per core. Each
-# worker starts with an even share of the tests in their order (the longest first, see
-# conftest.py) and an idle one takes tests still queued for the other; a file's tests stay
-# together unless taken, so a module's Dagster stack usually starts once. (`--dist loadfile`
-# would run the files with the most tests first, the longest single tests last.)
+# The tiers (model_foundry_tests/tiers.py) run on one pytest-xdist worker per core. An idle
+# worker takes the next unit of work in the suite's order (the longest first, see
+# conftest.py): one unit test, or all the tests of a system or integration module (per
+# parameter of its module fixtures), so that a module's servers and Dagster stack start once.
+# `--no-loadscope-reorder` keeps that order; by default xdist would send the units with the
+# most tests first and leave the longest single tests to the end.
 PYTEST_WORKERS ?= auto
-PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist worksteal
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 # The slowest tests are listed after each run: where the suite's time goes.
 PYTEST_DURATIONS ?= --durations=25
 

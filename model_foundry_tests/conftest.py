@@ -29,15 +29,35 @@ from model_foundry_tests.real_llama import (  # noqa: F401
     paced_model,
     tiny_model,
 )
-from model_foundry_tests.tiers import TIERS, guard_unit_test, tier_of
+from model_foundry_tests.tiers import TESTS_ROOT, TIERS, guard_unit_test, tier_of
 
 
+def _module_fixture_group(item: pytest.Item) -> str:
+    """The tests that share one module's expensive fixtures: the file, and the parameters of
+    its module-scoped fixtures (a daemon stack on SQLite and one on PostgreSQL are two)."""
+    group = str(Path(str(item.path)).relative_to(TESTS_ROOT))
+    callspec = getattr(item, "callspec", None)
+    fixtures = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    if callspec is not None:
+        shared = sorted(
+            f"{name}={callspec.params[name]}"
+            for name in callspec.params
+            if name in fixtures and fixtures[name][-1].scope in ("module", "package", "session")
+        )
+        if shared:
+            group += "[" + ",".join(shared) + "]"
+    return group
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each test with its folder's tier; the slowest tier, and within a tier the tests
     allowed the longest, are scheduled first.
 
     Under pytest-xdist the long system tests then start while the short ones fill the gaps,
-    instead of one of them starting last and running alone.
+    instead of one of them starting last and running alone. A system or integration module's
+    tests form one ``xdist_group`` (per parameter of its module fixtures), so that its servers
+    and stacks start once, on one worker; unit tests go one by one.
     """
     for item in items:
         tier = tier_of(Path(str(item.path)))
@@ -46,6 +66,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 f"{item.nodeid}: a test lives under one of {', '.join(TIERS)}/ (see tiers.py)"
             )
         item.add_marker(getattr(pytest.mark, tier))
+        if tier != "unit" and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(_module_fixture_group(item)))
     order = {"system": 0, "integration": 1, "unit": 2}
     default_timeout = float(config.getini("timeout") or 0)
 

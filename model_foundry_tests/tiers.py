@@ -25,6 +25,12 @@ from typing import Any
 
 import pytest
 
+# Tests that run a Dagster daemon stack run one after another on one pytest-xdist worker
+# (conftest.py groups the rest by module). A daemon launches a process per run, and the
+# freshness test measures how fast runs follow each other: beside a second stack on 2 cores
+# it measured the other stack's launches, not the pipeline's.
+DAGSTER_DAEMON_STACKS = pytest.mark.xdist_group("dagster-daemon-stacks")
+
 TESTS_ROOT = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_ROOT.parent
 TIERS = ("unit", "integration", "system")

@@ -56,8 +56,9 @@ from model_foundry_tests.postgres_helpers import (
     require_postgres,
     throwaway_database,
 )
+from model_foundry_tests.tiers import DAGSTER_DAEMON_STACKS
 
-pytestmark = pytest.mark.timeout(400)
+pytestmark = [pytest.mark.timeout(400), DAGSTER_DAEMON_STACKS]
 
 # Trust auth ignores it; it is set so the tests can prove it never shows anywhere.
 PG_PASSWORD = "pg-secret-never-shown-7f3a"
@@ -170,25 +171,39 @@ def _stack(tmp: Path, pg: DagsterPostgres | None, pg_vars: dict[str, str]) -> It
         server.cleanup()
 
 
-def test_events_become_summaries_without_anyone_clicking(stack: Stack) -> None:
+@pytest.fixture(scope="module")
+def fed(stack: Stack) -> Stack:
+    """The stack once every event of the module is published: the sample sessions, and the
+    lab's session and dead letters with their planted tokens. One pass of the pipeline serves
+    the tests that read what it made (a pass is most of a test's time)."""
     publish(stack.nats, sample_events(EVENTS, sessions=SESSIONS, seed=3))
+    publish(stack.nats, LAB_EVENTS)
+    publish_raw(stack.nats, LAB_DEAD_LETTERS)
+    return stack
+
+
+def test_events_become_summaries_without_anyone_clicking(fed: Stack) -> None:
+    stack = fed
     db = stack.db_path
+    sessions = SESSIONS + 1  # and the lab's
     try:
         wait_for(
-            lambda: count(db, "SELECT count(*) FROM pipeline_event_inbox") == EVENTS,
+            lambda: (
+                count(db, "SELECT count(*) FROM pipeline_event_inbox") == EVENTS + len(LAB_EVENTS)
+            ),
             150,
             "the inbox sensors' runs to land every event",
         )
         wait_for(
             lambda: (
                 count(db, "SELECT count(DISTINCT correlation_id) FROM session_summaries")
-                == SESSIONS
+                == sessions
             ),
             150,
             "the automation sensor's run to write the summaries",
         )
         wait_for(
-            lambda: count(db, "SELECT count(*) FROM session_summary_translations") >= SESSIONS,
+            lambda: count(db, "SELECT count(*) FROM session_summary_translations") >= sessions,
             120,
             "the translations",
         )
@@ -196,7 +211,7 @@ def test_events_become_summaries_without_anyone_clicking(stack: Stack) -> None:
         raise AssertionError(
             f"{exc}\n--- daemon log ---\n{_tail(stack.logs / 'daemon.log')}"
         ) from None
-    assert count(db, "SELECT count(*) FROM chat_sessions") == SESSIONS
+    assert count(db, "SELECT count(*) FROM chat_sessions") == sessions
     assert count(db, "SELECT count(*) FROM llm_completions WHERE status = 'ok'") >= 2 * SESSIONS
 
     with stack.instance() as instance:
@@ -356,10 +371,8 @@ def _materialized_for(stack: Stack, asset: str, session: str) -> bool:
 
 
 def _lab_sessions_through_the_daemon(stack: Stack) -> None:
-    """The lab-token events drained by the sensors' runs and summarised, and the session's
-    flow and routing materialized by the automation sensor."""
-    publish(stack.nats, LAB_EVENTS)
-    publish_raw(stack.nats, LAB_DEAD_LETTERS)
+    """The lab-token events (published by ``fed``) drained by the sensors' runs and
+    summarised, and the session's flow and routing materialized by the automation sensor."""
     db = stack.db_path
     try:
         inbox = "SELECT count(*) FROM pipeline_event_inbox WHERE correlation_id = ?"
@@ -402,7 +415,8 @@ def _dagster_storage(stack: Stack) -> dict[str, str]:
     return places
 
 
-def test_the_storage_password_never_reaches_dagster_yaml_the_ui_or_logs(stack: Stack) -> None:
+def test_the_storage_password_never_reaches_dagster_yaml_the_ui_or_logs(fed: Stack) -> None:
+    stack = fed
     wait_for(lambda: _webserver_up(stack.webserver_url), 120, "the webserver")
     config = (stack.home / "dagster.yaml").read_text()
     info = graphql(stack.webserver_url, "{ instance { info } }", {})["instance"]["info"]
