@@ -30,10 +30,10 @@ demo-real: $(STAMP)
 
 # The tiers (model_foundry_tests/tiers.py) run on one pytest-xdist worker per core. An idle
 # worker takes the next unit of work in the suite's order (the longest first, see
-# conftest.py): one unit test, or all the tests of a system or integration module (per
-# parameter of its module fixtures), so that a module's servers and Dagster stack start once.
-# `--no-loadscope-reorder` keeps that order; by default xdist would send the units with the
-# most tests first and leave the longest single tests to the end.
+# conftest.py): one unit test, all the tests of a system or integration module (its servers
+# start once), or the Dagster daemon stacks, one after another (tiers.work_unit; `loadgroup`
+# selects that scheduler in conftest.py). `--no-loadscope-reorder` keeps the order; by default
+# xdist would send the units with the most tests first and the longest single tests last.
 PYTEST_WORKERS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder
 # The slowest tests are listed after each run: where the suite's time goes.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -29,35 +30,29 @@ from model_foundry_tests.real_llama import (  # noqa: F401
     paced_model,
     tiny_model,
 )
-from model_foundry_tests.tiers import TESTS_ROOT, TIERS, guard_unit_test, tier_of
+from model_foundry_tests.tiers import TIERS, guard_unit_test, tier_of
 
 
-def _module_fixture_group(item: pytest.Item) -> str:
-    """The tests that share one module's expensive fixtures: the file, and the parameters of
-    its module-scoped fixtures (a daemon stack on SQLite and one on PostgreSQL are two)."""
-    group = str(Path(str(item.path)).relative_to(TESTS_ROOT))
-    callspec = getattr(item, "callspec", None)
-    fixtures = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-    if callspec is not None:
-        shared = sorted(
-            f"{name}={callspec.params[name]}"
-            for name in callspec.params
-            if name in fixtures and fixtures[name][-1].scope in ("module", "package", "session")
-        )
-        if shared:
-            group += "[" + ",".join(shared) + "]"
-    return group
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With ``--dist loadgroup`` (the Makefile's), the suite's own units (``tiers.work_unit``).
+
+    pytest-xdist's loadgroup reads ``xdist_group`` marks by renaming the tests' node ids, which
+    pytest 9 no longer lets it do: every test then went its own way, a module's Dagster stack
+    started on both workers, and the freshness test ran beside another stack.
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from model_foundry_tests.scheduling import SuiteScheduling
+
+    return SuiteScheduling(config, log)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each test with its folder's tier; the slowest tier, and within a tier the tests
     allowed the longest, are scheduled first.
 
     Under pytest-xdist the long system tests then start while the short ones fill the gaps,
-    instead of one of them starting last and running alone. A system or integration module's
-    tests form one ``xdist_group`` (per parameter of its module fixtures), so that its servers
-    and stacks start once, on one worker; unit tests go one by one.
+    instead of one of them starting last and running alone.
     """
     for item in items:
         tier = tier_of(Path(str(item.path)))
@@ -66,8 +61,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 f"{item.nodeid}: a test lives under one of {', '.join(TIERS)}/ (see tiers.py)"
             )
         item.add_marker(getattr(pytest.mark, tier))
-        if tier != "unit" and item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(_module_fixture_group(item)))
     order = {"system": 0, "integration": 1, "unit": 2}
     default_timeout = float(config.getini("timeout") or 0)
 

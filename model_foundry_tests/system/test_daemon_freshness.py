@@ -48,7 +48,6 @@ from model_foundry_tests.pipeline_helpers import (
     wait_for,
     write_dagster_home,
 )
-from model_foundry_tests.tiers import DAGSTER_DAEMON_STACKS
 
 SENSOR_INTERVAL_S = 2
 RATE = 6.0  # events per second, every subject
@@ -58,7 +57,7 @@ WINDOW_CAP_S = 480.0
 WINDOW_CYCLES = 8.0
 SHARE = 0.9
 
-pytestmark = [pytest.mark.timeout(int(WINDOW_CAP_S) + 600), DAGSTER_DAEMON_STACKS]
+pytestmark = pytest.mark.timeout(int(WINDOW_CAP_S) + 600)
 
 
 @dataclass

@@ -47,7 +47,6 @@ from model_foundry_tests.pipeline_helpers import (
     write_dagster_home,
     write_prompts,
 )
-from model_foundry_tests.tiers import DAGSTER_DAEMON_STACKS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -257,7 +256,6 @@ def _runs_by_status(home: Path) -> dict[str, int]:
     return by_status
 
 
-@DAGSTER_DAEMON_STACKS
 def test_daemon_killed_with_runs_in_flight_and_restarted_loses_nothing(
     tmp_path: Path, nats_server: LocalNatsServer
 ) -> None:

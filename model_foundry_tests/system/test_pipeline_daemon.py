@@ -56,9 +56,8 @@ from model_foundry_tests.postgres_helpers import (
     require_postgres,
     throwaway_database,
 )
-from model_foundry_tests.tiers import DAGSTER_DAEMON_STACKS
 
-pytestmark = [pytest.mark.timeout(400), DAGSTER_DAEMON_STACKS]
+pytestmark = pytest.mark.timeout(400)
 
 # Trust auth ignores it; it is set so the tests can prove it never shows anywhere.
 PG_PASSWORD = "pg-secret-never-shown-7f3a"

@@ -18,7 +18,6 @@ from model_foundry_tests.shared.cli.cli import (
     _cells,
     cli,
 )
-from model_foundry_tests.tiers import DAGSTER_DAEMON_STACKS
 
 
 def test_nats_setup_is_idempotent(nats_server: LocalNatsServer, nats_env: None) -> None:
@@ -142,7 +141,6 @@ def test_bench_ingest_into_a_prefilled_inbox_counts_only_the_timed_events() -> N
 
 # Beyond the CLI call's own 480 s: a run cut by pytest-timeout would leave the daemon behind.
 @pytest.mark.timeout(600)
-@DAGSTER_DAEMON_STACKS
 def test_bench_e2e_runs_the_daemon_and_loses_nothing() -> None:
     # A smoke run of the whole benchmark: nats-server, simulator, dagster-daemon, sensors.
     result = cli("bench", "e2e", "--rate", "20", "--seconds", "3", "--json", timeout=480)
