@@ -40,6 +40,5 @@ def test_modules_are_units_unit_tests_go_alone_and_daemon_stacks_go_together() -
     }
     assert len(stacks) == 1
     # The rest of that CLI module is a unit of its own, not part of the stacks.
-    assert work_unit("model_foundry_tests/system/cli/test_cli.py::test_nats_setup_is_idempotent") == (
-        "model_foundry_tests/system/cli/test_cli.py"
-    )
+    cli = "model_foundry_tests/system/cli/test_cli.py"
+    assert work_unit(f"{cli}::test_nats_setup_is_idempotent") == cli
