@@ -37,8 +37,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """With ``--dist loadgroup`` (the Makefile's), the suite's own units (``tiers.work_unit``).
 
     pytest-xdist's loadgroup reads ``xdist_group`` marks by renaming the tests' node ids, which
-    pytest 9 no longer lets it do: every test then went its own way, a module's Dagster stack
-    started on both workers, and the freshness test ran beside another stack.
+    pytest 9.2 no longer lets it do (pytest-dev/pytest-xdist issue 1386, open): every test then
+    went its own way, a module's Dagster stack started on both workers, and the freshness test
+    ran beside another stack.
     """
     if config.getvalue("dist") != "loadgroup":
         return None
