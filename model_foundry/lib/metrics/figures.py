@@ -15,6 +15,7 @@ import duckdb
 
 from model_foundry.lib.events import DEAD_LETTER_REASON_CLASSES
 from model_foundry.lib.inbox.counts import read_counts
+from model_foundry.lib.tables.base import has_column
 
 # Upper bounds (seconds) of the TTFT and latency histograms. TTFT of a loaded slot is well
 # under a second and a queued one waits minutes; a request may take up to its request_s.
@@ -94,15 +95,6 @@ def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
 
 
-def _has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
-    # A file no writer has opened since the column was added lacks it (read-only: no upgrade).
-    row = con.execute(
-        "SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ?",
-        [table, column],
-    ).fetchone()
-    return bool(row and row[0])
-
-
 def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[Any, ...]]:
     return con.execute(sql).fetchall()
 
@@ -156,7 +148,8 @@ def _read_completions(con: duckdb.DuckDBPyConnection, figures: DuckDBFigures) ->
     ):
         figures.prompt_tokens[slot] = int(prompt)
         figures.generation_tokens[slot] = int(generated)
-    if _has_column(con, "llm_completions", "cached_prompt_tokens"):
+    # A file no writer has opened since the column was added lacks it (read-only: no upgrade).
+    if has_column(con, "llm_completions", "cached_prompt_tokens"):
         for slot, task, prompt, cached, generated in _rows(con, PROMPT_CACHE_SQL):
             figures.prompt_cache[(slot, task)] = PromptCacheFigures(
                 int(prompt), int(cached), int(generated)

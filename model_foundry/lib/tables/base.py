@@ -78,6 +78,16 @@ def fetch(
     return [row_type(**dict(zip(names, r, strict=True))) for r in cursor.fetchall()]
 
 
+def has_column(con: duckdb.DuckDBPyConnection, table: str, column: str) -> bool:
+    """Whether the file's ``table`` has ``column`` (a file from before a column was added
+    lacks it until a writer opens it)."""
+    row = con.execute(
+        "SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ?",
+        [table, column],
+    ).fetchone()
+    return bool(row and row[0])
+
+
 @dataclass(frozen=True)
 class Table(Generic[Row]):
     """One table: ``name``, its ``ddl`` (``CREATE TABLE IF NOT EXISTS``), any ``indexes`` and
@@ -196,4 +206,4 @@ class View:
         return f"CREATE OR REPLACE VIEW {self.name} AS {self.query}"
 
 
-__all__ = ["FILLED_BY_DB", "OnConflict", "Table", "View", "fetch"]
+__all__ = ["FILLED_BY_DB", "OnConflict", "Table", "View", "fetch", "has_column"]

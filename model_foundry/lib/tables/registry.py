@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import duckdb
 
 from model_foundry.lib.tables import views
-from model_foundry.lib.tables.base import Table, View
+from model_foundry.lib.tables.base import Table, View, has_column
 from model_foundry.lib.tables.completions import KEY_PREFIX_SQL, LLM_COMPLETIONS
 from model_foundry.lib.tables.datasets import DATASET_EXPORTS, DATASET_SAMPLES
 from model_foundry.lib.tables.inbox import PIPELINE_EVENT_DEAD_LETTER, PIPELINE_EVENT_INBOX
@@ -110,11 +110,7 @@ class AddCommitSeq:
     name: str = "pipeline_event_inbox: commit_seq"
 
     def needed(self, con: duckdb.DuckDBPyConnection) -> bool:
-        row = con.execute(
-            "SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ?",
-            [self.table.name, "commit_seq"],
-        ).fetchone()
-        return not (row and row[0])
+        return not has_column(con, self.table.name, "commit_seq")
 
     def statements(self) -> tuple[str, ...]:
         table = self.table.name
@@ -139,11 +135,7 @@ class AddColumn:
         return f"{self.table.name}: {self.column}"
 
     def needed(self, con: duckdb.DuckDBPyConnection) -> bool:
-        row = con.execute(
-            "SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ?",
-            [self.table.name, self.column],
-        ).fetchone()
-        return not (row and row[0])
+        return not has_column(con, self.table.name, self.column)
 
     def statements(self) -> tuple[str, ...]:
         if self.column not in self.table.columns:
@@ -174,14 +166,7 @@ class KeylessMove:
         ).fetchone()
         if row and row[0]:
             return True
-        for column, _ in self.computed:
-            found = con.execute(
-                "SELECT count(*) FROM duckdb_columns() WHERE table_name = ? AND column_name = ?",
-                [self.table.name, column],
-            ).fetchone()
-            if not (found and found[0]):
-                return True
-        return False
+        return any(not has_column(con, self.table.name, column) for column, _ in self.computed)
 
     def statements(self) -> tuple[str, ...]:
         table = self.table.name
