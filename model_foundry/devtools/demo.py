@@ -17,7 +17,7 @@ import dagster as dg
 from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import settings, storage
 from model_foundry.lib.datasets import collection_line
-from model_foundry.lib.datasets.gates import gate
+from model_foundry.lib.datasets.gates import body_text, gate
 from model_foundry.lib.events import SUBJECTS
 from model_foundry.lib.hygiene.shown import shown_text
 from model_foundry.lib.llm import cause_lines
@@ -292,8 +292,9 @@ def _report(db: Path, dataset: dict[str, Any] | None) -> None:
     )
 
 
-# What ``demo --real`` shows of the model's own words: one of each, with the request it
-# answered (for the quality gates' verdict on it).
+# What ``demo --real`` shows of the model's own words: one of each. Summaries and
+# translations carry the gate their run found; a verdict is judged here from the request it
+# answered, as the dataset export judges it.
 _ANSWERED = (
     "JOIN (SELECT DISTINCT ON (request_key) request_key, finish_reason, request::VARCHAR AS asked "
     "FROM llm_completions WHERE status = 'ok') c USING (request_key)"
@@ -301,32 +302,28 @@ _ANSWERED = (
 REAL_QUERIES = (
     (
         "a summary",
-        f"SELECT slot, summary, finish_reason, asked, NULL FROM session_summaries {_ANSWERED} "
+        "SELECT slot, summary, coalesce(gate, 'kept') FROM session_summaries "
         "ORDER BY correlation_id LIMIT 1",
     ),
     (
         "a translation",
-        "SELECT slot, translation, finish_reason, asked, target_lang "
-        f"FROM session_summary_translations {_ANSWERED} ORDER BY correlation_id LIMIT 1",
+        "SELECT slot, translation, coalesce(gate, 'kept') FROM session_summary_translations "
+        "ORDER BY correlation_id LIMIT 1",
     ),
     (
         "a verdict",
         "SELECT judge_slot || ', ' || coalesce(winner, '-') || ' ' || score_a || ':' || score_b, "
-        f"reason, finish_reason, asked, NULL FROM dataset_judgements {_ANSWERED} "
+        f"reason, finish_reason, asked FROM dataset_judgements {_ANSWERED} "
         "WHERE status = 'ok' ORDER BY prompt_id, request_key LIMIT 1",
     ),
 )
 
 
-def _gate_of(text: str, finish_reason: str | None, asked: str, target: str | None) -> str:
-    """What the quality gates say of one answer, given the request body it answered."""
-    body = json.loads(asked or "{}")
-    prompt = "\n".join(str(m.get("content") or "") for m in body.get("messages") or []) or str(
-        body.get("text") or body.get("prompt") or ""
-    )
-    lang = {"japanese": "ja", "english": "en"}.get((target or "").casefold())
-    cause = gate(text, finish_reason=finish_reason, prompt=prompt, target_lang=lang)
-    return f"gates: held back as {cause}" if cause else "gates: kept"
+def _gate_of(text: str, finish_reason: str | None, asked: str) -> str:
+    """The quality gates' cause for one answer (``kept`` if none), given the request body
+    it answered."""
+    prompt = body_text(json.loads(asked or "{}"))
+    return gate(text, finish_reason=finish_reason, prompt=prompt) or "kept"
 
 
 def _real_words(db: Path, dataset: dict[str, Any] | None) -> None:
@@ -338,8 +335,10 @@ def _real_words(db: Path, dataset: dict[str, Any] | None) -> None:
         if not found:
             print(f"  {label}: none was stored (see the failures above)")
             continue
-        who, text, finish, asked, target = found[0]
-        print(f"  {label} ({who}; {_gate_of(str(text), finish, asked, target)}):")
+        who, text, *more = found[0]
+        cause = more[0] if len(more) == 1 else _gate_of(str(text), *more)
+        shown = "gates: kept" if cause == "kept" else f"gates: held back as {cause}"
+        print(f"  {label} ({who}; {shown}):")
         print("    " + shown_text(" ".join(str(text).split()), 400))
     held = (dataset or {}).get("held_back_by_gate") or {}
     shown = ", ".join(f"{cause}: {n}" for cause, n in held.items()) or "none"

@@ -12,11 +12,27 @@ from model_foundry.defs import keys
 from model_foundry.defs.automation import on_new_upstream_data
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
+from model_foundry.lib.datasets.gates import (
+    GateConfig,
+    GateConfigError,
+    held_back,
+    load_gate_config,
+)
 from model_foundry.lib.llm import LlmRun, nothing_asked
 from model_foundry.lib.summaries.mapreduce import SUMMARY_ROLE, SummaryOutcome, summarise_sessions
 from model_foundry.lib.summaries.pending import sessions_to_summarise, summaries_to_translate
 from model_foundry.lib.summaries.rows import record_summaries
 from model_foundry.lib.summaries.translations import TRANSLATION_ROLE, Translations, directions
+from model_foundry.lib.tables.summaries import SESSION_SUMMARIES, SESSION_SUMMARY_TRANSLATIONS
+
+
+def _gates(table: str) -> GateConfig:
+    """The quality gates of ``table``'s rows (the hygiene file's ``gates`` section), read
+    before any slot is asked: a bad file fails the run in one sentence, having paid nothing."""
+    try:
+        return load_gate_config(table)
+    except GateConfigError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
 
 
 class SummaryConfig(dg.Config):
@@ -60,6 +76,7 @@ def session_summaries(
             )
         )
     context.log.info(f"{len(pending)} sessions have chat events no summary covers yet")
+    gates = _gates(SESSION_SUMMARIES.name)
     run = LlmRun(
         duckdb.database, slots, run_id=context.run.run_id, asset="session_summaries",
         log=context.log,
@@ -72,12 +89,13 @@ def session_summaries(
             max_messages=config.max_messages,
             max_chars=config.max_chars_per_message,
         )
-        written = record_summaries(run, outcome)
+        written = record_summaries(run, outcome, gates)
     _log_failed(context, outcome)
     metadata = {
         "sessions_pending": len(pending),
-        "summaries_written": written,
-        "dagster/row_count": written,
+        "summaries_written": len(written),
+        "dagster/row_count": len(written),
+        "held_back_by_gate": held_back([r.gate for r in written]),
         "correlation_ids": [s.correlation_id for s in pending][:200],
         "context_windows": outcome.windows,
         "failed_sessions": dict(list(outcome.failed.items())[:50]),
@@ -133,16 +151,18 @@ def session_summary_translations(
                 {"summaries_pending": 0, "translations_written": 0, **nothing_asked()}
             )
         )
+    gates = _gates(SESSION_SUMMARY_TRANSLATIONS.name)
     run = LlmRun(
         duckdb.database, slots, run_id=context.run.run_id,
         asset="session_summary_translations", log=context.log,
     )  # fmt: skip
     with run:
-        outcome = run.work(Translations(config.role), pending)
+        outcome = run.work(Translations(config.role, gates), pending)
     metadata = {
         "summaries_pending": len(pending),
         "translations_written": outcome.written,
         "dagster/row_count": outcome.written,
+        "held_back_by_gate": held_back([r.gate for r in outcome.rows]),
         "directions": directions(outcome.rows),
         **run.metadata(),
     }

@@ -118,7 +118,7 @@ FROM range(?) r(i)
 
 
 # Columns added with the keyless layout, which files before did not have.
-ADDED_COLUMNS = ("key_prefix", "cached_prompt_tokens")
+ADDED_COLUMNS = ("key_prefix", "cached_prompt_tokens", "gate")
 
 
 def keyed_ddl(table: Table[Any], key: str) -> str:

@@ -268,6 +268,22 @@ def target_language(messages: Sequence[Mapping[str, Any]], params: Mapping[str, 
     return None
 
 
+def body_text(body: Mapping[str, Any]) -> str:
+    """The words a request asked with (its messages' contents, else its prompt or text): what
+    an answer is compared with for ``echo``. ``body`` as a request stores it (``Body.as_dict``)."""
+    messages = body.get("messages") or []
+    if messages:
+        return "\n".join(str(m.get("content") or "") for m in messages)
+    return str(body.get("prompt") or body.get("text") or "")
+
+
+def held_back(causes: Sequence[str | None]) -> dict[str, int]:
+    """How many of ``causes`` each gate held back, every cause named (0 when none): the
+    ``held_back_by_gate`` figure the exports and the summary assets show."""
+    counts = Counter(c for c in causes if c)
+    return {c: counts.get(c, 0) for c in CAUSES}
+
+
 def sample_gate(record: Mapping[str, Any], config: GateConfig) -> str | None:
     """The cause of an exported sample (its answer the last message), or None."""
     try:
@@ -365,8 +381,10 @@ __all__ = [
     "CAUSES",
     "GateConfig",
     "GateConfigError",
+    "body_text",
     "gate",
     "gate_config",
+    "held_back",
     "is_echo",
     "is_unparsed",
     "is_wordless",

@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 
 from model_foundry.lib import storage
+from model_foundry.lib.datasets.gates import GateConfig, body_text, gate
 from model_foundry.lib.llm import Answer, LlmRun, answer_event
 from model_foundry.lib.summaries.mapreduce import Summarised, SummaryOutcome
 from model_foundry.lib.summaries.prompts import detect_language
@@ -24,10 +25,15 @@ from model_foundry.lib.tables.summaries import (
 )
 
 
-def summary_row(done: Summarised, run_id: str | None) -> SummaryRow | None:
+def summary_row(
+    done: Summarised, run_id: str | None, gates: GateConfig | None = None
+) -> SummaryRow | None:
+    """The row of a summary, with the quality gate that holds it back (``gates``: the
+    ``session_summaries`` thresholds of the hygiene file); None for an empty answer."""
     s, c = done.session, done.completion
     if not c.content.strip():
         return None
+    asked = body_text(done.request.request.body.as_dict())
     return SummaryRow(
         request_key=done.request.key,
         correlation_id=s.correlation_id,
@@ -44,6 +50,9 @@ def summary_row(done: Summarised, run_id: str | None) -> SummaryRow | None:
         latency_s=c.latency_s,
         gen_tps=c.gen_tps,
         run_id=run_id,
+        gate=gate(
+            c.content, finish_reason=c.finish_reason, prompt=asked, config=gates or GateConfig()
+        ),
     )
 
 
@@ -119,11 +128,11 @@ def write_summaries(db_path: str | Path, rows: Sequence[SummaryRow]) -> int:
 
 def store_summaries(
     db_path: str | Path, rows: Sequence[SummaryRow], summarised: Sequence[Summarised]
-) -> int:
+) -> list[SummaryRow]:
     """The summaries not stored yet (each queued for its translation) and their parts, and
     their sessions off the summary queue, in one transaction: a run killed at any instant
-    did all of it or none (then the next run summarises the session again). Returns how
-    many summaries were new.
+    did all of it or none (then the next run summarises the session again). Returns the
+    summaries that were new.
 
     No key index: a copy of a summary (the same session and request key) can only have
     been stored since its session joined the queue (``queued_at``), as each stored summary
@@ -135,7 +144,7 @@ def store_summaries(
     since |= {r.correlation_id: _earliest_copy(None) for r in rows if r.correlation_id not in since}
     made = {(s.session.correlation_id, s.request.key): s for s in summarised}
 
-    def work(con: duckdb.DuckDBPyConnection) -> int:
+    def work(con: duckdb.DuckDBPyConnection) -> list[SummaryRow]:
         written = _store_new(con, rows, since)
         new = [made.get((r.correlation_id, r.request_key)) for r in written]
         for p in part_rows([s for s in new if s is not None]):
@@ -144,16 +153,19 @@ def store_summaries(
         for s in summarised:
             if s.request.key in stored:
                 con.execute(DEQUEUE_SQL, [s.session.correlation_id, s.session.queued_commit])
-        return len(written)
+        return written
 
-    return storage.run_in_transaction(db_path, work) if rows else 0
+    return storage.run_in_transaction(db_path, work) if rows else []
 
 
-def record_summaries(run: LlmRun, outcome: SummaryOutcome) -> int:
-    """Write the run's summaries and their parts, one telemetry event per summary."""
+def record_summaries(
+    run: LlmRun, outcome: SummaryOutcome, gates: GateConfig | None = None
+) -> list[SummaryRow]:
+    """Write the run's summaries and their parts, one telemetry event per summary; the rows
+    stored (new ones, not copies a killed run already stored)."""
     rows, events = [], []
     for done in outcome.summarised:
-        row = summary_row(done, run.run_id)
+        row = summary_row(done, run.run_id, gates)
         if row is None:
             continue
         rows.append(row)

@@ -13,7 +13,9 @@ from typing import Any
 import duckdb
 
 from model_foundry.lib import storage
+from model_foundry.lib.datasets.gates import GateConfig, gate, target_language
 from model_foundry.lib.llm import Answer, Body, Request, WorkKind, answer_event
+from model_foundry.lib.slots.client import translation_messages
 from model_foundry.lib.summaries.pending import SummaryToTranslate
 from model_foundry.lib.summaries.prompts import translation_params
 from model_foundry.lib.tables.summaries import (
@@ -60,8 +62,9 @@ class Translations(WorkKind[SummaryToTranslate, TranslationRow]):
     label = "summary translations"
     event = "model_foundry.translation"
 
-    def __init__(self, role: str = TRANSLATION_ROLE) -> None:
+    def __init__(self, role: str = TRANSLATION_ROLE, gates: GateConfig | None = None) -> None:
         self.role = role
+        self.gates = gates or GateConfig()
 
     def request(self, item: SummaryToTranslate) -> Request:
         return Request(
@@ -78,6 +81,16 @@ class Translations(WorkKind[SummaryToTranslate, TranslationRow]):
         if not answer.text:
             return None
         params, c = answer.request.request.params, answer.completion
+        # Measured against the instruction a chat slot gets too: a model that gives it back
+        # is an echo, not a translation.
+        asked = translation_messages(item.summary, params["source_lang"], params["target_lang"])
+        cause = gate(
+            answer.text,
+            finish_reason=c.finish_reason,
+            prompt="\n".join(m["content"] for m in asked),
+            target_lang=target_language([], params),
+            config=self.gates,
+        )
         return TranslationRow(
             summary_key=item.summary_key,
             correlation_id=item.correlation_id,
@@ -93,6 +106,7 @@ class Translations(WorkKind[SummaryToTranslate, TranslationRow]):
             latency_s=c.latency_s,
             gen_tps=c.gen_tps,
             run_id=run_id,
+            gate=cause,
         )
 
     def write(self, db_path: Path, rows: Sequence[TranslationRow]) -> int:

@@ -274,6 +274,8 @@ MIGRATIONS: tuple[AddCommitSeq | AddColumn | KeylessMove | DropIndex | SeedQueue
     AddColumn(LLM_COMPLETIONS, "cached_prompt_tokens", "BIGINT"),
     KeylessMove(SESSION_SUMMARIES),
     KeylessMove(SESSION_SUMMARY_TRANSLATIONS),
+    AddColumn(SESSION_SUMMARIES, "gate", "VARCHAR"),
+    AddColumn(SESSION_SUMMARY_TRANSLATIONS, "gate", "VARCHAR"),
     KeylessMove(SESSION_SUMMARY_PARTS),
     KeylessMove(DATASET_SAMPLES),
     *QUEUES,

@@ -28,6 +28,8 @@ class SummaryRow:
     latency_s: float | None
     gen_tps: float | None
     run_id: str | None
+    # The quality gate that holds the summary back (lib/datasets/gates.py), NULL if none.
+    gate: str | None = None
     created_at: datetime | None = field(default=None, metadata=FILLED_BY_DB)
 
 
@@ -89,6 +91,8 @@ class TranslationRow:
     latency_s: float | None
     gen_tps: float | None
     run_id: str | None
+    # As SummaryRow.gate: the cause the translation is held back for, NULL if none.
+    gate: str | None = None
     created_at: datetime | None = field(default=None, metadata=FILLED_BY_DB)
 
 
@@ -112,6 +116,7 @@ SESSION_SUMMARIES: Table[SummaryRow] = Table(
         latency_s DOUBLE,
         gen_tps DOUBLE,
         run_id VARCHAR,
+        gate VARCHAR,
         created_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )
     """,
@@ -136,6 +141,7 @@ SESSION_SUMMARY_TRANSLATIONS: Table[TranslationRow] = Table(
         latency_s DOUBLE,
         gen_tps DOUBLE,
         run_id VARCHAR,
+        gate VARCHAR,
         created_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )
     """,

@@ -99,6 +99,13 @@ def test_inbox_to_summaries_translations_and_throughput(
                 ("Japanese", "English") if lang == "ja" else ("English", "Japanese")
             )
             assert text.startswith(f"[{target}]")
+        # Each run counts what the gates held back, as the rows it stored carry it.
+        gated = {"session_summaries": summaries, "session_summary_translations": translations}
+        for table, made in gated.items():
+            stored = rows(db_path, f"SELECT gate, count(*) FROM {table} GROUP BY ALL")
+            held = {cause: n for cause, n in stored if cause is not None}
+            assert {c: n for c, n in made["held_back_by_gate"].items() if n} == held
+            assert sum(n for _, n in stored) == 4
         throughput = meta["slot_throughput"]
         assert throughput["new_snapshot"] is True
         assert set(throughput["gen_tps_per_slot"]) == {

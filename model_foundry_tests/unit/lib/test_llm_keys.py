@@ -20,7 +20,7 @@ from model_foundry.lib.llm import Body, Completion, CompletionStore, Planned, Re
 from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.summaries.mapreduce import PartRecord, Summarised
 from model_foundry.lib.summaries.pending import SessionToSummarise
-from model_foundry.lib.summaries.rows import store_summaries, summary_row
+from model_foundry.lib.summaries.rows import store_summaries, summary_row, write_summaries
 from model_foundry.lib.summaries.translations import write_translations
 from model_foundry.lib.tables import registry
 from model_foundry.lib.tables.base import Table
@@ -182,7 +182,7 @@ def summarised(row: SummaryRow, parts: int = 0) -> Summarised:
 def store(db: Path, rows: list[SummaryRow], parts: int = 0) -> int:
     done = [summarised(r, parts) for r in rows]
     made = [summary_row(d, "run-new") for d in done]
-    return store_summaries(db, [r for r in made if r is not None], done)
+    return len(store_summaries(db, [r for r in made if r is not None], done))
 
 
 def test_a_stored_summary_is_refused_and_a_new_one_stored_once_with_its_parts(
@@ -237,7 +237,9 @@ def test_a_keyless_file_from_before_the_prefix_gets_it_and_its_answers_are_found
     with duckdb.connect(str(db)) as con:
         con.execute(unkeyed)
         old = LLM_COMPLETIONS.arrow([attempt_row(HEX_KEY, 1, "ok", "kept answer")])
-        con.register("old_row", old.drop_columns(list(ADDED_COLUMNS)))
+        con.register(
+            "old_row", old.drop_columns([c for c in ADDED_COLUMNS if c in old.column_names])
+        )
         con.execute("INSERT INTO llm_completions BY NAME SELECT * FROM old_row")
     found = CompletionStore(db).finished([HEX_KEY])
     assert {k: c.content for k, c in found.items()} == {HEX_KEY: "kept answer"}
@@ -286,3 +288,22 @@ def test_a_file_from_before_cached_prompt_tokens_gets_the_column_in_place(
     # Once: a second upgrade finds nothing to do.
     with storage.connect(db) as con:
         assert registry.migrate(con) == []
+
+
+def test_a_file_from_before_gates_gets_the_column_and_its_summaries_stay(tmp_path: Path) -> None:
+    db = tmp_path / "before-gates.duckdb"
+    old_summary = summary("s-old", "session-a", 2)
+    with duckdb.connect(str(db)) as con:
+        con.execute(SESSION_SUMMARIES.ddl.replace("        gate VARCHAR,\n", ""))
+        con.register("old_row", SESSION_SUMMARIES.arrow([old_summary]).drop_columns(["gate"]))
+        con.execute("INSERT INTO session_summaries BY NAME SELECT * FROM old_row")
+    # The first connection that may write adds the column (once: then nothing is left to do).
+    with storage.connect(db) as con:
+        assert registry.migrate(con) == []
+    # A summary stored after the upgrade carries its cause; the old one reads NULL (it was
+    # never checked), and is still found, so it is not written again.
+    new = dataclasses.replace(summary("s-new", "session-a", 4), gate="cut_off")
+    assert write_summaries(db, [old_summary, new]) == 1
+    with duckdb.connect(str(db), read_only=True) as con:
+        got = con.execute("SELECT request_key, gate FROM session_summaries ORDER BY request_key")
+        assert got.fetchall() == [("s-new", "cut_off"), ("s-old", None)]
