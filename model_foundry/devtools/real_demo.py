@@ -44,10 +44,8 @@ STOPS = {
 }
 # The model's name in the slot file and llm_completions (llama-server serves any name).
 MODEL = "gemma3-270m-q4_k_m"
-# The judge's is sized to the verdict's schema: a reason of at most 200 characters (one token
-# each at worst), two scores and the JSON around them, with room for the whitespace the
-# schema's grammar allows between them. Cut shorter, a verdict ends mid-string, unparsed.
-MAX_TOKENS = {"naughty": 96, "kindergarten": 128, "translator": 96, "grandpa": 288}
+# The judge's is raised to what a verdict needs by the judging itself (judge.verdict_params).
+MAX_TOKENS = {"naughty": 96, "kindergarten": 128, "translator": 96, "grandpa": 128}
 
 
 def real_slot_file(servers: dict[str, llama_server.LlamaServer]) -> dict[str, Any]:

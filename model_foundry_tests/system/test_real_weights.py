@@ -21,13 +21,14 @@ import duckdb
 import pytest
 
 from model_foundry.defs.resources import SlotsResource
-from model_foundry.devtools import llama_server, real_demo, real_model
+from model_foundry.devtools import llama_server, real_model
 from model_foundry.lib.datasets import gates
 from model_foundry.lib.datasets.judge import (
     Judgements,
     JudgeSlots,
     parse_verdict,
     plan_comparisons,
+    verdict_params,
 )
 from model_foundry.lib.datasets.samples import write_samples
 from model_foundry.lib.llm import Body, CompletionStore, LlmRun, Request
@@ -36,7 +37,11 @@ from model_foundry.lib.llm.answer import answer
 from model_foundry.lib.llm.causes import failure_causes
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.slots.context import ContextBook
-from model_foundry.lib.slots.template_check import TEMPLATE_IGNORES_MESSAGES
+from model_foundry.lib.slots.template_check import (
+    PROBE_SYSTEM,
+    PROBE_USER,
+    TEMPLATE_IGNORES_MESSAGES,
+)
 from model_foundry.lib.summaries.mapreduce import summarise_sessions
 from model_foundry.lib.summaries.pending import SessionToSummarise
 from model_foundry.lib.summaries.prompts import ChatLine
@@ -115,9 +120,8 @@ def test_the_build_steps_check_passes_on_the_portable_build(
 ) -> None:
     result = real_model.check_serving(gemma.url)
 
-    assert real_model.CHECK_SYSTEM in result.rendered
-    assert real_model.CHECK_QUESTION in result.rendered
-    assert result.prompt_tokens >= result.text_tokens
+    assert PROBE_SYSTEM in result.rendered
+    assert PROBE_USER in result.rendered
     assert abs(result.prompt_tokens - result.tokenized) <= real_model.SPECIAL_TOKEN_SLACK
     assert result.completion_tokens >= 1
 
@@ -265,17 +269,17 @@ def test_judge_verdicts_parse_under_the_schema_on_real_weights(
     # How the grammar's free whitespace is kept from eating the verdict: the schema's grammar
     # lets the model put whitespace between the JSON's tokens, and a model that does so runs
     # to max_tokens with the object still open (what the issue saw behind a broken template).
-    # The judge slot's max_tokens is sized to the schema instead (the demo's: a reason of
-    # REASON_MAX characters at one token each at worst, two scores and the JSON around them,
-    # with room for some whitespace); the schema's maxLength bounds the reason, so a base
-    # model that loops inside it is still made to close the object; and the right template
-    # gives the model the prompt the JSON follows. So every verdict must end by itself
-    # ("stop"), never at the limit.
+    # The judging raises a judge slot's smaller max_tokens to one sized to the schema
+    # (verdict_params: a reason of REASON_MAX characters at one token each at worst, two
+    # scores and the JSON around them, with room for some whitespace); the schema's maxLength
+    # bounds the reason, so a base model that loops inside it is still made to close the
+    # object; and the right template gives the model the prompt the JSON follows. So every
+    # verdict must end by itself ("stop"), never at the limit, though the slot says 64.
     path = _slot_file(
         tmp_path / "slots.yaml",
         {
             "naughty": _slot(gemma, roles=["worker"], max_tokens=8),
-            "grandpa": _slot(gemma, roles=[], max_tokens=real_demo.MAX_TOKENS["grandpa"]),
+            "grandpa": _slot(gemma, roles=[], max_tokens=64),
         },
     )
     db = tmp_path / "judge.duckdb"
@@ -293,7 +297,8 @@ def test_judge_verdicts_parse_under_the_schema_on_real_weights(
     assert len(asks) == 2
     slots = SlotsResource(slot_file=str(path), limiter="flock")
     with LlmRun(db, JudgeSlots(slots), run_id=None, asset="test", log=logging.getLogger()) as run:
-        outcome = run.work(Judgements("d", "v"), asks)
+        judge = run.slot_file.slots["grandpa"]
+        outcome = run.work(Judgements("d", "v", verdict_params(judge)), asks)
 
     assert outcome.batch.metadata()["failed"] == 0, outcome.batch.failure_causes()
     assert len(outcome.answered) == 2

@@ -21,6 +21,7 @@ from model_foundry.lib.datasets.judge import (
     JudgeSlots,
     plan_comparisons,
     unparsed_causes,
+    verdict_params,
 )
 from model_foundry.lib.datasets.names import UnsafeNameError
 from model_foundry.lib.datasets.preferences import preference_figures, preference_line
@@ -83,7 +84,8 @@ def dataset_judgements(
     metadata: dict[str, Any] = {"dataset": config.name, "version": version, **plan.metadata()}
     with run:
         if plan.comparisons:
-            outcome = run.work(Judgements(config.name, version), plan.comparisons)
+            judging = Judgements(config.name, version, verdict_params(judge))
+            outcome = run.work(judging, plan.comparisons)
             unparsed = sum(r.status != "ok" for r in outcome.rows)
             metadata.update(
                 judgements_written=outcome.written, judgements_unparsed=unparsed,

@@ -48,6 +48,21 @@ VERDICT_SCHEMA: Mapping[str, Any] = {
     "required": ["score_1", "score_2", "reason"],
     "additionalProperties": False,
 }
+# The tokens a verdict may need: the reason's REASON_MAX characters at a token each at worst,
+# the scores and the JSON around them, and room for the whitespace the schema's grammar lets
+# a model put between the fields (a small model spends tokens there). Cut shorter, a verdict
+# ends mid-string and never parses.
+VERDICT_MAX_TOKENS = 288
+
+
+def verdict_params(judge: Slot) -> dict[str, Any]:
+    """The judge's ``max_tokens`` raised to :data:`VERDICT_MAX_TOKENS` where its slot sets a
+    lower one. A slot without one is left to its server's own limit (which the schema, not a
+    count, ends). Comparisons already judged are found by their answers, not by request key
+    (``plan_comparisons``), so none is asked again when this changes a key."""
+    limit = judge.request_defaults.max_tokens
+    return {"max_tokens": VERDICT_MAX_TOKENS} if limit and limit < VERDICT_MAX_TOKENS else {}
+
 
 JUDGE_SYSTEM = (
     "You judge answers to a user's request. Read the conversation, then Answer 1 and "

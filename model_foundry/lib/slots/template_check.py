@@ -50,15 +50,21 @@ PROBE = (
 
 @dataclass(frozen=True)
 class TemplateCheck:
-    """What the check found for one slot. ``ok`` None: not checked (and not refused)."""
+    """What the check found for one slot. ``ok`` None: not checked (and not refused).
+    ``finding`` says what was seen, without naming the slot."""
 
     slot: str
     ok: bool | None
-    detail: str
+    finding: str
 
     @property
     def refused(self) -> bool:
         return self.ok is False
+
+    @property
+    def detail(self) -> str:
+        """The finding; a refusal as the sentence its requests are recorded with."""
+        return f"slot {self.slot}: {self.finding}" if self.refused else self.finding
 
     def describe(self) -> str:
         """One line, for run metadata and ``model-foundry slots check``."""
@@ -117,7 +123,7 @@ def verdict(
         return TemplateCheck(
             slot,
             False,
-            f"slot {slot}: its chat template ignores the messages: {rendered} prompt "
+            f"its chat template ignores the messages: {rendered} prompt "
             f"tokens for messages whose text alone is {bare}{seen}",
         )
     if shown is not None:
@@ -127,7 +133,7 @@ def verdict(
             return TemplateCheck(
                 slot,
                 False,
-                f"slot {slot}: its chat template drops {which}: its text is not in the "
+                f"its chat template drops {which}: its text is not in the "
                 f"prompt the server renders ({rendered} prompt tokens)",
             )
     return TemplateCheck(slot, True, f"{rendered} prompt tokens for text of {bare}")

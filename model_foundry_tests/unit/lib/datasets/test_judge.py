@@ -11,6 +11,7 @@ import pytest
 
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.judge import (
+    VERDICT_MAX_TOKENS,
     VERDICT_SCHEMA,
     Comparison,
     Judgements,
@@ -18,10 +19,12 @@ from model_foundry.lib.datasets.judge import (
     VerdictError,
     parse_verdict,
     plan_comparisons,
+    verdict_params,
     write_judgements,
 )
 from model_foundry.lib.datasets.preferences import pair_records, preference_figures
 from model_foundry.lib.datasets.samples import write_samples
+from model_foundry.lib.llm.request import output_params
 from model_foundry.lib.slots.client import build_request
 from model_foundry.lib.slots.config import (
     JUDGE_ROLE,
@@ -228,3 +231,25 @@ def test_each_runtime_constrains_the_judge_in_its_own_shape() -> None:
     # The simulator reads the schema back through the same runtime objects.
     assert sf.slots["grandpa"].server.requested_schema(llama) == VERDICT_SCHEMA
     assert sf.slots["naughty"].server.requested_schema(vllm["extra_body"]) == VERDICT_SCHEMA
+
+
+@pytest.mark.parametrize(
+    ("slot_says", "asked"), [(64, VERDICT_MAX_TOKENS), (None, None), (512, 512)]
+)
+def test_a_verdict_is_given_the_tokens_its_schema_needs(
+    slot_says: int | None, asked: int | None
+) -> None:
+    grandpa = shipped_slot_file().slots["grandpa"]
+    judge = grandpa.model_copy(
+        update={
+            "request_defaults": grandpa.request_defaults.model_copy(
+                update={"max_tokens": slot_says}
+            )
+        }
+    )
+    a, b = Sampled("a", "x", None, None), Sampled("b", "y", None, None)
+    request = Judgements("d", "v", verdict_params(judge)).request(
+        Comparison("p", "en", [{"role": "user", "content": "q"}], a, b, "a")
+    )
+    sent = build_request(judge, request.body, output_params(judge, request.params))
+    assert sent.get("max_tokens") == asked
