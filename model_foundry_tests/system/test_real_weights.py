@@ -21,7 +21,7 @@ import duckdb
 import pytest
 
 from model_foundry.defs.resources import SlotsResource
-from model_foundry.devtools import llama_server, real_model
+from model_foundry.devtools import llama_server, real_demo, real_model
 from model_foundry.lib.datasets import gates
 from model_foundry.lib.datasets.judge import (
     Judgements,
@@ -43,8 +43,9 @@ from model_foundry.lib.slots.template_check import (
     TEMPLATE_IGNORES_MESSAGES,
 )
 from model_foundry.lib.summaries.mapreduce import summarise_sessions
-from model_foundry.lib.summaries.pending import SessionToSummarise
+from model_foundry.lib.summaries.pending import SessionToSummarise, SummaryToTranslate
 from model_foundry.lib.summaries.prompts import ChatLine
+from model_foundry.lib.summaries.translations import Translations
 from model_foundry.lib.tables.datasets import DatasetSampleRow
 from model_foundry_tests.pipeline_helpers import clean_env
 from model_foundry_tests.real_llama import gemma_server, metrics
@@ -397,3 +398,51 @@ def test_the_quality_gates_fire_on_what_the_real_model_writes(
     from_text = [c for c in written if c is not None]
     assert from_text, written
     assert set(from_text) <= set(gates.CAUSES) - {"cut_off"}
+
+
+SUMMARIES = {
+    "en": (
+        "The nightly backup failed because the disk was full. The user deleted old "
+        "snapshots and ran it again.",
+        "The model server ran out of memory and was restarted with a smaller context.",
+        "The user wanted a summary of the meeting notes.",
+    ),
+    "ja": (
+        "夜間のバックアップはディスクが満杯で失敗しました。",
+        "ユーザーはNATSサーバーの再起動方法を尋ね、アシスタントがコマンドを説明しました。",
+        "ユーザーは会議のメモの要約を求めました。",
+    ),
+}
+
+
+def test_summaries_are_translated_into_the_other_script_on_real_weights(
+    gemma: llama_server.LlamaServer, tmp_path: Path
+) -> None:
+    # A 270M base model given the instruction alone handed it back, in English, every time.
+    # The pipeline asks a chat slot with worked examples before the text
+    # (client.translation_messages), a pattern such a model follows; what it still gets
+    # wrong, the gates hold back as it is stored.
+    path = _slot_file(
+        tmp_path / "slots.yaml",
+        {"translator": _slot(gemma, roles=[], max_tokens=96, stop=real_demo.STOPS["translator"])},
+    )
+    items = [
+        SummaryToTranslate(f"s-{lang}-{i}", f"session-{lang}-{i}", lang, text)
+        for lang, texts in SUMMARIES.items()
+        for i, text in enumerate(texts)
+    ]
+    slots = SlotsResource(slot_file=str(path), limiter="flock")
+    db = tmp_path / "translations.duckdb"
+    with LlmRun(db, slots, run_id=None, asset="test", log=logging.getLogger()) as run:
+        outcome = run.work(Translations(), items)
+
+    assert outcome.batch.metadata()["failed"] == 0, outcome.batch.failure_causes()
+    assert len(outcome.rows) == len(items)
+    target = {"Japanese": "ja", "English": "en"}
+    shares = [(r, gates.script_share(r.translation, target[r.target_lang])) for r in outcome.rows]
+    for lang in ("Japanese", "English"):
+        into = [(r, s) for r, s in shares if r.target_lang == lang]
+        # At least one translation each way is mostly in the target's script, and kept.
+        assert any(s is not None and s >= 0.5 and r.gate is None for r, s in into), into
+    # None that is not is kept: each such one carries the cause it is held back for.
+    assert all(r.gate is not None for r, s in shares if s is None or s < 0.5), shares

@@ -4,21 +4,29 @@ Each answer gets at most one cause, checked in this order (the cheapest and sure
 
 - ``cut_off``: the model stopped at the token limit (``finish_reason == "length"``);
 - ``empty``: no word: only whitespace, markup, digits or punctuation;
-- ``unparsed``: a structured answer (a ``json_schema`` was asked) that does not parse or
-  validate; a judge verdict is checked by ``judge.parse_verdict`` itself;
-- ``wrong_script``: a translation mostly not in the target's script: kana/kanji characters
-  against Latin words (a word, not its letters, so a name like "Llama" in Japanese text
-  weighs about what a kanji does);
+- ``unparsed``: a structured answer (a ``json_schema`` was asked) that is not strict JSON
+  (``NaN`` is not) or does not validate; a judge verdict is checked by
+  ``judge.parse_verdict`` itself;
 - ``repetition``: Gopher's repetition filter (Rae et al. 2021, Table A1) as datatrove
   implements it (huggingface/datatrove, ``src/datatrove/pipeline/filters/
   gopher_repetition_filter.py``, commit 06c98b0f), with its thresholds as defaults.
-  Two changes for short chat answers, which Gopher's web documents are not: a top n-gram
-  counts only when it occurs twice or more (one occurrence is no repetition, and in a
-  ten-word answer any 2-gram is a fifth of the text), and lines or paragraphs without a word
-  (``}``, a code fence) are not compared, so code is not taken for a loop. Words are
-  ``\\w+`` runs (datatrove uses nltk's English tokenizer);
+  Changes for short chat answers, which Gopher's web documents are not:
+  a line, paragraph or top n-gram counts as repeated only from its third occurrence, so a
+  refrain, a phrase used twice ("New Year ... New Year's") or two alike CSS rules are no
+  loop; the duplicate 5- to 10-gram statistics apply from Gopher's minimum document length
+  (50 words: Gopher's quality filter, a stage before its repetition removal, drops shorter
+  documents); lines or paragraphs without a word (``}``, a code fence) are not compared.
+  Words are ``\\w+`` runs (datatrove uses nltk's English tokenizer);
 - ``echo``: the prompt given back: at least :attr:`GateConfig.echo_ngram` words, and at least
-  ``echo_share`` of the answer's words inside a run of ``echo_ngram`` words the prompt has too.
+  ``echo_share`` of the answer's words inside a run of ``echo_ngram`` words the prompt has
+  too. A run of kanji, of hiragana or of katakana counts as a word here (Japanese has no
+  spaces). Before
+  ``wrong_script``, as an untranslated text handed back is both and this is the surer name;
+  after ``repetition``, so a phrase of the prompt looped is a loop (a question given back
+  twice is no loop, see above, and is an echo);
+- ``wrong_script``: a translation mostly not in the target's script. Letters are counted
+  after NFKC (full-width Latin is Latin): kana/kanji one each, a Latin word one, a word in
+  any other script (Hangul, Cyrillic, ...) one against both targets.
 
 Nothing here deletes anything: the export records the cause beside the row and leaves it out.
 """
@@ -27,6 +35,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
@@ -38,15 +47,24 @@ import yaml
 from model_foundry.lib import settings
 from model_foundry.lib.datasets.judge import VERDICT_SCHEMA, VerdictError, parse_verdict
 
-CAUSES = ("cut_off", "empty", "unparsed", "wrong_script", "repetition", "echo")
+CAUSES = ("cut_off", "empty", "unparsed", "repetition", "echo", "wrong_script")
 
 _WORD = re.compile(r"\w+")
 # A word needs a letter: digits and underscores alone do not make an answer.
 _LETTER = re.compile(r"[^\W\d_]")
 _MARKUP = re.compile(r"<[^>]*>|&[a-z]+;|```\w*")
 _PARAGRAPHS = re.compile(r"\n{2,}")
-_KANA_KANJI = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
+_KANA_KANJI_CLASS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f"
+_KANA_KANJI = re.compile(f"[{_KANA_KANJI_CLASS}]")
 _LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
+# A run of letters in neither script (Hangul, Cyrillic, Greek, Arabic, ...).
+_OTHER_WORD = re.compile(f"[^\\W\\d_A-Za-z\u00c0-\u024f{_KANA_KANJI_CLASS}]+")
+# Echo's words. Japanese has no spaces: a run of one script (kanji, hiragana or katakana)
+# stands for a word, which is close to how the language's words and particles alternate.
+_ECHO_WORD = re.compile(
+    "[\u3400-\u4dbf\u4e00-\u9fff\u3005]+|[\u3040-\u309f]+|[\u30a0-\u30ff\uff66-\uff9f]+"
+    f"|[^\\W{_KANA_KANJI_CLASS}]+"
+)
 _INTO = re.compile(r"\binto (Japanese|English)\b", re.IGNORECASE)
 _LANGS = {"japanese": "ja", "ja": "ja", "english": "en", "en": "en"}
 
@@ -67,28 +85,27 @@ class GateConfig:
         default_factory=lambda: {5: 0.15, 6: 0.14, 7: 0.13, 8: 0.12, 9: 0.11, 10: 0.10}
     )
     echo_ngram: int = 4
-    echo_share: float = 0.8
+    echo_share: float = 0.7
     # Share of a translation's letters that must be in the target's script.
     script_share: float = 0.5
+    # Gopher's minimum document length, from which the duplicate n-gram statistics apply.
+    min_words_for_ngram_dups: int = 50
+    # The occurrence of a line, paragraph or top n-gram from which it counts as repeated.
+    repeat_from: int = 3
 
 
 class GateConfigError(ValueError):
     """The gates section cannot be used; the message names the file and the field."""
 
 
-def _duplicates(parts: Sequence[str]) -> tuple[int, int, int]:
-    """(parts compared, repeats of an earlier part, the repeats' characters)."""
-    seen: set[str] = set()
-    compared = repeats = chars = 0
-    for part in parts:
-        if not _LETTER.search(part):
-            continue
-        compared += 1
-        if part in seen:
-            repeats += 1
-            chars += len(part)
-        else:
-            seen.add(part)
+def _duplicates(parts: Sequence[str], repeat_from: int) -> tuple[int, int, int]:
+    """(parts compared, occurrences counted as repeats, their characters): a part's
+    occurrences from the ``repeat_from``-th on count, every one after the first then."""
+    counts = Counter(p for p in parts if _LETTER.search(p))
+    compared = sum(counts.values())
+    looped = {p: n for p, n in counts.items() if n >= repeat_from}
+    repeats = sum(n - 1 for n in looped.values())
+    chars = sum(len(p) * (n - 1) for p, n in looped.items())
     return compared, repeats, chars
 
 
@@ -117,12 +134,12 @@ def repetition_stat(text: str, config: GateConfig = GateConfig()) -> str | None:
     if not size:
         return None
     paragraphs = _PARAGRAPHS.split(text.strip())
-    compared, repeats, chars = _duplicates(paragraphs)
+    compared, repeats, chars = _duplicates(paragraphs, config.repeat_from)
     if compared and repeats / compared > config.dup_para_frac:
         return "dup_para_frac"
     if chars / size > config.dup_para_char_frac:
         return "dup_para_char_frac"
-    compared, repeats, chars = _duplicates(text.splitlines())
+    compared, repeats, chars = _duplicates(text.splitlines(), config.repeat_from)
     if compared and repeats / compared > config.dup_line_frac:
         return "dup_line_frac"
     if chars / size > config.dup_line_char_frac:
@@ -132,8 +149,10 @@ def repetition_stat(text: str, config: GateConfig = GateConfig()) -> str | None:
         counts = Counter(_ngrams(words, n))
         if counts:
             gram, times = counts.most_common(1)[0]
-            if times > 1 and len(gram) * times / size > limit:
+            if times >= config.repeat_from and len(gram) * times / size > limit:
                 return f"top_{n}_gram"
+    if len(words) < config.min_words_for_ngram_dups:
+        return None
     for n, limit in sorted(config.dup_ngram_char_frac.items()):
         if _repeated_ngram_chars(words, n) / size > limit:
             return f"dup_{n}_gram"
@@ -149,10 +168,10 @@ def is_echo(answer: str, prompt: str, config: GateConfig = GateConfig()) -> bool
     """Most of ``answer`` is runs of words copied from ``prompt`` (case and punctuation
     ignored). A short answer that repeats a few of the prompt's words is not an echo."""
     n = config.echo_ngram
-    words = [w.casefold() for w in _WORD.findall(answer)]
+    words = [w.casefold() for w in _ECHO_WORD.findall(answer)]
     if len(words) < n:
         return False
-    asked = set(_ngrams([w.casefold() for w in _WORD.findall(prompt)], n))
+    asked = set(_ngrams([w.casefold() for w in _ECHO_WORD.findall(prompt)], n))
     covered = [False] * len(words)
     for i in range(len(words) - n + 1):
         if " ".join(words[i : i + n]) in asked:
@@ -161,12 +180,15 @@ def is_echo(answer: str, prompt: str, config: GateConfig = GateConfig()) -> bool
 
 
 def script_share(text: str, target: str) -> float | None:
-    """The share of ``text`` in ``target``'s script (``ja`` or ``en``), counting kana/kanji
-    characters and Latin words; None when it has neither or the target is another language."""
+    """The share of ``text`` in ``target``'s script (``ja`` or ``en``): kana/kanji characters
+    and Latin words against those and words of any other script, after NFKC; None when it
+    has no letter or the target is another language."""
+    text = unicodedata.normalize("NFKC", text)
     cjk, latin = len(_KANA_KANJI.findall(text)), len(_LATIN_WORD.findall(text))
-    if target not in ("ja", "en") or not cjk + latin:
+    other = len(_OTHER_WORD.findall(text))
+    if target not in ("ja", "en") or not cjk + latin + other:
         return None
-    return (cjk if target == "ja" else latin) / (cjk + latin)
+    return (cjk if target == "ja" else latin) / (cjk + latin + other)
 
 
 def _type_ok(value: Any, kind: Any) -> bool:
@@ -197,6 +219,11 @@ def schema_problem(value: Any, schema: Mapping[str, Any]) -> str | None:
             return f"above {schema['maximum']}"
     if isinstance(value, str) and len(value) > schema.get("maxLength", len(value)):
         return f"longer than {schema['maxLength']}"
+    if isinstance(value, list):
+        if len(value) < schema.get("minItems", 0):
+            return f"fewer than {schema['minItems']} items"
+        if len(value) > schema.get("maxItems", len(value)):
+            return f"more than {schema['maxItems']} items"
     if isinstance(value, dict):
         props = schema.get("properties") or {}
         for name in schema.get("required") or []:
@@ -214,6 +241,11 @@ def schema_problem(value: Any, schema: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _not_json(name: str) -> Any:
+    """``NaN``/``Infinity``, which Python's json reads and JSON (RFC 8259) has not."""
+    raise ValueError(f"{name} is not JSON")
+
+
 def is_unparsed(answer: str, schema: Mapping[str, Any]) -> bool:
     """A structured answer that does not parse or validate; a verdict as the judge does."""
     if dict(schema) == dict(VERDICT_SCHEMA):
@@ -223,8 +255,8 @@ def is_unparsed(answer: str, schema: Mapping[str, Any]) -> bool:
             return True
         return False
     try:
-        value = json.loads(answer)
-    except json.JSONDecodeError:
+        value = json.loads(answer, parse_constant=_not_json)
+    except (json.JSONDecodeError, ValueError):
         return True
     return schema_problem(value, schema) is not None
 
@@ -334,7 +366,7 @@ def _settings(where: str, raw: Any, base: GateConfig) -> GateConfig:
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise GateConfigError(f"{at} must be a number >= 0")
             changes[key] = float(value)
-        elif key == "echo_ngram":
+        elif key in ("echo_ngram", "min_words_for_ngram_dups", "repeat_from"):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise GateConfigError(f"{at} must be an integer >= 1")
             changes[key] = value

@@ -279,8 +279,31 @@ def _is_translation(params: Mapping[str, Any]) -> bool:
     return "source_lang" in params or "target_lang" in params
 
 
+# Worked examples shown before the text, as earlier turns: given the instruction alone, a
+# small model hands the instruction back or answers in the text's own language; shown the
+# pattern, it follows it. English and Japanese, the languages summaries are written in.
+TRANSLATION_EXAMPLES: tuple[tuple[str, str], ...] = (
+    ("Good morning.", "おはようございます。"),
+    ("The backup finished without errors.", "バックアップはエラーなしで完了しました。"),
+    ("Please restart the server tomorrow.", "明日サーバーを再起動してください。"),
+)
+
+
+def _examples(source_lang: str, target_lang: str) -> list[dict[str, Any]]:
+    langs = {"English": 0, "Japanese": 1}
+    if {source_lang, target_lang} != set(langs):
+        return []
+    src, tgt = langs[source_lang], langs[target_lang]
+    return [
+        {"role": role, "content": pair[side]}
+        for pair in TRANSLATION_EXAMPLES
+        for role, side in (("user", src), ("assistant", tgt))
+    ]
+
+
 def translation_messages(text: str, source_lang: str, target_lang: str) -> list[dict[str, Any]]:
-    """Chat messages asking a general chat model for a translation and nothing else."""
+    """Chat messages asking a general chat model for a translation and nothing else: the
+    instruction, a few worked examples (English and Japanese), then the text."""
     return [
         {
             "role": "system",
@@ -289,6 +312,7 @@ def translation_messages(text: str, source_lang: str, target_lang: str) -> list[
                 "Reply with the translation only, no notes."
             ),
         },
+        *_examples(source_lang, target_lang),
         {"role": "user", "content": text},
     ]
 

@@ -84,8 +84,16 @@ def test_a_translation_row_carries_the_gate_of_its_answer() -> None:
     assert translated("en", "要約：バックアップは権限エラーで失敗しました。") is None
     assert translated("ja", "The backup failed on a permission error.") is None
     assert translated("en", "The backup failed on a permission error.") == "wrong_script"
-    assert translated("ja", "バックアップは失敗しました。") == "wrong_script"
+    assert translated("ja", "サーバーは明日止まります。") == "wrong_script"
     assert translated("en", "要約：バックアップは失敗しました", "length") == "cut_off"
+
+
+def test_a_translation_near_a_worked_example_is_kept_and_the_example_itself_is_an_echo() -> None:
+    # The words "backup" and "did" are in an example too; a translation may use them.
+    assert translated("en", "バックアップは失敗しました。") is None
+    assert (
+        translated("en", "おはようございます。バックアップはエラーなしで完了しました。") == "echo"
+    )
 
 
 def test_a_translation_that_hands_back_its_instruction_is_an_echo() -> None:

@@ -128,8 +128,16 @@ PLANTED = [
     ),
     Planted(
         "english for japanese",
-        "The sky is blue because of light scattering.",
+        "Blue light is scattered more than red light by the air.",
         "wrong_script",
+        prompt=TRANSLATE + "\nThe sky is blue because of light scattering.",
+        target_lang="ja",
+    ),
+    # Both an echo and the wrong script: the surer name wins.
+    Planted(
+        "source handed back untranslated",
+        "The sky is blue because of light scattering.",
+        "echo",
         prompt=TRANSLATE + "\nThe sky is blue because of light scattering.",
         target_lang="ja",
     ),

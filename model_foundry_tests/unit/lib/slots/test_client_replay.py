@@ -10,6 +10,7 @@ import pytest
 
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import (
+    TRANSLATION_EXAMPLES,
     _httpx,
     build_request,
     describe_error,
@@ -77,8 +78,15 @@ def test_empty_answer_reason_without_a_known_budget() -> None:
 def test_the_instruction_folds_into_the_user_turn_where_system_is_rejected() -> None:
     data = shipped_data()
     kindergarten = slot_file_from(data).slots["kindergarten"]
-    req = build_request(kindergarten, Body(text="Good morning."), TRANSLATE)
-    assert req["messages"] == [{"role": "user", "content": f"{INSTRUCTION}\n\nGood morning."}]
+    req = build_request(kindergarten, Body(text="Good evening."), TRANSLATE)
+    # The instruction opens the first user turn (the first worked example's), the text is last.
+    examples = [text for pair in TRANSLATION_EXAMPLES for text in pair]
+    assert [m["role"] for m in req["messages"]] == ["user", "assistant"] * 3 + ["user"]
+    assert [m["content"] for m in req["messages"]] == [
+        f"{INSTRUCTION}\n\n{examples[0]}",
+        *examples[1:],
+        "Good evening.",
+    ]
     # Plain text without languages stays a plain chat turn.
     plain = build_request(slot_file_from(data).slots["naughty"], Body(text="hello"))
     assert plain["messages"] == [{"role": "user", "content": "hello"}]
