@@ -14,6 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+# Two imports start a subprocess the first time: Dagster's runs `file` on the interpreter
+# (its vendored croniter asks platform.architecture()) in every process, and matplotlib's
+# font manager runs fc-list on a machine without its font cache yet. A unit test that made
+# either import first (a CLI verb, run alone or first on a fresh machine) would have that
+# refused, so both are made here, outside any test.
+import dagster  # noqa: F401
+import matplotlib.font_manager  # noqa: F401
 import pytest
 from hypothesis import settings as hypothesis_settings
 
