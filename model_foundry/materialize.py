@@ -54,8 +54,9 @@ def materialize_recipe(path: Path, name: str) -> dg.ExecuteInProcessResult:
     """Materialize the dataset recipe ``name`` declared in the defs.yaml at ``path``."""
     from model_foundry.defs.recipes.component import recipe_file_definitions, recipe_key
 
-    defs = recipe_file_definitions(path)
-    return materialize([defs.resolve_assets_def(recipe_key(name))])
+    key = recipe_key(name)
+    assets = [a for a in recipe_file_definitions(path).assets or () if key in a.keys]  # type: ignore[union-attr]
+    return materialize(assets)
 
 
 __all__ = ["collect_dataset", "materialize", "materialize_recipe"]

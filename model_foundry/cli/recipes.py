@@ -46,8 +46,8 @@ def cmd_recipe_preview(args: argparse.Namespace) -> int:
     import sys
 
     from model_foundry.defs.resources import slots_resource_from_env
-    from model_foundry.lib.query import run_query
     from model_foundry.lib.recipes.generate import PREVIEW_VERSION, run_recipe
+    from model_foundry.lib.recipes.preview import expanded, preview_rows
 
     found, recipe = _recipe(args)
     _slot_file()
@@ -57,11 +57,7 @@ def cmd_recipe_preview(args: argparse.Namespace) -> int:
         recipe, db, slots_resource_from_env(), version=PREVIEW_VERSION, run_id=None,
         log=logging.getLogger("model_foundry.recipe"), base_dir=found.folder, limit=args.rows,
     )  # fmt: skip
-    print(run_query(
-        f"SELECT * EXCLUDE (version, row_id) FROM {outcome.view} "
-        f"WHERE version = '{PREVIEW_VERSION}' ORDER BY row_index LIMIT {int(args.rows)}",
-        db, max_rows=args.rows,
-    ))  # fmt: skip
+    print(expanded(preview_rows(db, str(outcome.view), PREVIEW_VERSION, args.rows)))
     print(_line(outcome.metadata()))
     return 0
 
