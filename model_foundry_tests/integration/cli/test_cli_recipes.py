@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from model_foundry.lib import storage
 from model_foundry_tests.pipeline_helpers import (
     clean_env,
     count,
@@ -119,3 +120,23 @@ def test_a_killed_run_run_again_asks_each_request_once(tmp_path: Path) -> None:
     assert count(db, "SELECT count(*) FROM dataset_recipe_cells WHERE column_name = 'score'") == (
         len(many)
     )
+
+
+def test_the_shipped_example_runs_on_the_simulator(tmp_path: Path, fast_slots: Path) -> None:
+    env = _env(tmp_path, fast_slots)
+    db = Path(env["MODEL_FOUNDRY_DUCKDB"])
+    with storage.connect(db) as con:
+        for i, query in enumerate(QUESTIONS):
+            con.execute(
+                "INSERT INTO semantic_searches (event_id, correlation_id, occurred_at, query) "
+                "VALUES (?, 's1', now(), ?)",
+                [f"e{i}", query],
+            )
+    run = cli("recipe", "run", "search_questions", env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    meta = json.loads(run.stdout.strip().splitlines()[-1])
+    assert meta["rows"] == len(QUESTIONS) and meta["llm_cells_unanswered"] == 0
+    # answer, facts and score for each search.
+    assert meta["llm_cells_asked"] == 3 * len(QUESTIONS)
+    assert count(db, "SELECT count(*) FROM recipe_search_questions WHERE score_helpful >= 1 "
+                 "AND facts_topic IS NOT NULL AND answer_length") == len(QUESTIONS)  # fmt: skip
