@@ -146,7 +146,10 @@ class _Wave:
                 if values is None:
                     continue
                 value, cause = self.gen.compute(row, column, values)
-                key = _key(self.gen.recipe.name, row.row_id, column.name, 0, canonical(value))
+                # What it read, too: a validation of a new answer is a new cell even when it
+                # says the same.
+                read = {r: values[r] for r in column.reads}
+                key = _key(self.gen.recipe.name, row.row_id, column.name, 0, read, value)
                 self.keep(row, column, 0, key, value, cause)
 
     def llm(self) -> None:
