@@ -22,6 +22,8 @@ def _shown(value: Any) -> str:
 def preview_rows(db_path: Path, view: str, version: str, limit: int) -> list[dict[str, Any]]:
     """The first ``limit`` rows of ``version`` in the recipe's view (``view`` is the name the
     run made from the recipe's checked name)."""
+    if not view.isidentifier():
+        raise ValueError(f"{view!r} is not a plain identifier")
     with storage.connect(db_path, read_only=True) as con:
         cursor = con.execute(
             f"SELECT * EXCLUDE (version, row_id) FROM {view} WHERE version = ? "
