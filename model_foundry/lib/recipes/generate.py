@@ -53,6 +53,8 @@ class RecipeOutcome:
     llm_cells_asked: int = 0
     llm_cells_unanswered: int = 0
     rejected_by_cause: Counter[str] = field(default_factory=Counter)
+    # column -> status -> cells this run holds (new or reused)
+    cells_by_column: dict[str, Counter[str]] = field(default_factory=dict)
     view: str | None = None
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
     blocked: dict[str, set[str]] = field(default_factory=dict)
@@ -72,6 +74,7 @@ class RecipeOutcome:
             "llm_cells_asked": self.llm_cells_asked,
             "llm_cells_unanswered": self.llm_cells_unanswered,
             "rejected_by_cause": dict(sorted(self.rejected_by_cause.items())),
+            "cells_by_column": {c: dict(n) for c, n in self.cells_by_column.items()},
             "view": self.view,
             **self.llm,
         }
@@ -138,6 +141,8 @@ class _Wave:
             self.gen.outcome.rejected_by_cause[f"{column.name}: {cause.split(' (')[0]}"] += 1
             self.gen.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
         self.cells.append(self.gen.cell(row, column, sample, key, value, cause, **more))
+        counts = self.gen.outcome.cells_by_column.setdefault(column.name, Counter())
+        counts["rejected" if cause else "ok"] += 1
 
     def local(self) -> None:
         for column in (c for c in self.columns if not c.is_llm):

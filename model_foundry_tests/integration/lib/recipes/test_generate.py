@@ -52,6 +52,8 @@ def test_every_column_type_fills_its_cells_and_the_view(tmp_path, db_path, fast_
         # kept with the cause.
         assert r["is_python"] is False and r["rejected"] is True
         assert "is_python: Python that does not parse" in r["causes"]
+    by_column = outcome.metadata()["cells_by_column"]
+    assert by_column["answer"] == {"ok": 2 * n} and by_column["is_python"] == {"rejected": n}
     samples = _rows(db_path, "SELECT count(*) AS n FROM dataset_recipe_cells "
                     "WHERE column_name = 'answer' AND sample_index = 1")  # fmt: skip
     assert samples[0]["n"] == n
