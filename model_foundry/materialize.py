@@ -7,6 +7,7 @@ instance, with Dagster's per-step DEBUG events kept out of the terminal.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -49,4 +50,13 @@ def collect_dataset(config: dict[str, Any]) -> dg.ExecuteInProcessResult:
     return materialize([dataset_samples, dataset_judgements], ops=ops)
 
 
-__all__ = ["collect_dataset", "materialize"]
+def materialize_recipe(path: Path, name: str) -> dg.ExecuteInProcessResult:
+    """Materialize the dataset recipe ``name`` declared in the defs.yaml at ``path``."""
+    from model_foundry.defs.recipes.component import recipe_file_definitions, recipe_key
+
+    key = recipe_key(name)
+    assets = [a for a in recipe_file_definitions(path).assets or () if key in a.keys]  # type: ignore[union-attr]
+    return materialize(assets)
+
+
+__all__ = ["collect_dataset", "materialize", "materialize_recipe"]

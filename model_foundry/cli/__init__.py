@@ -19,6 +19,7 @@ from model_foundry.cli import (
     flow,
     nats,
     reading,
+    recipes,
     simulator,
     slots,
 )
@@ -52,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="NATS events into DuckDB, prompts to GPU model slots, datasets out.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (nats, events, reading, slots, flow, devstack, bench, datasets, simulator):
+    groups = (nats, events, reading, slots, flow, devstack, bench, datasets, recipes, simulator)
+    for group in groups:
         group.register(sub)
     return parser
 

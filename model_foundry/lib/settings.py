@@ -183,6 +183,27 @@ def dataset_cron() -> str:
     return _get("MODEL_FOUNDRY_DATASET_CRON", DEFAULT_DATASET_CRON)
 
 
+def recipes_dir() -> Path:
+    """Where users' recipes live: the code location's defs folder, as `dg scaffold defs` writes."""
+    return PACKAGE_DIR / "defs"
+
+
+def recipe_examples_dir() -> Path:
+    """The shipped example recipes, loaded into Dagster only when enabled."""
+    return PROJECT_ROOT / "examples" / "recipes"
+
+
+def recipe_examples() -> bool:
+    """Whether the shipped example recipes join the code location
+    (MODEL_FOUNDRY_RECIPE_EXAMPLES; the CLI finds them either way)."""
+    raw = _get("MODEL_FOUNDRY_RECIPE_EXAMPLES", "false").strip().lower()
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    raise ValueError(f"MODEL_FOUNDRY_RECIPE_EXAMPLES={raw!r}: must be true or false")
+
+
 def dataset_judge() -> bool:
     """Whether the nightly collection has its answers judged (MODEL_FOUNDRY_DATASET_JUDGE)."""
     raw = _get("MODEL_FOUNDRY_DATASET_JUDGE", "false").strip().lower()

@@ -382,6 +382,11 @@ def _settings(where: str, raw: Any, base: GateConfig) -> GateConfig:
     return replace(base, **changes)
 
 
+def gate_settings(where: str, raw: Any) -> GateConfig:
+    """Gates from one mapping of settings (a recipe's ``gates``) over the defaults."""
+    return _settings(where, raw, GateConfig())
+
+
 def gate_config(raw: Any, dataset: str, where: str = "gates") -> GateConfig:
     """A dataset's gates from the hygiene file's ``gates`` section: ``default`` for every
     dataset, then the dataset's own entry (by name) on top of it."""
@@ -416,6 +421,7 @@ __all__ = [
     "body_text",
     "gate",
     "gate_config",
+    "gate_settings",
     "held_back",
     "is_echo",
     "is_unparsed",

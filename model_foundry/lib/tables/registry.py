@@ -26,6 +26,7 @@ from model_foundry.lib.tables.positions import (
     PIPELINE_EVENT_INBOX_COUNTS,
     SEED_INBOX_COMMITS,
 )
+from model_foundry.lib.tables.recipes import DATASET_RECIPE_CELLS, DATASET_RECIPE_ROWS
 from model_foundry.lib.tables.sessions import (
     SESSION_FLOW,
     SESSION_ROUTING,
@@ -84,6 +85,7 @@ TABLES: tuple[Table, ...] = (
     SESSION_ROUTING,
     SESSION_TURNS,
     SESSION_TRAJECTORIES,
+    DATASET_RECIPE_CELLS,
 )
 
 # A view may read an earlier one (session_overview reads session_summaries_latest).
@@ -97,6 +99,7 @@ VIEWS: tuple[View, ...] = (
     views.DATASET_STATS,
     MODEL_PREFERENCES,
     SLOT_SHARE_WEEKLY,
+    DATASET_RECIPE_ROWS,
 )
 
 

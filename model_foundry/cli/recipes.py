@@ -1,0 +1,116 @@
+"""``recipe check | preview | run``: a dataset recipe from the command line.
+
+``run`` materializes the recipe's asset in this process, as Dagster would (the same
+definitions and resources); ``preview`` generates a few rows under the ``preview`` version
+and prints them; ``check`` reads the recipe and the slot file and says what is wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from model_foundry.cli._common import Subparsers
+from model_foundry.lib import settings
+
+
+def _recipe(args: argparse.Namespace) -> Any:
+    from model_foundry.lib.recipes.files import find_recipe
+    from model_foundry.lib.recipes.spec import parse_recipe
+
+    found = find_recipe(args.name, Path(args.file) if args.file else None)
+    return found, parse_recipe(found.attributes, str(found.path), default_name=found.name)
+
+
+def _slot_file() -> Any:
+    from model_foundry.lib.slots.config import load_slot_file
+
+    # A bad slot file is refused in its own sentence before anything runs.
+    return load_slot_file(settings.slot_file_path())
+
+
+def cmd_recipe_check(args: argparse.Namespace) -> int:
+    from model_foundry.lib.recipes.generate import check_roles
+    from model_foundry.lib.recipes.spec import levels
+
+    found, recipe = _recipe(args)
+    check_roles(recipe, _slot_file(), None)
+    waves = " | ".join(", ".join(c.name for c in wave) for wave in levels(recipe))
+    print(f"{found.path}: recipe {recipe.name} is ok: {len(recipe.columns)} columns ({waves})")
+    return 0
+
+
+def cmd_recipe_preview(args: argparse.Namespace) -> int:
+    import logging
+    import sys
+
+    from model_foundry.defs.resources import slots_resource_from_env
+    from model_foundry.lib.recipes.generate import PREVIEW_VERSION, run_recipe
+    from model_foundry.lib.recipes.preview import expanded, preview_rows
+
+    found, recipe = _recipe(args)
+    _slot_file()
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    db = settings.duckdb_path()
+    outcome = run_recipe(
+        recipe, db, slots_resource_from_env(), version=PREVIEW_VERSION, run_id=None,
+        log=logging.getLogger("model_foundry.recipe"), base_dir=found.folder, limit=args.rows,
+    )  # fmt: skip
+    print(expanded(preview_rows(db, str(outcome.view), PREVIEW_VERSION, args.rows)))
+    print(_line(outcome.metadata()))
+    return 0
+
+
+def _line(meta: dict[str, Any]) -> str:
+    rejected = sum((meta.get("rejected_by_cause") or {}).values())
+    return (
+        f"recipe {meta['recipe']} ({meta['version']}): {meta['rows']} rows, "
+        f"{meta['rows_complete']} complete, {rejected} cells held back; "
+        f"{meta['cells_written']} cells written, {meta['cells_reused']} reused, "
+        f"{meta['llm_cells_asked']} asked ({meta.get('sent', 0)} sent to the slots), "
+        f"{meta['llm_cells_unanswered']} unanswered; rows in the view {meta['view']}"
+    )
+
+
+def cmd_recipe_run(args: argparse.Namespace) -> int:
+    import json
+
+    from model_foundry.lib.errors import UserError
+    from model_foundry.lib.llm import cause_lines
+    from model_foundry.materialize import materialize_recipe
+
+    found, recipe = _recipe(args)
+    _slot_file()
+    result = materialize_recipe(found.path, recipe.name)
+    done = result.asset_materializations_for_node(f"recipe_{recipe.name}")
+    if not result.success or not done:
+        failure = next((e for e in result.all_events if e.is_step_failure), None)
+        data = failure.step_failure_data if failure is not None else None
+        why = data.user_failure_data.description if data and data.user_failure_data else None
+        raise UserError(why or f"recipe {recipe.name} failed; the run log above says why")
+    meta = {k: getattr(v, "value", v) for k, v in done[0].metadata.items()}
+    print(_line(meta))
+    for line in cause_lines(meta.get("failure_causes") or {}, indent="  "):
+        print(line)
+    print(json.dumps(meta, default=str))
+    return 0
+
+
+def register(sub: Subparsers) -> None:
+    recipe = sub.add_parser("recipe", help="dataset recipes: check, preview, run")
+    recipe_sub = recipe.add_subparsers(dest="recipe_command", required=True)
+    helps = {
+        "check": "read the recipe and the slot file; say what is wrong in one sentence",
+        "preview": "generate a few rows under the preview version and print them",
+        "run": "generate the recipe's rows, as its Dagster asset does",
+    }
+    for verb, func in (("check", cmd_recipe_check), ("preview", cmd_recipe_preview),
+                       ("run", cmd_recipe_run)):  # fmt: skip
+        p = recipe_sub.add_parser(verb, help=helps[verb])
+        p.add_argument("name", help="the recipe's name (attributes.name in its defs.yaml)")
+        p.add_argument("--file", default=None, help="the recipe's defs.yaml (default: search "
+                       "model_foundry/defs/ and examples/recipes/)")  # fmt: skip
+        if verb == "preview":
+            p.add_argument("--rows", type=int, default=5, help="rows to generate and show")
+        p.set_defaults(func=func)

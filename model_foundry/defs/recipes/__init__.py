@@ -1,0 +1,1 @@
+"""Dataset recipes: the ``DatasetRecipe`` component, and its instances under this folder."""

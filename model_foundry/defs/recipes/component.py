@@ -1,0 +1,218 @@
+"""``DatasetRecipe``: a dataset declared in a ``defs.yaml``, as a Dagster component.
+
+``dg scaffold defs model_foundry.DatasetRecipe recipes/<name>`` writes a starter recipe under
+this folder; each recipe becomes the asset ``recipe_<name>`` (its generated rows, in the
+``datasets`` group), the job ``recipe_<name>_job`` and, with ``schedule``, the schedule
+``recipe_<name>_schedule``. The attributes are checked by ``lib/recipes/spec.py``, not by
+Dagster's own validation, so that a bad recipe never takes the code location down: it still
+becomes its asset, which fails with the one sentence naming the file and the field (and the
+sentence is logged while the definitions load, which ``dg check defs`` shows).
+"""
+
+# No ``from __future__ import annotations``: Dagster reads the nested assets' annotations.
+import logging
+import re
+from pathlib import Path
+from typing import Annotated, Any, Self
+
+import dagster as dg
+from dagster._utils.schedules import is_valid_cron_string
+from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+from model_foundry.defs.metadata import dagster_metadata
+from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
+from model_foundry.lib import settings
+from model_foundry.lib.recipes.files import read_recipe_file
+from model_foundry.lib.recipes.spec import Recipe, RecipeError, parse_recipe
+
+log = logging.getLogger(__name__)
+
+
+def _field(description: str, examples: list[Any] | None = None) -> Any:
+    # Passed through as written: the recipe's Jinja templates are its own, not Dagster's.
+    return dg.Resolver.passthrough(description=description, examples=examples)
+
+
+def recipe_key(name: str) -> dg.AssetKey:
+    return dg.AssetKey(f"recipe_{name}")
+
+
+def _safe_name(raw: Any, folder: Path) -> str:
+    name = raw.get("name") if isinstance(raw, dict) else None
+    if isinstance(name, str) and re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
+        return name
+    return re.sub(r"[^a-z0-9_]", "_", folder.name.lower()) or "unnamed"
+
+
+def _run(context: dg.AssetExecutionContext, recipe: Recipe, base_dir: Path,
+         duckdb: FoundryDuckDB, slots: SlotsResource) -> dg.MaterializeResult:  # fmt: skip
+    from model_foundry.lib.recipes.generate import run_recipe
+
+    try:
+        outcome = run_recipe(
+            recipe, duckdb.database, slots, run_id=context.run.run_id, log=context.log,
+            base_dir=base_dir,
+        )  # fmt: skip
+    except RecipeError as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
+    meta = outcome.metadata()
+    if outcome.llm_cells_unanswered:
+        context.log.warning(
+            f"recipe {recipe.name}: {outcome.llm_cells_unanswered} cells got no answer "
+            "(failure_causes says why); the next run asks only those"
+        )
+    return dg.MaterializeResult(
+        metadata=dagster_metadata({**meta, "dagster/row_count": outcome.rows})
+    )
+
+
+def recipe_definitions(raw: Any, source: Path) -> dg.Definitions:
+    """The asset, job and schedule of the recipe ``raw`` (a defs.yaml's attributes) read
+    from ``source``; a bad recipe's asset fails with its sentence."""
+    folder = source.parent
+    name = _safe_name(raw, folder)
+    try:
+        recipe = parse_recipe(raw, str(source), default_name=name)
+        if recipe.schedule is not None and not is_valid_cron_string(recipe.schedule):
+            raise recipe.error("schedule", f"{recipe.schedule!r} is not a cron string")
+    except RecipeError as exc:
+        return _broken(name, str(exc))
+    key = recipe_key(recipe.name)
+
+    @dg.asset(
+        key=key,
+        group_name="datasets",
+        kinds={"duckdb", "llm"},
+        description=recipe.description or f"Rows of the dataset recipe {recipe.name} ({source}).",
+        metadata={"recipe_file": dg.MetadataValue.path(str(source))},
+    )
+    def recipe_rows(
+        context: dg.AssetExecutionContext, duckdb: FoundryDuckDB, slots: SlotsResource
+    ) -> dg.MaterializeResult:
+        return _run(context, recipe, folder, duckdb, slots)
+
+    job = dg.define_asset_job(f"recipe_{recipe.name}_job", selection=[key])
+    schedules = []
+    if recipe.schedule:
+        schedules.append(
+            dg.ScheduleDefinition(
+                name=f"recipe_{recipe.name}_schedule",
+                job=job,
+                cron_schedule=recipe.schedule,
+                execution_timezone=settings.timezone(),
+                default_status=dg.DefaultScheduleStatus.RUNNING,
+            )
+        )
+    return dg.Definitions(assets=[recipe_rows], jobs=[job], schedules=schedules)
+
+
+def _broken(name: str, sentence: str) -> dg.Definitions:
+    """A recipe that cannot run: its asset is there, and fails with ``sentence``."""
+    log.warning("dataset recipe %s cannot run: %s", name, sentence)
+
+    @dg.asset(
+        key=recipe_key(name),
+        group_name="datasets",
+        kinds={"duckdb", "llm"},
+        description=f"This dataset recipe cannot run: {sentence}",
+        metadata={"recipe_error": sentence},
+    )
+    def broken_recipe() -> None:
+        raise dg.Failure(description=sentence, allow_retries=False)
+
+    return dg.Definitions(assets=[broken_recipe])
+
+
+def recipe_file_definitions(path: Path) -> dg.Definitions:
+    """The definitions of every recipe in the defs.yaml at ``path``."""
+    try:
+        found = read_recipe_file(path)
+    except RecipeError as exc:
+        return _broken(_safe_name(None, path.parent), str(exc))
+    return dg.Definitions.merge(*(recipe_definitions(r.attributes, path) for r in found))
+
+
+class _Scaffolder(dg.Scaffolder):
+    def scaffold(self, request: dg.ScaffoldRequest) -> None:
+        name = re.sub(r"[^a-z0-9_]", "_", request.target_path.name.lower())
+        dg.scaffold_component(request, STARTER | {"name": name})
+
+
+STARTER: dict[str, Any] = {
+    "name": "my_recipe",
+    "description": "Questions on a few topics, answered by the worker role and scored.",
+    "rows": 5,
+    "random_seed": 0,
+    "columns": [
+        {"name": "topic", "type": "sampler", "sampler": "category",
+         "values": ["DuckDB", "NATS", "Dagster"], "weights": [2, 1, 1]},
+        {"name": "question", "type": "expression",
+         "expr": "How do I get started with {{ topic }}?"},
+        {"name": "answer", "type": "llm_text", "role": "worker",
+         "prompt": "{{ question }}", "params": {"max_tokens": 256}},
+        {"name": "score", "type": "llm_judge", "prompt":
+         "Question: {{ question }}\nAnswer: {{ answer }}\nScore the answer.",
+         "scores": [{"name": "helpful", "description": "Does it help?", "min": 1, "max": 5}]},
+    ],
+}  # fmt: skip
+
+
+class _Attributes(BaseModel):
+    # Unknown fields are let through to the recipe's own check, which names them in a
+    # sentence on the recipe's asset; Dagster's check would take the code location down.
+    model_config = ConfigDict(extra="allow")
+
+
+@dg.scaffold_with(_Scaffolder)
+class DatasetRecipe(dg.Component, dg.Resolvable, dg.Model):
+    """A dataset declared in YAML: seed rows, samplers, Jinja expressions, LLM text,
+    structured and judge columns and validations, generated through the slots with every
+    cell asked once (docs/recipes.md)."""
+
+    name: Annotated[Any, _field("The recipe's name (a-z, 0-9, _): asset recipe_<name>.")] = None
+    description: Annotated[Any, _field("What the dataset is, for the asset's description.")] = None
+    seed: Annotated[
+        Any,
+        _field(
+            "Seed rows: {file: rows.jsonl|.csv|.parquet} (relative to this folder) or "
+            "{sql: SELECT ...} over the DuckDB file, read-only.",
+            [{"sql": "SELECT DISTINCT query FROM semantic_searches"}],
+        ),
+    ] = None
+    rows: Annotated[Any, _field("Rows to generate without a seed; at most this many with one.")] = (
+        None
+    )
+    random_seed: Annotated[Any, _field("Seed of the samplers and of each request.")] = None
+    schedule: Annotated[Any, _field("Cron for recipe_<name>_schedule; unset: no schedule.")] = None
+    gates: Annotated[
+        Any, _field("Quality gates: false to switch off, or {skip: [...], thresholds}.")
+    ] = None
+    columns: Annotated[
+        Any,
+        _field(
+            "The columns, each {name, type, ...}; type: seed, sampler, expression, llm_text, "
+            "llm_structured, llm_judge, validation (docs/recipes.md)."
+        ),
+    ] = None
+
+    _given: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @classmethod
+    def get_model_cls(cls) -> type[BaseModel]:
+        derived = cls.model()
+        return type(derived.__name__, (derived,), {"model_config": {**derived.model_config,
+                                                                    "extra": "allow"}})  # fmt: skip
+
+    @classmethod
+    def load(cls, attributes: BaseModel | None, context: dg.ComponentLoadContext) -> Self:
+        given = attributes.model_dump(exclude_unset=True) if attributes is not None else {}
+        component = cls()
+        component._given = given
+        return component
+
+    def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
+        return recipe_definitions(self._given, context.path / "defs.yaml")
+
+
+__all__ = ["STARTER", "DatasetRecipe", "recipe_definitions", "recipe_file_definitions",
+           "recipe_key"]  # fmt: skip

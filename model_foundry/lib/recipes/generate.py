@@ -1,0 +1,326 @@
+"""Generating a recipe's rows: wave by wave over the column graph, every LLM call through
+:class:`~model_foundry.lib.llm.LlmRun`.
+
+The columns are put in waves (``spec.levels``): a wave reads only columns of earlier waves.
+Each wave computes its seed, sampler, expression and validation cells in process and asks
+its LLM cells as one round of ``LlmRun.ask`` (plan, fit, dispatch under the slots' caps,
+store), then appends the wave's cells. This slice has a barrier between waves: a row's next
+column waits for the whole wave before it (see docs/recipes.md).
+
+Exactly once: a cell's key hashes the recipe, the row, the column, the sample and what the
+cell read (for an LLM cell, its request key, which covers the rendered prompt and the
+parameters). Cells already stored (in any version, a preview's too) are taken as they are
+and not asked again; an answer paid for before a run was killed is in the completions store,
+so the next run takes it from there. A changed template changes the keys of its column and
+of the columns that read it, and only those are asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from model_foundry.lib.llm import Body, LlmRun, Request
+from model_foundry.lib.llm.request import Planned, canonical
+from model_foundry.lib.llm.run import Log, SlotSource
+from model_foundry.lib.recipes import samplers
+from model_foundry.lib.recipes.cells import StoredCell, make_view, stored_cells, write_cells
+from model_foundry.lib.recipes.seeds import SeedRow, seed_rows
+from model_foundry.lib.recipes.spec import JUDGE_ROLE, Column, Recipe, levels
+from model_foundry.lib.recipes.templates import render
+from model_foundry.lib.recipes.validators import gate_cause, validate
+from model_foundry.lib.slots.config import NoSlotForRoleError, SlotFile
+from model_foundry.lib.tables.recipes import RecipeCellRow
+
+RUN_VERSION = "run"
+PREVIEW_VERSION = "preview"
+
+
+@dataclass
+class RecipeOutcome:
+    """What a run did: rows, cells new and reused, requests, rejections by cause."""
+
+    recipe: str
+    version: str
+    rows: int = 0
+    cells_written: int = 0
+    cells_reused: int = 0
+    llm_cells_asked: int = 0
+    llm_cells_unanswered: int = 0
+    rejected_by_cause: Counter[str] = field(default_factory=Counter)
+    # column -> status -> cells this run holds (new or reused)
+    cells_by_column: dict[str, Counter[str]] = field(default_factory=dict)
+    view: str | None = None
+    values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    blocked: dict[str, set[str]] = field(default_factory=dict)
+    llm: dict[str, Any] = field(default_factory=dict)
+
+    def complete_rows(self) -> int:
+        return sum(1 for rid in self.values if not self.blocked.get(rid))
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "recipe": self.recipe,
+            "version": self.version,
+            "rows": self.rows,
+            "rows_complete": self.complete_rows(),
+            "cells_written": self.cells_written,
+            "cells_reused": self.cells_reused,
+            "llm_cells_asked": self.llm_cells_asked,
+            "llm_cells_unanswered": self.llm_cells_unanswered,
+            "rejected_by_cause": dict(sorted(self.rejected_by_cause.items())),
+            "cells_by_column": {c: dict(n) for c, n in self.cells_by_column.items()},
+            "view": self.view,
+            **self.llm,
+        }
+
+
+def _key(*parts: Any) -> str:
+    return hashlib.sha256(canonical(list(parts)).encode("utf-8")).hexdigest()
+
+
+def recipe_task(recipe: str, column: str) -> str:
+    return f"recipe:{recipe}/{column}"
+
+
+def request_seed(recipe: Recipe, row_id: str, column: Column, sample: int) -> int:
+    """The ``seed`` parameter of a cell's request: the row and the sample make their own
+    request (and key) even where two rows render the same prompt."""
+    given = column.params.get("seed", recipe.random_seed)
+    digest = hashlib.sha256(f"{given}\x00{row_id}\x00{column.name}\x00{sample}".encode())
+    return int.from_bytes(digest.digest()[:4], "big") & 0x7FFFFFFF
+
+
+def _messages(column: Column, values: Mapping[str, Any]) -> list[dict[str, str]]:
+    messages = []
+    if column.system:
+        messages.append({"role": "system", "content": render(column.system, values)})
+    messages.append({"role": "user", "content": render(str(column.prompt), values)})
+    return messages
+
+
+def llm_request(recipe: Recipe, column: Column, row_id: str, sample: int,
+                values: Mapping[str, Any]) -> Request:  # fmt: skip
+    params: dict[str, Any] = {**column.params, "seed": request_seed(recipe, row_id, column, sample)}
+    if column.thinking is not None:
+        params["thinking"] = column.thinking
+    schema = column.schema()
+    if schema is not None:
+        # As the judge does: the schema is a parameter, part of the key, spelled per runtime.
+        params["json_schema"] = dict(schema)
+    return Request(recipe_task(recipe.name, column.name), str(column.role),
+                   Body(messages=_messages(column, values)), params=params)  # fmt: skip
+
+
+class _Wave:
+    """One wave's cells for every row: computed, taken from the store, or asked."""
+
+    def __init__(self, gen: Generation, columns: Sequence[Column]) -> None:
+        self.gen = gen
+        self.columns = columns
+        self.cells: list[RecipeCellRow] = []
+
+    def ready(self, row: SeedRow, column: Column) -> dict[str, Any] | None:
+        """The row's values the column reads, or None while one of them is missing."""
+        values = self.gen.outcome.values[row.row_id]
+        if any(r not in values for r in column.reads):
+            self.gen.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
+            return None
+        return dict(values)
+
+    def keep(self, row: SeedRow, column: Column, sample: int, key: str, value: Any,
+             cause: str | None = None, **more: Any) -> None:  # fmt: skip
+        if sample == 0 and cause is None:
+            self.gen.outcome.values[row.row_id][column.name] = value
+        elif cause is not None:
+            self.gen.outcome.rejected_by_cause[f"{column.name}: {cause.split(' (')[0]}"] += 1
+            self.gen.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
+        self.cells.append(self.gen.cell(row, column, sample, key, value, cause, **more))
+        counts = self.gen.outcome.cells_by_column.setdefault(column.name, Counter())
+        counts["rejected" if cause else "ok"] += 1
+
+    def local(self) -> None:
+        for column in (c for c in self.columns if not c.is_llm):
+            for row in self.gen.rows:
+                values = self.ready(row, column)
+                if values is None:
+                    continue
+                value, cause = self.gen.compute(row, column, values)
+                # What it read, too: a validation of a new answer is a new cell even when it
+                # says the same.
+                read = {r: values[r] for r in column.reads}
+                key = _key(self.gen.recipe.name, row.row_id, column.name, 0, read, value)
+                self.keep(row, column, 0, key, value, cause)
+
+    def llm(self) -> None:
+        gen = self.gen
+        planned: list[tuple[SeedRow, Column, int, Planned, str]] = []
+        for column in (c for c in self.columns if c.is_llm):
+            for row in gen.rows:
+                values = self.ready(row, column)
+                if values is None:
+                    continue
+                for sample in range(column.samples):
+                    request = llm_request(gen.recipe, column, row.row_id, sample, values)
+                    p = gen.run.plan(request)
+                    key = _key(gen.recipe.name, row.row_id, column.name, sample, p.key)
+                    planned.append((row, column, sample, p, key))
+        stored = stored_cells(gen.db_path, gen.recipe.name, [k for *_, k in planned])
+        ask = [p for row, column, sample, p, key in planned if key not in stored]
+        gen.outcome.llm_cells_asked += len({p.key for p in ask})
+        batch = gen.run.ask(list({p.key: p for p in ask}.values()), gen.label) if ask else None
+        for row, column, sample, p, key in planned:
+            if key in stored:
+                self.reuse(row, column, sample, key, stored[key])
+                continue
+            completion = batch.results.get(p.key) if batch else None
+            if completion is None:
+                gen.outcome.llm_cells_unanswered += 1
+                gen.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
+                continue
+            self.answered(row, column, sample, key, p, completion)
+
+    def reuse(self, row: SeedRow, column: Column, sample: int, key: str,
+              cell: StoredCell) -> None:  # fmt: skip
+        self.gen.outcome.cells_reused += 1
+        self.keep(row, column, sample, key, cell.value, cell.cause if cell.status != "ok" else None)
+
+    def answered(self, row: SeedRow, column: Column, sample: int, key: str, p: Planned,
+                 completion: Any) -> None:  # fmt: skip
+        text = completion.content
+        prompt = "\n".join(m["content"] for m in p.request.body.messages or [])
+        cause = gate_cause(self.gen.recipe, column, text, completion.finish_reason, prompt)
+        value: Any = text.strip()
+        if column.schema() is not None:
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError:
+                cause = cause or "unparsed"
+        self.keep(
+            row, column, sample, key, value, cause, request_key=p.key, slot=completion.slot,
+            model=completion.model, prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+        )  # fmt: skip
+
+
+class Generation:
+    """One recipe over its rows in one ``LlmRun`` (see the module doc)."""
+
+    def __init__(self, recipe: Recipe, run: LlmRun, rows: Sequence[SeedRow], version: str,
+                 run_id: str | None) -> None:  # fmt: skip
+        self.recipe = recipe
+        self.run = run
+        self.db_path = run.db_path
+        self.rows = rows
+        self.version = version
+        self.run_id = run_id
+        self.label = f"recipe {recipe.name}"
+        self.outcome = RecipeOutcome(recipe.name, version, rows=len(rows))
+        self.outcome.values = {r.row_id: {} for r in rows}
+
+    def compute(
+        self, row: SeedRow, column: Column, values: Mapping[str, Any]
+    ) -> tuple[Any, str | None]:
+        """A seed, sampler, expression or validation cell's value, and why it is held back."""
+        if column.type == "seed":
+            return row.values.get(str(column.seed_field)), None
+        if column.type == "sampler":
+            return samplers.sample(column, self.recipe.random_seed, row.row_id), None
+        if column.type == "expression":
+            return render(str(column.expr), values), None
+        cause = validate(column, values[str(column.target)])
+        return cause is None, cause
+
+    def cell(self, row: SeedRow, column: Column, sample: int, key: str, value: Any,
+             cause: str | None, **more: Any) -> RecipeCellRow:  # fmt: skip
+        return RecipeCellRow(
+            recipe=self.recipe.name, version=self.version, cell_key=key, row_id=row.row_id,
+            row_index=row.index, column_name=column.name, column_type=column.type,
+            sample_index=sample, value=json.dumps(value, ensure_ascii=False),
+            status="rejected" if cause else "ok", cause=cause,
+            request_key=more.get("request_key"), slot=more.get("slot"),
+            model=more.get("model"), prompt_tokens=more.get("prompt_tokens"),
+            completion_tokens=more.get("completion_tokens"), run_id=self.run_id,
+        )  # fmt: skip
+
+    def generate(self) -> RecipeOutcome:
+        for columns in levels(self.recipe):
+            wave = _Wave(self, columns)
+            wave.local()
+            wave.llm()
+            self.outcome.cells_written += write_cells(self.db_path, wave.cells)
+        self.outcome.view = make_view(self.db_path, self.recipe)
+        return self.outcome
+
+
+def check_roles(recipe: Recipe, slot_file: SlotFile, profile: str | None) -> None:
+    """Each LLM column's role is in the slot file (read at run time) and has a live slot in
+    the profile; else one sentence naming the recipe's file and the column's role."""
+    known = slot_file.known_roles()
+    for column in (c for c in recipe.columns if c.is_llm):
+        where = f"columns.{column.name}.role"
+        if column.role == JUDGE_ROLE:
+            try:
+                slot_file.for_judging(profile)
+            except NoSlotForRoleError as exc:
+                raise recipe.error(where, str(exc)) from None
+            continue
+        if column.role not in known:
+            raise recipe.error(
+                where,
+                f"the slot file {slot_file.source} has no role {column.role!r} "
+                f"(it has: {', '.join(sorted(known))})",
+            )
+        try:
+            slot_file.slots_for_role(str(column.role), profile)
+        except NoSlotForRoleError as exc:
+            raise recipe.error(where, str(exc)) from None
+
+
+def _judging(recipe: Recipe, slots: SlotSource) -> SlotSource:
+    """The slots, roles checked; with a column asking the judge role, with the judge slot
+    live and serving it alone (as dataset judgements do)."""
+    from model_foundry.lib.datasets.judge import JudgeSlots
+
+    check_roles(recipe, slots.load(), slots.profile)
+    if not any(c.is_llm and c.role == JUDGE_ROLE for c in recipe.columns):
+        return slots
+    return JudgeSlots(slots)
+
+
+def run_recipe(
+    recipe: Recipe,
+    db_path: str | Path,
+    slots: SlotSource,
+    *,
+    version: str = RUN_VERSION,
+    run_id: str | None,
+    log: Log,
+    base_dir: Path,
+    limit: int | None = None,
+) -> RecipeOutcome:
+    """Generate ``recipe``'s rows (at most ``limit``) under ``version``; its outcome."""
+    rows = seed_rows(recipe, Path(db_path), base_dir, limit)
+    source = _judging(recipe, slots)
+    log.info(f"recipe {recipe.name}: {len(rows)} rows x {len(recipe.columns)} columns ({version})")
+    with LlmRun(db_path, source, run_id=run_id, asset=f"recipe_{recipe.name}", log=log) as run:
+        outcome = Generation(recipe, run, rows, version, run_id).generate()
+    outcome.llm = run.metadata()
+    return outcome
+
+
+__all__ = [
+    "PREVIEW_VERSION",
+    "RUN_VERSION",
+    "Generation",
+    "RecipeOutcome",
+    "check_roles",
+    "llm_request",
+    "recipe_task",
+    "run_recipe",
+]

@@ -1,0 +1,153 @@
+"""Dataset recipes on the slot simulator with a real DuckDB file: every column type, cells
+asked exactly once, a changed template re-asking only what it changes."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from model_foundry.lib import storage
+from model_foundry.lib.recipes.generate import PREVIEW_VERSION
+from model_foundry.lib.recipes.spec import RecipeError
+from model_foundry_tests.recipe_helpers import (
+    EVERY_COLUMN,
+    QUESTIONS,
+    Slots,
+    generate,
+    requests_served,
+    write_recipe,
+)
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _rows(db: Path, sql: str, *params: object) -> list[dict]:
+    with storage.connect(db, read_only=True) as con:
+        cursor = con.execute(sql, list(params))
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
+
+
+def test_every_column_type_fills_its_cells_and_the_view(tmp_path, db_path, fast_slots) -> None:
+    folder = tmp_path / "every"
+    write_recipe(folder, EVERY_COLUMN)
+    slots = Slots(fast_slots, tmp_path / "locks")
+    outcome = generate(folder, EVERY_COLUMN, db_path, slots)
+    n = len(QUESTIONS)
+    assert outcome.rows == n and outcome.llm_cells_unanswered == 0
+    # answer: 2 samples per row; facts and score: one each.
+    assert outcome.llm_cells_asked == 4 * n
+    rows = _rows(db_path, "SELECT * FROM recipe_every_column ORDER BY row_index")
+    assert [r["query"] for r in rows] == QUESTIONS
+    for r in rows:
+        assert r["tone"] in ("plain", "formal") and 50 <= r["budget"] <= 200
+        assert r["question"] == f"In a {r['tone']} tone: {r['query']}?"
+        assert r["answer"] and isinstance(r["facts_topic"], str)
+        assert isinstance(r["facts_level"], int) and 1 <= r["facts_level"] <= 3
+        assert isinstance(r["score_helpful"], int) and 1 <= r["score_helpful"] <= 5
+        assert r["long_enough"] is True
+        # The simulator's answers are prose: they do not parse as Python, and the row is
+        # kept with the cause.
+        assert r["is_python"] is False and r["rejected"] is True
+        assert "is_python: Python that does not parse" in r["causes"]
+    by_column = outcome.metadata()["cells_by_column"]
+    assert by_column["answer"] == {"ok": 2 * n} and by_column["is_python"] == {"rejected": n}
+    samples = _rows(db_path, "SELECT count(*) AS n FROM dataset_recipe_cells "
+                    "WHERE column_name = 'answer' AND sample_index = 1")  # fmt: skip
+    assert samples[0]["n"] == n
+    wide = _rows(db_path, "SELECT * FROM dataset_recipe_rows WHERE recipe = 'every_column'")
+    assert len(wide) == n and all(w["rejected"] for w in wide)
+    # The judge is grandpa (the shipped file's judge), the structured column the cheap role's.
+    slots_by_column = dict(
+        (r["column_name"], r["slots"]) for r in _rows(
+            db_path, "SELECT column_name, list(DISTINCT slot) AS slots FROM dataset_recipe_cells "
+            "WHERE slot IS NOT NULL GROUP BY 1")
+    )  # fmt: skip
+    assert slots_by_column["score"] == ["grandpa"]
+    assert slots_by_column["facts"] == ["kindergarten"]
+
+
+def test_a_rerun_asks_nothing_and_a_changed_template_reasks_only_its_column_and_readers(
+    tmp_path, db_path, fast_slots
+) -> None:
+    folder = tmp_path / "rerun"
+    write_recipe(folder, EVERY_COLUMN)
+    slots = Slots(fast_slots, tmp_path / "locks")
+    first = generate(folder, EVERY_COLUMN, db_path, slots)
+    cells = first.cells_written
+    served = requests_served(fast_slots)
+    again = generate(folder, EVERY_COLUMN, db_path, slots)
+    assert requests_served(fast_slots) == served
+    assert again.llm_cells_asked == 0 and again.cells_written == 0
+    assert again.cells_reused == 4 * len(QUESTIONS)
+    # facts is read by score: both are asked again, answer is not.
+    changed = copy.deepcopy(EVERY_COLUMN)
+    changed["columns"][5]["prompt"] = "The topic and the level of: {{ answer }}"
+    third = generate(folder, changed, db_path, slots)
+    n = len(QUESTIONS)
+    assert third.llm_cells_asked == 2 * n
+    assert requests_served(fast_slots) == served + 2 * n
+    assert third.cells_written == 2 * n
+    per_column = {
+        r["column_name"]: r["n"] for r in _rows(
+            db_path, "SELECT column_name, count(*) AS n FROM dataset_recipe_cells "
+            "WHERE recipe = 'every_column' AND sample_index = 0 GROUP BY 1")
+    }  # fmt: skip
+    assert per_column["facts"] == per_column["score"] == 2 * n
+    assert per_column["answer"] == per_column["question"] == n
+    assert cells == sum(per_column.values()) - 2 * n + n  # + answer's second samples
+
+
+def test_preview_cells_are_not_asked_again_by_a_run(tmp_path, db_path, fast_slots) -> None:
+    folder = tmp_path / "preview"
+    write_recipe(folder, EVERY_COLUMN)
+    slots = Slots(fast_slots, tmp_path / "locks")
+    preview = generate(folder, EVERY_COLUMN, db_path, slots, version=PREVIEW_VERSION, limit=2)
+    assert preview.rows == 2 and preview.llm_cells_asked == 8
+    run = generate(folder, EVERY_COLUMN, db_path, slots)
+    # The two previewed rows come from their stored cells; only the other two are asked.
+    assert run.llm_cells_asked == 8 and run.cells_reused == 8
+    versions = _rows(db_path, "SELECT version, count(DISTINCT row_id) AS n FROM "
+                     "dataset_recipe_cells GROUP BY 1 ORDER BY 1")  # fmt: skip
+    assert versions == [{"version": "preview", "n": 2}, {"version": "run", "n": 4}]
+
+
+def test_a_seed_from_sql_over_the_pipeline_tables(tmp_path, db_path, fast_slots) -> None:
+    with storage.connect(db_path) as con:
+        for i, q in enumerate([*QUESTIONS, QUESTIONS[0]]):
+            con.execute(
+                "INSERT INTO semantic_searches (event_id, correlation_id, occurred_at, query) "
+                "VALUES (?, 's1', now(), ?)",
+                [f"e{i}", q],
+            )
+    attributes = {
+        "name": "from_sql",
+        "seed": {"sql": "SELECT query FROM semantic_searches ORDER BY event_id"},
+        "columns": [
+            {"name": "query", "type": "seed"},
+            {"name": "answer", "type": "llm_text", "role": "cheap", "prompt": "{{ query }}"},
+        ],
+    }
+    folder = tmp_path / "sql"
+    outcome = generate(folder, attributes, db_path, Slots(fast_slots, tmp_path / "locks"))
+    # The repeated search is one row.
+    assert outcome.rows == len(QUESTIONS) and outcome.complete_rows() == len(QUESTIONS)
+
+
+def test_a_role_the_slot_file_lacks_fails_at_run_time_in_one_sentence(
+    tmp_path, db_path, fast_slots
+) -> None:
+    attributes = copy.deepcopy(EVERY_COLUMN)
+    attributes["columns"][4]["role"] = "poet"
+    folder = tmp_path / "role"
+    write_recipe(folder, attributes)
+    served = requests_served(fast_slots)
+    with pytest.raises(RecipeError) as caught:
+        generate(folder, attributes, db_path, Slots(fast_slots, tmp_path / "locks"))
+    assert str(caught.value).startswith(
+        f"{folder / 'defs.yaml'}: columns.answer.role: the slot file {fast_slots} has no role "
+        "'poet' (it has: "
+    )
+    assert requests_served(fast_slots) == served

@@ -1,0 +1,102 @@
+"""Helpers for the dataset recipe tests: a recipe of every column type, the slots of a test
+(the simulator's file, fast retries) and running a recipe through ``run_recipe``."""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from model_foundry.lib.recipes.generate import RUN_VERSION, RecipeOutcome, run_recipe
+from model_foundry.lib.recipes.spec import parse_recipe
+from model_foundry.lib.slots.config import SlotFile, load_slot_file
+from model_foundry.lib.slots.context import ContextBook
+from model_foundry.lib.slots.dispatcher import DispatchOptions
+from model_foundry_tests.slot_fixtures import fast_options
+
+QUESTIONS = ["how do I compact a DuckDB file", "what does a NATS pull consumer ack",
+             "where does Dagster keep run logs", "why is my llama.cpp slot slow"]  # fmt: skip
+
+EVERY_COLUMN: dict[str, Any] = {
+    "name": "every_column",
+    "seed": {"file": "seed.jsonl"},
+    "random_seed": 3,
+    "columns": [
+        {"name": "query", "type": "seed"},
+        {"name": "tone", "type": "sampler", "sampler": "category",
+         "values": ["plain", "formal"], "weights": [3, 1]},
+        {"name": "budget", "type": "sampler", "sampler": "uniform", "low": 50, "high": 200,
+         "integer": True},
+        {"name": "question", "type": "expression",
+         "expr": "In a {{ tone }} tone: {{ query }}?"},
+        {"name": "answer", "type": "llm_text", "role": "worker", "samples": 2,
+         "system": "Answer briefly.", "prompt": "{{ question }}",
+         "params": {"max_tokens": 64}},
+        {"name": "facts", "type": "llm_structured", "role": "cheap",
+         "prompt": "Topic and level of: {{ answer }}",
+         "output_format": {"type": "object", "additionalProperties": False,
+                           "required": ["topic", "level"],
+                           "properties": {"topic": {"type": "string", "maxLength": 40},
+                                          "level": {"type": "integer", "minimum": 1,
+                                                    "maximum": 3}}}},
+        {"name": "score", "type": "llm_judge",
+         "prompt": "Q: {{ question }}\nA: {{ answer }}\nTopic: {{ facts.topic }}",
+         "scores": [{"name": "helpful", "description": "Does it help?", "max": 5}]},
+        {"name": "is_python", "type": "validation", "target": "answer", "python": True},
+        {"name": "long_enough", "type": "validation", "target": "answer", "min_length": 5},
+    ],
+}  # fmt: skip
+
+
+@dataclass
+class Slots:
+    """The slots of a test: a slot file, fast retries, the test's own lock folder."""
+
+    path: Path
+    lock_dir: Path
+    profile: str | None = None
+
+    def load(self) -> SlotFile:
+        return load_slot_file(self.path)
+
+    def context_book(self, slot_file: SlotFile) -> ContextBook:
+        return ContextBook(slot_file.live_slots(self.profile))
+
+    def dispatch_options(self) -> DispatchOptions:
+        return fast_options(self.lock_dir)
+
+
+def write_recipe(folder: Path, attributes: dict[str, Any], seeds: list[str] = QUESTIONS) -> Path:
+    """A defs.yaml for ``attributes`` and a seed.jsonl of ``seeds`` beside it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "seed.jsonl").write_text(
+        "".join(json.dumps({"query": q, "other": i}) + "\n" for i, q in enumerate(seeds)),
+        encoding="utf-8",
+    )
+    path = folder / "defs.yaml"
+    doc = {"type": "model_foundry.DatasetRecipe", "attributes": attributes}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def generate(folder: Path, attributes: dict[str, Any], db: Path, slots: Slots,
+             version: str = RUN_VERSION, limit: int | None = None) -> RecipeOutcome:  # fmt: skip
+    recipe = parse_recipe(copy.deepcopy(attributes), str(folder / "defs.yaml"))
+    return run_recipe(recipe, db, slots, version=version, run_id="test", base_dir=folder,
+                      log=logging.getLogger("recipe-test"), limit=limit)  # fmt: skip
+
+
+def requests_served(slot_path: Path) -> int:
+    """Chat requests every simulated slot has answered so far."""
+    total = 0
+    for slot in load_slot_file(slot_path).slots.values():
+        url = slot.base_url.removesuffix("/v1") + "/_sim/stats"
+        with urllib.request.urlopen(url, timeout=10) as response:
+            total += json.load(response)["requests"]
+    return total

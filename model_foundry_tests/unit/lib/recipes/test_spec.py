@@ -1,0 +1,149 @@
+"""Reading a recipe: each bad recipe gets one sentence naming the file and the field; the
+column graph's waves and dependants."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from model_foundry.lib.recipes.generate import check_roles
+from model_foundry.lib.recipes.spec import RecipeError, dependants, levels, parse_recipe
+from model_foundry_tests.recipe_helpers import EVERY_COLUMN
+from model_foundry_tests.slot_fixtures import shipped_data, slot_file_from
+
+SOURCE = "recipes/q/defs.yaml"
+
+
+def _column(name: str) -> int:
+    return next(i for i, c in enumerate(EVERY_COLUMN["columns"]) if c["name"] == name)
+
+
+def _changed(column: str, **fields: Any) -> dict[str, Any]:
+    raw = copy.deepcopy(EVERY_COLUMN)
+    raw["columns"][_column(column)].update(fields)
+    return raw
+
+
+def _sentence(raw: Any) -> str:
+    with pytest.raises(RecipeError) as caught:
+        parse_recipe(raw, SOURCE)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("raw", "sentence"),
+    [
+        (
+            _changed("answer", type="llm_txt"),
+            f"{SOURCE}: columns.answer.type: unknown column type 'llm_txt' (known: seed, "
+            "sampler, expression, llm_text, llm_structured, llm_judge, validation)",
+        ),
+        (
+            _changed("answer", prompt="{{ qestion }}"),
+            f"{SOURCE}: columns.answer.prompt: names column 'qestion', which the recipe does "
+            "not have",
+        ),
+        (
+            _changed("question", expr="{{ query }} {{ score }}"),
+            f"{SOURCE}: columns.question: is part of a cycle "
+            "(question -> score -> answer -> question)",
+        ),
+        (
+            _changed("facts", output_format={"type": "object", "properties": {"a": {"type": 5}}}),
+            f"{SOURCE}: columns.facts.output_format.properties.a.type: is not a valid JSON "
+            "schema (5 is not valid under any of the given schemas)",
+        ),
+        (
+            _changed("facts", output_format={"type": "string"}),
+            f"{SOURCE}: columns.facts.output_format: must be an object schema with properties "
+            "(its sub-columns)",
+        ),
+        (
+            _changed("answer", promt="{{ question }}"),
+            f"{SOURCE}: columns.answer.promt: is not a field of a llm_text column",
+        ),
+        (
+            _changed("tone", weights=[1]),
+            f"{SOURCE}: columns.tone.weights: must be a list as long as values",
+        ),
+        (
+            _changed("answer", prompt="{{ question }"),
+            f"{SOURCE}: columns.answer.prompt: template does not parse (line 1: unexpected '}}')",
+        ),
+        (
+            _changed("is_python", target="nowhere"),
+            f"{SOURCE}: columns.is_python.target: names column 'nowhere', which the recipe "
+            "does not have",
+        ),
+        (
+            {**EVERY_COLUMN, "shedule": "0 3 * * *"},
+            f"{SOURCE}: attributes.shedule: is not a field of a recipe",
+        ),
+        (
+            {**EVERY_COLUMN, "seed": None},
+            f"{SOURCE}: seed: is needed: the recipe has seed columns",
+        ),
+    ],
+    ids=[
+        "unknown-type", "unknown-column", "cycle", "bad-schema", "not-object",
+        "unknown-field", "weights", "template-syntax", "validation-target", "top-field",
+        "no-seed",
+    ],
+)  # fmt: skip
+def test_a_bad_recipe_is_one_sentence_naming_the_file_and_the_field(
+    raw: dict[str, Any], sentence: str
+) -> None:
+    assert _sentence(raw) == sentence
+
+
+def test_waves_read_only_earlier_waves_and_dependants_follow_reads() -> None:
+    recipe = parse_recipe(copy.deepcopy(EVERY_COLUMN), SOURCE)
+    waves = [[c.name for c in wave] for wave in levels(recipe)]
+    assert waves == [
+        ["query", "tone", "budget"],
+        ["question"],
+        ["answer"],
+        ["facts", "is_python", "long_enough"],
+        ["score"],
+    ]
+    assert dependants(recipe, "facts") == {"score"}
+    assert dependants(recipe, "question") == {"answer", "facts", "score", "is_python",
+                                              "long_enough"}  # fmt: skip
+    assert dependants(recipe, "score") == set()
+
+
+def test_a_judge_column_has_its_rubric_as_a_schema_with_typed_sub_columns() -> None:
+    score = parse_recipe(copy.deepcopy(EVERY_COLUMN), SOURCE).column("score")
+    assert score.role == "judge"
+    assert score.schema() == {
+        "type": "object",
+        "properties": {
+            "helpful": {"type": "integer", "minimum": 1, "maximum": 5},
+            "reason": {"type": "string", "maxLength": 400},
+        },
+        "required": ["helpful", "reason"],
+        "additionalProperties": False,
+    }
+    assert score.sub_columns() == {"helpful": "integer", "reason": "string"}
+
+
+def test_roles_are_checked_against_the_slot_file() -> None:
+    slot_file = slot_file_from(shipped_data())
+    check_roles(parse_recipe(copy.deepcopy(EVERY_COLUMN), SOURCE), slot_file, None)
+    recipe = parse_recipe(_changed("facts", role="poet"), SOURCE)
+    with pytest.raises(RecipeError) as caught:
+        check_roles(recipe, slot_file, None)
+    assert str(caught.value).startswith(
+        f"{SOURCE}: columns.facts.role: the slot file test-slots.yaml has no role 'poet' "
+        "(it has: cheap, grandpa, "
+    )
+    data = shipped_data()
+    del data["slots"]["grandpa"]
+    data["profiles"] = {k: [s for s in v if s != "grandpa"] for k, v in data["profiles"].items()}
+    data["roles"] = {k: v for k, v in data["roles"].items() if k not in ("grandpa", "reasoning")}
+    no_judge = slot_file_from(data)
+    with pytest.raises(RecipeError) as caught:
+        check_roles(parse_recipe(copy.deepcopy(EVERY_COLUMN), SOURCE), no_judge, None)
+    assert str(caught.value).startswith(f"{SOURCE}: columns.score.role: profile 'standard' of ")
