@@ -8,11 +8,13 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from model_foundry.lib import storage
+from model_foundry.lib.slots.config import Slot, load_slot_file
 from model_foundry_tests.pipeline_helpers import (
     clean_env,
     count,
@@ -78,6 +80,18 @@ def test_preview_prints_rows_and_a_run_reuses_them(tmp_path: Path, fast_slots: P
     assert meta["llm_cells_unanswered"] == 0
 
 
+def set_faults(slot: Slot, **faults: float) -> None:
+    """Change a simulated slot's faults (the simulator's ``/_sim/faults``)."""
+    root = slot.base_url.removesuffix("/v1")
+    request = urllib.request.Request(
+        f"{root}/_sim/faults",
+        data=json.dumps(faults).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+
+
 def test_a_killed_run_run_again_asks_each_request_once(tmp_path: Path) -> None:
     many = [f"{q} (variant {i})" for i in range(5) for q in QUESTIONS]
     # No judge column: the judge slot's one place would make the run long, not the test better.
@@ -88,24 +102,31 @@ def test_a_killed_run_run_again_asks_each_request_once(tmp_path: Path) -> None:
     path = write_recipe(tmp_path / "kill", recipe, seeds=many)
     db = tmp_path / "data" / "recipes.duckdb"
     with slot_simulator_process(tmp_path / "sim", speed=4) as slots:
-        env = clean_env(**_env(tmp_path, slots))
+        # The cheap role's slot (facts, the second wave) answers nothing: the run is killed
+        # with the first wave stored and the second in flight, whatever the machine's load,
+        # not at whatever moment a poll of the file happens to see.
+        set_faults(load_slot_file(slots).slots_for_role("cheap")[0], slowdown=10_000)
         proc = subprocess.Popen(
             [sys.executable, "-m", "model_foundry.cli", "recipe", "run", "every_column",
              "--file", str(path)],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True,
+            env=clean_env(**_env(tmp_path, slots)), stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
         try:
-            # Killed once some answers are stored and the run is still asking.
             answered = "SELECT count(*) FROM llm_completions WHERE status = 'ok'"
-            wait_for(lambda: count(db, answered) >= 10, 120, "the first answers", proc=proc)
+            first_wave = 2 * len(many)
+            wait_for(lambda: count(db, answered) >= first_wave, 120, "the first wave", proc=proc)
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=30)
         finally:
             stop_process(proc)
-        assert proc.returncode == -signal.SIGKILL
-        stored = count(db, "SELECT count(*) FROM llm_completions WHERE status = 'ok'")
-        assert stored < asked
+    assert proc.returncode == -signal.SIGKILL
+    stored = count(db, "SELECT count(*) FROM llm_completions WHERE status = 'ok'")
+    assert stored < asked
+    # Run again on servers without the stall (the stalled simulator would still be working
+    # on the killed run's requests); the slots' models are the same, so are the keys.
+    with slot_simulator_process(tmp_path / "sim2", speed=4) as slots:
+        env = clean_env(**_env(tmp_path, slots))
         again = cli("recipe", "run", "every_column", "--file", str(path), env=env)
         assert again.returncode == 0, again.stderr[-3000:]
     meta = json.loads(again.stdout.strip().splitlines()[-1])

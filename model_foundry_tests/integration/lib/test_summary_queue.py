@@ -35,11 +35,11 @@ def test_new_chat_stored_during_a_run_keeps_the_session_queued(
     refresh_inbox_tables(db_path)
     record = summary_assets.record_summaries
 
-    def chat_arrives_first(run: Any, outcome: Any) -> int:
+    def chat_arrives_first(run: Any, outcome: Any, gates: Any) -> Any:
         # bench-1 grows after the run read it, before its summary is stored.
         fill_mix(db_path, 320, 340)
         refresh_inbox_tables(db_path)
-        return record(run, outcome)
+        return record(run, outcome, gates)
 
     monkeypatch.setattr(summary_assets, "record_summaries", chat_arrives_first)
     first = summarise(db_path, slot_path)

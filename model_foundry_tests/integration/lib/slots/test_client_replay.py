@@ -188,13 +188,14 @@ def test_empty_answers_are_retried_and_a_later_run_asks_again(tmp_path: Path) ->
 
 
 def test_a_chat_slot_given_text_to_translate_gets_the_instruction_over_http() -> None:
-    reply = Reply(body=chat_body("おはよう", None, "stop"))
-    a, sent = run(ask(reply, body=Body(text="Good morning."), params=TRANSLATE))
-    assert a.ok and a.content == "おはよう"
-    assert sent[0]["messages"] == [
-        {"role": "system", "content": INSTRUCTION},
-        {"role": "user", "content": "Good morning."},
-    ]
+    reply = Reply(body=chat_body("こんばんは", None, "stop"))
+    a, sent = run(ask(reply, body=Body(text="Good evening."), params=TRANSLATE))
+    assert a.ok and a.content == "こんばんは"
+    # The instruction, the worked examples as earlier turns, then the text.
+    messages = sent[0]["messages"]
+    assert messages[0] == {"role": "system", "content": INSTRUCTION}
+    assert [m["role"] for m in messages[1:]] == ["user", "assistant"] * 3 + ["user"]
+    assert messages[-1] == {"role": "user", "content": "Good evening."}
     # The languages are instructions for the prompt, not sampling parameters.
     assert "source_lang" not in json.dumps(sent[0])
 
