@@ -39,7 +39,7 @@ class Batch:
         self.profile = slot_file.resolve_profile(profile)
         self.router = Router(route_tiers(tasks, slot_file, self.profile))
         self.slots: dict[str, Slot] = {n: slot_file.slots[n] for n in self.router.slots()}
-        self.queue = WorkQueue()
+        self.queue = WorkQueue(families=options.families)
         for t in tasks:
             self.queue.add(t)
         self.thinking = {
