@@ -63,7 +63,8 @@ def slot_file(server: llama_server.LlamaServer, path: Path) -> Path:
                              "extra_body": {"ignore_eos": True}},
         "timeouts": {"connect_s": 5, "request_s": 300},
     }  # fmt: skip
-    path.write_text(yaml.safe_dump({"slots": {"naughty": slot}}))
+    data = {"default_profile": "p", "slots": {"naughty": slot}, "profiles": {"p": ["naughty"]}}
+    path.write_text(yaml.safe_dump(data))
     return path
 
 

@@ -39,10 +39,9 @@ from model_foundry.lib.slots.config import SlotFile, load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions
 
-# Gemma 3 is a sliding-window model: without --swa-full a slot keeps only the last window of
-# its sliding layers, so a later prompt reuses its cached prefix only from a checkpoint
-# (docs/slots.md has what each gives on these weights). Both runs use the same flags.
-SERVER_FLAGS = ("--threads", "1", "--swa-full")
+# Beside real_model.SERVING_FLAGS (--swa-full), which every real-weights server gets: one
+# thread a server, as the tests run them. Both runs use the same flags.
+SERVER_FLAGS = ("--threads", "1")
 MODEL = "gemma3-270m-q4_k_m"
 
 
@@ -167,7 +166,7 @@ def compare(off: list[StepResult], on: list[StepResult]) -> dict[str, Any]:
         ),
         "throughput_ratio": _ratio(t_on["generated_tps"], t_off["generated_tps"]),
         "step_throughput_ratios": per_step,
-        "server_flags": " ".join(SERVER_FLAGS),
+        "server_flags": " ".join((*real_model.SERVING_FLAGS, *SERVER_FLAGS)),
     }
 
 
