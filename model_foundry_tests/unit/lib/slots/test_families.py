@@ -3,9 +3,16 @@ when tasks share a prompt prefix, checked on the queue alone, place by place."""
 
 from __future__ import annotations
 
+import asyncio
+from types import SimpleNamespace
+
+from model_foundry.devtools.simulator.queue import SlotQueue
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.dispatcher import Task, WorkQueue
+from model_foundry.lib.slots.client import SlotClient
+from model_foundry.lib.slots.dispatcher import DispatchOptions, Task, WorkQueue
 from model_foundry.lib.slots.dispatcher.routing import Pending, PlaceId
+from model_foundry.lib.slots.dispatcher.worker import SlotWorker
+from model_foundry_tests.slot_fixtures import shipped_slot_file
 
 
 def task(key: str, family: str | None, role: str = "r") -> Task:
@@ -138,3 +145,42 @@ def test_prefill_in_a_queue_model_of_llama_cpp_places() -> None:
     on, off = computed(queue(tasks)), computed(queue(tasks, families=False))
     assert off == len(tasks)
     assert on == 8  # every prompt once: 8 families on 4 places, none left to share
+
+
+def _worker(slot: str, families: bool) -> SlotWorker:
+    sf = shipped_slot_file()
+    batch = SimpleNamespace(options=DispatchOptions(families=families))
+    # The client and limiter are only kept here, never used: no connection is made.
+    return SlotWorker(batch, sf.slots[slot], SlotClient(sf.slots[slot]), limiter=None)  # type: ignore[arg-type]
+
+
+def test_llama_cpp_requests_name_their_places_server_slot_and_vllm_ones_do_not() -> None:
+    assert _worker("kindergarten", True)._pin(2) == {"id_slot": 2}  # llama.cpp
+    assert _worker("naughty", True)._pin(2) == {}  # vLLM: one shared cache
+    assert _worker("kindergarten", False)._pin(2) == {}  # off: the server chooses
+    assert _worker("kindergarten", True)._pin(None) == {}
+
+
+def test_the_simulator_runs_a_pinned_request_in_its_server_slot_once_free() -> None:
+    async def go() -> list[int]:
+        q = SlotQueue(3)
+        order: list[int] = []
+        started = asyncio.Event()
+        async with q.processing(pinned=1) as first:
+            order.append(first)
+            # 4 wraps around to server slot 1, busy: the request waits in the queue.
+            waiting = asyncio.ensure_future(_take(q, 4, started))
+            await started.wait()
+            async with q.processing() as other:
+                order.append(other)  # an unpinned request takes a free one meanwhile
+            assert not waiting.done() and q.free_ids == [2, 0]
+        order.append(await waiting)
+        return order
+
+    assert asyncio.run(go()) == [1, 0, 1]
+
+
+async def _take(q: SlotQueue, pinned: int, started: asyncio.Event) -> int:
+    started.set()
+    async with q.processing(pinned=pinned) as got:
+        return got
