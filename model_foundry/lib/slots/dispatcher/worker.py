@@ -29,6 +29,8 @@ class WorkSource(Protocol):
     router: Router
     ledger: Ledger
     thinking: Mapping[str, bool | None]
+    # Whether requests name their place's server slot (``Batch.pins``).
+    pins: bool
 
     def finished(self) -> bool: ...
 
@@ -92,11 +94,11 @@ class SlotWorker:
 
     def _pin(self, index: int | None) -> dict[str, int]:
         """The server slot a request runs in: its place's, on a runtime with fixed server
-        slots. Every request of the batch is pinned so, never only some: a place's server slot
-        is then always free when its holder sends (the limiter gives each place to one
-        request at a time), and holds what that place ran last."""
+        slots, in a batch with families. Every request of such a batch is pinned, never only
+        some: a place's server slot is then always free when its holder sends (the limiter
+        gives each place to one request at a time), and holds what that place ran last."""
         field = self.slot.server.slot_pin
-        if not self.batch.options.families or field is None or index is None:
+        if not self.batch.pins or field is None or index is None:
             return {}
         return {field: index}
 

@@ -10,9 +10,10 @@ from model_foundry.devtools.simulator.queue import SlotQueue
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import SlotClient
 from model_foundry.lib.slots.dispatcher import DispatchOptions, Task, WorkQueue
+from model_foundry.lib.slots.dispatcher.batch import Batch
 from model_foundry.lib.slots.dispatcher.routing import Pending, PlaceId
 from model_foundry.lib.slots.dispatcher.worker import SlotWorker
-from model_foundry_tests.slot_fixtures import shipped_slot_file
+from model_foundry_tests.slot_fixtures import chat_tasks, shipped_slot_file
 
 
 def task(key: str, family: str | None, role: str = "r") -> Task:
@@ -149,7 +150,7 @@ def test_prefill_in_a_queue_model_of_llama_cpp_places() -> None:
 
 def _worker(slot: str, families: bool) -> SlotWorker:
     sf = shipped_slot_file()
-    batch = SimpleNamespace(options=DispatchOptions(families=families))
+    batch = SimpleNamespace(options=DispatchOptions(families=families), pins=families)
     # The client and limiter are only kept here, never used: no connection is made.
     return SlotWorker(batch, sf.slots[slot], SlotClient(sf.slots[slot]), limiter=None)  # type: ignore[arg-type]
 
@@ -159,6 +160,15 @@ def test_llama_cpp_requests_name_their_places_server_slot_and_vllm_ones_do_not()
     assert _worker("naughty", True)._pin(2) == {}  # vLLM: one shared cache
     assert _worker("kindergarten", False)._pin(2) == {}  # off: the server chooses
     assert _worker("kindergarten", True)._pin(None) == {}
+
+
+def test_only_a_batch_with_families_names_server_slots() -> None:
+    sf = shipped_slot_file()
+    plain = Batch(chat_tasks("kindergarten", 2), sf, "standard", None, DispatchOptions())
+    assert not plain.pins
+    mixed = [*chat_tasks("kindergarten", 2), task("f0", "f", "kindergarten")]
+    assert Batch(mixed, sf, "standard", None, DispatchOptions()).pins
+    assert not Batch(mixed, sf, "standard", None, DispatchOptions(families=False)).pins
 
 
 def test_the_simulator_runs_a_pinned_request_in_its_server_slot_once_free() -> None:
