@@ -1,4 +1,4 @@
-"""``bench ingest | e2e | downstream | keys | duckdb | datasets | slots``: benchmarks, dev
+"""``bench ingest | e2e | downstream | keys | duckdb | datasets | slots | prefill``: benchmarks, dev
 tools each reported against a baseline in the same run. Each imports its dev tool when it
 runs."""
 
@@ -50,6 +50,12 @@ def cmd_bench_slots(args: argparse.Namespace) -> int:
     from model_foundry.devtools.bench.slots import run
 
     return run(args)
+
+
+def cmd_bench_prefill(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.prefill import main
+
+    return main(args)
 
 
 def register(sub: Subparsers) -> None:
@@ -117,6 +123,7 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_datasets)
     _register_slots(bench_sub)
+    _register_prefill(bench_sub)
 
 
 def _register_slots(bench_sub: Subparsers) -> None:
@@ -145,6 +152,12 @@ def _register_slots(bench_sub: Subparsers) -> None:
         help="dispatcher processes sharing slot limits through NATS leases only (default 1)",
     )
     p.add_argument(
+        "--samples",
+        type=int,
+        default=1,
+        help="each prompt asked this many times, its samples one family (default 1; one process)",
+    )
+    p.add_argument(
         "--nats-server",
         default=None,
         metavar="PATH",
@@ -152,3 +165,24 @@ def _register_slots(bench_sub: Subparsers) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_slots)
+
+
+def _register_prefill(bench_sub: Subparsers) -> None:
+    p = bench_sub.add_parser(
+        "prefill",
+        help="prompt prefill with request families on vs off, on real llama-servers (CPU)",
+        description=(
+            "Run a seeded workload (samples over two roles, map/reduce summaries, pairwise "
+            "judging) twice on real llama-servers serving Gemma 3 270M, families off then on, "
+            "each run on servers started afresh; compare prefill tokens computed per generated "
+            "token and generated tokens/s."
+        ),
+    )
+    p.add_argument("--seed", type=int, default=None, help="workload seed (default 30)")
+    p.add_argument("--prompts", type=int, default=None, help="fan-out prompts (default 6)")
+    p.add_argument("--samples", type=int, default=None, help="samples per prompt and role (4)")
+    p.add_argument("--sessions", type=int, default=None, help="sessions to summarise (2)")
+    p.add_argument("--session-lines", type=int, default=None, help="messages a session (60)")
+    p.add_argument("--judged-prompts", type=int, default=None, help="prompts judged (4)")
+    p.add_argument("--json", action="store_true", help="one JSON object a line; the last sums up")
+    p.set_defaults(func=cmd_bench_prefill)

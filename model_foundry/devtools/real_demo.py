@@ -100,7 +100,7 @@ def real_slots(work_dir: Path) -> Iterator[Path]:
                 servers[name] = stack.enter_context(
                     llama_server.running(
                         binary, model, ctx=ctx, parallel=parallel, log_dir=work_dir,
-                        extra=real_model.template_args(),
+                        extra=[*real_model.template_args(), *real_model.SERVING_FLAGS],
                     )
                 )  # fmt: skip
             except RuntimeError as exc:

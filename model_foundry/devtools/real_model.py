@@ -250,6 +250,14 @@ def template_args(template: Path | None = None) -> list[str]:
     return ["--jinja", "--chat-template-file", str(template or template_path())]
 
 
+# Gemma 3 is a sliding-window model. Without --swa-full a server slot keeps only the last
+# window of its sliding layers, and a later prompt reuses the cached prefix only from a
+# checkpoint (near the prompt's end, or where its last user turn starts): one that diverges
+# earlier, as a judge comparison or a map part does, computes all over again (docs/slots.md
+# has what each setting reused). The full cache costs memory, which these weights hardly use.
+SERVING_FLAGS = ("--swa-full",)
+
+
 def _death(binary: Path, returncode: int, last_words: str = "") -> str:
     """One sentence for a llama-server that died on the real weights; ``last_words`` is the
     last line of its log (the log itself is in a folder the check removes)."""
@@ -285,7 +293,7 @@ def serving(
 ) -> Iterator[llama_server.LlamaServer]:
     """llama-server on the real weights with the Gemma template; a crash while it loads
     becomes :class:`ModelBroken` with one sentence."""
-    args = [*template_args(), "--threads", str(server_threads()), *(extra or [])]
+    args = [*template_args(), *SERVING_FLAGS, "--threads", str(server_threads()), *(extra or [])]
     try:
         server = llama_server.start(
             binary, model, ctx=ctx, parallel=parallel, log_dir=log_dir, extra=args

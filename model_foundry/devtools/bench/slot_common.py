@@ -33,15 +33,22 @@ BENCH_TEXT = (
 )
 
 
-def bench_task(slot: Slot, i: int) -> Task:
-    words = BENCH_TEXT
+def bench_task(slot: Slot, i: int, samples: int = 1) -> Task:
+    """Task ``i`` of ``slot``: with ``samples`` > 1, sample ``i % samples`` of prompt
+    ``i // samples``, the samples of one prompt a family (``Task.family``)."""
+    words, n = BENCH_TEXT, i // samples
     if slot.prompt_format == "plamo-translate":
-        body = Body(text=f"{i} {words}")
+        body = Body(text=f"{n} {words}")
     elif slot.api == "completions":
-        body = Body(prompt=f"{i} {words}")
+        body = Body(prompt=f"{n} {words}")
     else:
-        body = Body(messages=[{"role": "user", "content": f"prompt {i}: {words}"}])
-    return Task(key=f"bench-{slot.name}-{i}", task="bench", role=slot.name, body=body)
+        body = Body(messages=[{"role": "user", "content": f"prompt {n}: {words}"}])
+    family = f"prompt-{n}" if samples > 1 else None
+    params = {"seed": i % samples} if samples > 1 else {}
+    return Task(
+        key=f"bench-{slot.name}-{i}", task="bench", role=slot.name, body=body, params=params,
+        family=family,
+    )  # fmt: skip
 
 
 def simulated_latency_s(slot: Slot, task: Task, speed: float, thinking: bool | None) -> float:
@@ -56,9 +63,10 @@ def simulated_latency_s(slot: Slot, task: Task, speed: float, thinking: bool | N
 
 
 def plan(
-    slot_file: SlotFile, profile: str, prompts: int, speed: float
+    slot_file: SlotFile, profile: str, prompts: int, speed: float, samples: int = 1
 ) -> tuple[list[Task], dict[str, float]]:
-    """Tasks shared out by slot capacity, and each slot's mean simulated latency."""
+    """Tasks shared out by slot capacity (``samples`` of each prompt, see ``bench_task``),
+    and each slot's mean simulated latency."""
     live = slot_file.live_slots(profile)
     mean_latency = {
         s.name: simulated_latency_s(s, bench_task(s, 0), speed, slot_file.thinking_for_role(s.name))
@@ -73,7 +81,7 @@ def plan(
         : prompts - sum(counts.values())
     ]:
         counts[n] += 1
-    tasks = [bench_task(s, i) for s in live for i in range(counts[s.name])]
+    tasks = [bench_task(s, i, samples) for s in live for i in range(counts[s.name])]
     # Interleave so no slot waits for the queue of another role to drain first.
     tasks.sort(key=lambda t: int(t.key.rsplit("-", 1)[1]))
     for s in live:

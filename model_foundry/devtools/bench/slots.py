@@ -56,9 +56,10 @@ async def bench_slots(
     profile: str = "standard",
     speed: float = 2.0,
     simulator: Literal["subprocess", "inprocess"] = "subprocess",
+    samples: int = 1,
 ) -> dict[str, Any]:
     slot_file = slot_file or load_slot_file()
-    tasks, mean_latency = plan(slot_file, profile, prompts, speed)
+    tasks, mean_latency = plan(slot_file, profile, prompts, speed, samples)
     live = slot_file.live_slots(profile)
     with tempfile.TemporaryDirectory(prefix="mf-bench-slots-") as tmp:
         workdir = Path(tmp)
@@ -91,6 +92,7 @@ async def bench_slots(
         "errors": result.error_count,
         "simulator": simulator,
         "speed": speed,
+        "samples": samples,
         "slots": slot_rows(live, stats, mean_latency, request_seconds(result.attempts), seconds),
     }
 
@@ -105,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         slot_file = load_slot_file(args.slots)
+        if getattr(args, "workers", 1) > 1 and getattr(args, "samples", 1) > 1:
+            raise RuntimeError("--samples runs in one process: leave out --workers")
         if getattr(args, "workers", 1) > 1:
             report = run_bench_slot_workers(
                 args.prompts,
@@ -121,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
                 profile=args.profile,
                 speed=args.speed,
                 simulator=args.simulator,
+                samples=getattr(args, "samples", 1),
             )
     except SlotFileError as exc:
         # A bad slot file is one sentence and exit 1, as every verb of the CLI.

@@ -119,7 +119,7 @@ class Generation:
                 return self.sim.error_response(*fault)
             cache = self.sim.prompt_cache
             choose = None if cache is None else partial(cache.choose, prompt=answer.prompt_pieces)
-            async with self.sim.queue.processing(choose) as place:
+            async with self.sim.queue.processing(choose, self._pinned(body)) as place:
                 if cache is not None:
                     answer.cached_tokens = cache.reuse(
                         place, answer.prompt_pieces, tokenizer.pieces(answer.content)
@@ -133,6 +133,14 @@ class Generation:
                 )
         finally:
             visit.leave()
+
+    def _pinned(self, body: dict[str, Any]) -> int | None:
+        """The server slot a request names (llama.cpp ``id_slot``; -1: none), if any."""
+        field = self.sim.runtime.slot_pin
+        value = body.get(field) if field is not None else None
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+        return None
 
     def _reply(self, answer: SimAnswer, chat: bool, leave: Any, arrived: float) -> Reply:
         speed = self.sim.speed / max(self.sim.faults.slowdown, 1e-6)

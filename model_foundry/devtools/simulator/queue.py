@@ -45,7 +45,7 @@ class SlotQueue:
     def __init__(self, parallel: int) -> None:
         self.parallel = parallel
         self.stats = SlotStats()
-        self._running = asyncio.Semaphore(parallel)
+        self._freed = asyncio.Condition()
         self.free_ids = list(range(parallel))
 
     def arrive(self) -> Visit:
@@ -57,21 +57,31 @@ class SlotQueue:
 
     @contextlib.asynccontextmanager
     async def processing(
-        self, choose: Callable[[Sequence[int]], int] | None = None
+        self, choose: Callable[[Sequence[int]], int] | None = None, pinned: int | None = None
     ) -> AsyncIterator[int]:
-        """Wait for a free place; yields the slot id the request runs in: the one ``choose``
-        picks from the free ids, else the one free longest."""
-        async with self._running:
-            slot_id = choose(self.free_ids) if choose is not None else self.free_ids[0]
+        """Wait for a free place; yields the slot id the request runs in: ``pinned`` (modulo
+        ``parallel``, waiting until it is free, as llama-server's ``id_slot``), else the one
+        ``choose`` picks from the free ids, else the one free longest."""
+        want = None if pinned is None else pinned % self.parallel
+        async with self._freed:
+            await self._freed.wait_for(
+                lambda: want in self.free_ids if want is not None else bool(self.free_ids)
+            )
+            if want is not None:
+                slot_id = want
+            else:
+                slot_id = choose(self.free_ids) if choose is not None else self.free_ids[0]
             self.free_ids.remove(slot_id)
-            s = self.stats
-            s.processing += 1
-            s.max_processing = max(s.max_processing, s.processing)
-            try:
-                yield slot_id
-            finally:
-                self.stats.processing -= 1
+        s = self.stats
+        s.processing += 1
+        s.max_processing = max(s.max_processing, s.processing)
+        try:
+            yield slot_id
+        finally:
+            self.stats.processing -= 1
+            async with self._freed:
                 self.free_ids.append(slot_id)
+                self._freed.notify_all()
 
     def busy_ids(self) -> set[int]:
         return set(range(self.parallel)) - set(self.free_ids)

@@ -255,6 +255,9 @@ class Judgements(WorkKind[Comparison, JudgementRow]):
             Body(messages=judge_messages(item)),
             # The schema is a parameter: part of the request key, spelled per runtime.
             params={**self.params, "json_schema": dict(VERDICT_SCHEMA)},
+            # Every comparison of one prompt, in either order, shares the instructions and the
+            # conversation before its answers (``judge_messages``).
+            family=f"judge:{item.prompt_id}",
         )
 
     def row(self, item: Comparison, answer: Answer, run_id: str | None) -> JudgementRow:

@@ -113,6 +113,9 @@ class DatasetSamples(WorkKind[Sample, DatasetSampleRow]):
             item.role,
             Body(messages=item.prompt.messages),
             params={**self.params, "seed": item.index},
+            # The samples of one prompt send the same prompt: asked one after another where
+            # it is cached, each after the first computes almost nothing of it.
+            family=f"samples:{item.prompt.prompt_id}",
         )
 
     def row(self, item: Sample, answer: Answer, run_id: str | None) -> DatasetSampleRow:

@@ -46,6 +46,10 @@ class Request:
     params: Mapping[str, Any] = field(default_factory=dict)
     # The session the request works for: telemetry only, not part of the key.
     correlation_id: str | None = None
+    # Requests whose prompts share a long prefix (the samples of one prompt, the comparisons
+    # of one prompt, the parts of one session) name one family, so the dispatcher sends them
+    # where the prefix is cached. Not part of the key: it changes no answer.
+    family: str | None = None
 
 
 def output_params(
@@ -99,6 +103,7 @@ class Planned:
             body=self.request.body,
             params=dict(self.request.params),
             only_slots=self.only_slots,
+            family=self.request.family,
         )
 
     def request_json(self) -> str:

@@ -162,6 +162,11 @@ class FlockToken:
     slot: str
     token: int
 
+    @property
+    def index(self) -> int:
+        """Which of the slot's places this is (a lease's ``index`` says the same)."""
+        return self.token
+
 
 class FlockLimiter:
     """:class:`SlotLimiter` per slot behind the :class:`Limiter` interface."""

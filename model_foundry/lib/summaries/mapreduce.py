@@ -102,8 +102,12 @@ class _Planner:
         found = role_window(run.book, run.slot_file, role, run.profile)
         self.slot, self.window = found if found else (None, None)
 
-    def request(self, task: str, messages: list[dict[str, str]], corr: str) -> Planned:
-        return self.run.plan(Request(task, self.role, Body(messages=messages), correlation_id=corr))
+    def request(
+        self, task: str, messages: list[dict[str, str]], corr: str, family: str | None = None
+    ) -> Planned:
+        return self.run.plan(
+            Request(task, self.role, Body(messages=messages), correlation_id=corr, family=family)
+        )
 
     def _fits(self, messages: list[dict[str, str]]) -> bool:
         if self.slot is None or self.window is None:
@@ -153,7 +157,9 @@ class _Planner:
             )
             return
         for chunk in chunks:
-            req = self.request(PART_TASK, part_messages(corr, chunk, s.level, s.language), corr)
+            # The parts of one level share their instructions and the session's name first.
+            messages = part_messages(corr, chunk, s.level, s.language)
+            req = self.request(PART_TASK, messages, corr, family=f"parts:{corr}:{s.level}")
             s.round_parts.append((chunk, req))
 
     def _budget_for(self, messages: list[dict[str, str]]) -> int:

@@ -39,7 +39,11 @@ class Batch:
         self.profile = slot_file.resolve_profile(profile)
         self.router = Router(route_tiers(tasks, slot_file, self.profile))
         self.slots: dict[str, Slot] = {n: slot_file.slots[n] for n in self.router.slots()}
-        self.queue = WorkQueue()
+        self.queue = WorkQueue(families=options.families)
+        # Server slots are named only for a batch with families: a batch without keeps the
+        # server's own choice, which serves a repeated prompt by similarity too, and in
+        # bench slots --workers 3 measured a few percent fuller than naming every slot.
+        self.pins = options.families and any(t.family is not None for t in tasks)
         for t in tasks:
             self.queue.add(t)
         self.thinking = {

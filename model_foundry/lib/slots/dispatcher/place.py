@@ -27,6 +27,12 @@ class HeldPlace:
         self.since = 0.0
         self.lost = asyncio.Event()
 
+    @property
+    def index(self) -> int | None:
+        """Which of the slot's places is held (0 .. parallel - 1); None when none is."""
+        index = getattr(self.held, "index", None)
+        return index if isinstance(index, int) else None
+
     async def take(self, give_up: Callable[[], bool], wake: Callable[[], Awaitable[Any]]) -> bool:
         if self.held is not None:
             if self.limiter.still_valid(self.held):

@@ -99,23 +99,61 @@ class Pending:
     attempt: int = field(default=1, compare=False)
 
 
-class WorkQueue:
-    """Pending tasks per role: fresh ones in order, retries by the time they may run again."""
+# A place of a slot: (slot name, place index). On llama.cpp a place's index is the server
+# slot (``id_slot``) its requests run in, so the place says whose prompt cache they meet.
+PlaceId = tuple[str, int]
 
-    def __init__(self) -> None:
+
+@dataclass
+class Family:
+    """The waiting members of a family (tasks sharing a long prompt prefix, ``Task.family``)
+    and the places whose caches hold its prefix: those that ran one of its members."""
+
+    route: str
+    members: deque[Pending] = field(default_factory=deque)
+    homes: set[PlaceId] = field(default_factory=set)
+
+
+class WorkQueue:
+    """Pending tasks per route: fresh ones in order, retries by the time they may run again.
+
+    With ``families`` on, only the first member of a family waits in line with the other
+    fresh tasks (its lead); the rest wait beside it. A place that ran a member of a family
+    takes that family's next member before anything else, so the family runs one member after
+    another where its prefix is cached, while the other places take other work. A place with
+    nothing else to take takes a member of another family (its cache does not hold the prefix,
+    but an idle place would be worse); that place is the family's home from then on too.
+    Off, family is ignored: one line in order, as before families existed.
+    """
+
+    def __init__(self, *, families: bool = False) -> None:
+        self.families_on = families
         self.fresh: dict[str, deque[Pending]] = {}
         self.retry: dict[str, list[Pending]] = {}
+        self.families: dict[tuple[str, str], Family] = {}
         self._seq = itertools.count()
 
     def add(self, task: Task) -> None:
-        self.fresh.setdefault(task.route, deque()).append(Pending(0.0, next(self._seq), task))
+        item = Pending(0.0, next(self._seq), task)
+        if self.families_on and task.family is not None:
+            key = (task.route, task.family)
+            family = self.families.get(key)
+            if family is not None:
+                family.members.append(item)
+                return
+            self.families[key] = Family(task.route)
+        self.fresh.setdefault(task.route, deque()).append(item)
 
     def requeue(self, item: Pending, ready_at: float) -> None:
         item.ready_at = ready_at
         heapq.heappush(self.retry.setdefault(item.task.route, []), item)
 
     def __len__(self) -> int:
-        return sum(len(q) for q in self.fresh.values()) + sum(len(h) for h in self.retry.values())
+        return (
+            sum(len(q) for q in self.fresh.values())
+            + sum(len(h) for h in self.retry.values())
+            + sum(len(f.members) for f in self.families.values())
+        )
 
     def _head(self, role: str, now: float) -> Pending | None:
         best = None
@@ -127,21 +165,57 @@ class WorkQueue:
             best = q[0]
         return best
 
+    def _waiting(self, roles: Iterable[str]) -> list[Family]:
+        wanted = set(roles)
+        return [f for f in self.families.values() if f.members and f.route in wanted]
+
     def peek(self, roles: Iterable[str], now: float) -> Pending | None:
+        """The oldest task a place serving ``roles`` could take now, if any."""
+        roles = list(roles)
         heads = [h for r in roles if (h := self._head(r, now)) is not None]
+        heads += [f.members[0] for f in self._waiting(roles)]
         return min(heads, key=lambda p: p.seq) if heads else None
 
-    def take(self, roles: Iterable[str], now: float) -> Pending | None:
-        item = self.peek(roles, now)
-        if item is None:
+    def take(
+        self, roles: Iterable[str], now: float, place: PlaceId | None = None
+    ) -> Pending | None:
+        """What ``place`` runs next: the next member of a family whose prefix it holds; else
+        the oldest task in line; else a member of the family with the most still waiting."""
+        roles = list(roles)
+        waiting = self._waiting(roles)
+        home = [f for f in waiting if place in f.homes]
+        if home:
+            return self._member(min(home, key=lambda f: f.members[0].seq), place)
+        heads = [h for r in roles if (h := self._head(r, now)) is not None]
+        if heads:
+            item = min(heads, key=lambda p: p.seq)
+            self._pop_head(item)
+            family = self._family_of(item)
+            if family is not None and place is not None:
+                family.homes.add(place)
+            return item
+        if waiting:
+            most = max(waiting, key=lambda f: (len(f.members), -f.members[0].seq))
+            return self._member(most, place)
+        return None
+
+    def _family_of(self, item: Pending) -> Family | None:
+        if not self.families_on or item.task.family is None:
             return None
+        return self.families.get((item.task.route, item.task.family))
+
+    def _member(self, family: Family, place: PlaceId | None) -> Pending:
+        if place is not None:
+            family.homes.add(place)
+        return family.members.popleft()
+
+    def _pop_head(self, item: Pending) -> None:
         route = item.task.route
         q = self.fresh.get(route)
         if q and q[0] is item:
             q.popleft()
         else:
             heapq.heappop(self.retry[route])
-        return item
 
     def next_ready(self, roles: Iterable[str]) -> float | None:
         times = [h[0].ready_at for r in roles if (h := self.retry.get(r))]
@@ -150,9 +224,11 @@ class WorkQueue:
     def drain_keys(self) -> list[str]:
         keys = [p.task.key for q in self.fresh.values() for p in q]
         keys += [p.task.key for h in self.retry.values() for p in h]
+        keys += [p.task.key for f in self.families.values() for p in f.members]
         self.fresh.clear()
         self.retry.clear()
+        self.families.clear()
         return keys
 
 
-__all__ = ["Pending", "Router", "WorkQueue", "route_tiers"]
+__all__ = ["Family", "Pending", "PlaceId", "Router", "WorkQueue", "route_tiers"]

@@ -24,6 +24,9 @@ class Task:
     # The only slots this task may go to (those whose context window holds it); None: any
     # slot that serves its role.
     only_slots: tuple[str, ...] | None = None
+    # Tasks whose prompts share a long prefix name the same family (``WorkQueue``): they run
+    # one after another where the prefix is cached. Not part of the key: it changes no answer.
+    family: str | None = None
 
     @property
     def route(self) -> str:
@@ -70,6 +73,10 @@ class DispatchOptions:
     # request while staying fair to other runs).
     place_hold_s: float = 5.0
     handoff_s: float = 0.05
+    # Families (``Task.family``) run where their prefix is cached, and on a runtime whose
+    # server slots can be named (llama.cpp ``id_slot``) each request runs in the server slot of
+    # its place. Off: one line in order, the server chooses (``bench prefill`` compares both).
+    families: bool = True
     # No new task starts after this many seconds; in-flight ones finish (they have timeouts).
     batch_timeout_s: float | None = None
     # Run a synchronous ``on_attempt`` in a worker thread so a slow database write never

@@ -29,6 +29,8 @@ class WorkSource(Protocol):
     router: Router
     ledger: Ledger
     thinking: Mapping[str, bool | None]
+    # Whether requests name their place's server slot (``Batch.pins``).
+    pins: bool
 
     def finished(self) -> bool: ...
 
@@ -78,30 +80,48 @@ class SlotWorker:
             if not got:
                 continue
             now = time.monotonic()
-            item = queue.take(router.roles_for(name, now), now)
+            index = place.index
+            item = queue.take(
+                router.roles_for(name, now), now, None if index is None else (name, index)
+            )
             if item is None:
                 continue
             with batch.ledger.request_on(name):
                 thinking = batch.thinking.get(item.task.role)
-                attempt = await send(self.client, item, place.lost, thinking)
+                attempt = await send(self.client, item, place.lost, thinking, self._pin(index))
             await place.after_request()
             batch.ledger.settle(name, item, attempt)
+
+    def _pin(self, index: int | None) -> dict[str, int]:
+        """The server slot a request runs in: its place's, on a runtime with fixed server
+        slots, in a batch with families. Every request of such a batch is pinned, never only
+        some: a place's server slot is then always free when its holder sends (the limiter
+        gives each place to one request at a time), and holds what that place ran last."""
+        field = self.slot.server.slot_pin
+        if not self.batch.pins or field is None or index is None:
+            return {}
+        return {field: index}
 
     def _wait_changed(self) -> Awaitable[bool]:
         return self.batch.progress.changed.wait()
 
 
 async def send(
-    client: SlotClient, item: Pending, lost: asyncio.Event, thinking: bool | None
+    client: SlotClient,
+    item: Pending,
+    lost: asyncio.Event,
+    thinking: bool | None,
+    pin: Mapping[str, int] | None = None,
 ) -> Attempt:
-    """One request; cancelled (and retried later) if its slot lease is lost meanwhile."""
+    """One request; cancelled (and retried later) if its slot lease is lost meanwhile.
+    ``pin`` (``SlotWorker._pin``) goes with the request, outside its key."""
     request = asyncio.ensure_future(
         client.run(
             key=item.task.key,
             task=item.task.task,
             role=item.task.role,
             body=item.task.body,
-            params=item.task.params,
+            params={**item.task.params, **pin} if pin else item.task.params,
             thinking=thinking,
             attempt=item.attempt,
         )

@@ -44,6 +44,9 @@ class Runtime(Protocol):
     # a reasoning parser), not the reasoning too (llama.cpp: a thinking model under a schema
     # can loop inside its reasoning and leave the answer empty).
     schema_after_reasoning: bool
+    # The request field that runs a request in one of the server's fixed slots (its prompt
+    # cache), or None when the server has no such slots (one shared cache).
+    slot_pin: str | None
     health_body: Mapping[str, Any] | None  # ``/health``'s JSON when up; None: an empty 200
 
     # -- context window -------------------------------------------------------------------

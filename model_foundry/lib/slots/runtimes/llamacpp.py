@@ -72,6 +72,10 @@ class LlamaCpp:
     # issue 22537, closed as wontfix in April 2026).
     schema_after_reasoning = False
     health_body: Mapping[str, Any] | None = MappingProxyType({"status": "ok"})
+    # ``id_slot`` runs a request in that server slot, whose cache holds what the slot ran last;
+    # a request for a busy one waits until it is free (``server-context.cpp``
+    # ``get_available_slot``, "requested slot is unavailable, defer task").
+    slot_pin: str | None = "id_slot"
 
     def context_url(self, base_url: str) -> str:
         return f"{server_root(base_url)}{self.endpoints.context}"

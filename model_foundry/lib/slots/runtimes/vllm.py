@@ -58,6 +58,8 @@ class Vllm:
     schema_after_reasoning = True
     # vLLM's /health is an empty 200.
     health_body: Mapping[str, Any] | None = None
+    # One prefix cache shared by every sequence: nothing to pin.
+    slot_pin: str | None = None
 
     def context_url(self, base_url: str) -> str:
         return f"{base_url.rstrip('/')}/models"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -270,3 +271,46 @@ def test_bench_slots_cli_smoke(capsys: pytest.CaptureFixture[str]) -> None:
         # latency model (the simulator sleeps at least that long).
         assert 0 < s["busy_share"] <= 1.0, name
         assert s["mean_request_s"] >= s["mean_latency_s"], name
+
+
+def test_families_run_where_their_prompt_is_cached_and_keep_the_slot_full(
+    tmp_path: Path,
+) -> None:
+    """kindergarten answers as llama.cpp: each of its 5 server slots reuses what it ran last.
+    With families, each request names its place's server slot (``id_slot``) and the samples of
+    one prompt follow each other there; off, the line runs in order and the simulator picks
+    slots as llama-server does. Both keep all 5 places busy."""
+    sf = shipped_slot_file()
+    words = "the writer keeps every batch of the session in one short transaction " * 6
+    tasks = [
+        Task(
+            key=f"p{p}-s{s}",
+            task="t",
+            role="kindergarten",
+            params={"seed": s},
+            body=Body(messages=[{"role": "user", "content": f"{p} {words}"}]),
+            family=f"p{p}",
+        )
+        for p in range(10)
+        for s in range(4)
+    ]
+
+    async def go(families: bool) -> tuple[DispatchResult, dict]:
+        async with SlotSimulator(sf, free_ports=True, latency=_latency(200.0)) as sim:
+            options = replace(fast_options(tmp_path / str(families)), families=families)
+            result = await dispatch(tasks, sim.slot_file, "standard", options=options)
+            return result, sim.stats()["kindergarten"]
+
+    on, on_stats = run(go(True))
+    off, off_stats = run(go(False))
+    for result, stats in ((on, on_stats), (off, off_stats)):
+        assert result.ok_count == 40 and not result.undone
+        assert stats["max_in_flight"] == 5 == result.slots["kindergarten"].max_in_flight
+    cached = {
+        name: sum(a.cached_prompt_tokens or 0 for a in r.attempts)
+        for name, r in (("on", on), ("off", off))
+    }
+    prompt = sum(a.prompt_tokens or 0 for a in on.attempts)
+    # On: every prompt computed about once (10 of 40 requests), the rest from the cache.
+    assert prompt - cached["on"] < 0.4 * prompt, (prompt, cached)
+    assert cached["on"] > cached["off"], cached

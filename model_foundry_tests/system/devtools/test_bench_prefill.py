@@ -1,0 +1,50 @@
+"""``model-foundry bench prefill`` with a tiny workload on the real weights: both runs go
+through every step and report the figures the docs quote (no timing is asserted: the ratios
+are the benchmark's, measured in docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from model_foundry.cli import build_parser
+
+pytestmark = pytest.mark.timeout(600)
+
+STEP_FIELDS = {
+    "run", "step", "requests", "errors", "prompt_tokens", "prefill_tokens_computed",
+    "generated_tokens", "generated_tps", "wall_s", "slot_fill_ratio",
+}  # fmt: skip
+
+
+def test_bench_prefill_runs_both_ways_and_reports_its_ratios(
+    llama_server_bin: Path, gemma_model: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = build_parser().parse_args(
+        ["bench", "prefill", "--prompts", "2", "--samples", "2", "--sessions", "1",
+         "--session-lines", "40", "--judged-prompts", "1", "--json"]
+    )  # fmt: skip
+    code = args.func(args)
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+    assert code == 0, lines[-1]
+    *steps, summary = lines
+    assert [(s["run"], s["step"]) for s in steps] == [
+        (run, step) for run in ("off", "on") for step in ("fanout", "mapreduce", "judge")
+    ]
+    for s in steps:
+        assert set(s) == STEP_FIELDS
+        assert s["errors"] == 0 and s["requests"] > 0, s
+        assert 0 <= s["prefill_tokens_computed"] <= s["prompt_tokens"], s
+        assert s["generated_tokens"] > 0 and s["generated_tps"] > 0, s
+        assert 0 < s["slot_fill_ratio"] <= 1.0, s
+    # 2 prompts x 2 roles x 2 samples; 3 pairs of answers x 2 orders; alike in both runs.
+    by = {(s["run"], s["step"]): s for s in steps}
+    assert by["off", "fanout"]["requests"] == by["on", "fanout"]["requests"] == 8
+    assert by["off", "judge"]["requests"] == by["on", "judge"]["requests"] == 6
+    assert by["off", "mapreduce"]["requests"] == by["on", "mapreduce"]["requests"] >= 3
+    assert isinstance(summary["prefill_ratio"], float)
+    assert isinstance(summary["throughput_ratio"], float)
+    assert set(summary["step_throughput_ratios"]) == {"fanout", "mapreduce", "judge"}
