@@ -30,26 +30,29 @@ REPO_ROOT = TESTS_ROOT.parent
 TIERS = ("unit", "integration", "system")
 
 
-# The tests that run a Dagster daemon stack, by node id: one unit of work, run one after
-# another on one pytest-xdist worker. A daemon launches a process per run, and the freshness
-# test measures how fast runs follow each other; beside a second stack on 2 cores it measured
-# the other stack's launches, not the pipeline's. (A unit test checks that each entry still
+# The tests run one after another on one pytest-xdist worker, by node id: one unit of work.
+# The Dagster daemon stacks: a daemon launches a process per run, and the freshness test
+# measures how fast runs follow each other; beside a second stack on 2 cores it measured the
+# other stack's launches, not the pipeline's. And `bench prefill`, which serves the real
+# weights on three llama-servers at once: beside it the freshness test's inbox cycle doubled
+# and the daemon-restart test's publisher failed. (A unit test checks that each entry still
 # names a test.)
-DAGSTER_DAEMON_STACKS = (
+SERIAL_STACKS = (
     "model_foundry_tests/system/test_daemon_freshness.py::",
     "model_foundry_tests/system/test_pipeline_daemon.py::",
     "model_foundry_tests/system/test_faults_pipeline.py::"
     "test_daemon_killed_with_runs_in_flight_and_restarted_loses_nothing",
     "model_foundry_tests/system/cli/test_cli.py::test_bench_e2e_runs_the_daemon_and_loses_nothing",
+    "model_foundry_tests/system/devtools/test_bench_prefill.py::",
 )
 
 
 def work_unit(nodeid: str) -> str:
-    """What pytest-xdist hands a worker at once (``scheduling.py``): the daemon stacks; an
+    """What pytest-xdist hands a worker at once (``scheduling.py``): the serial stacks; an
     integration or system module, whose module fixtures (servers, stacks) then start once; or
     a single unit test."""
-    if nodeid.startswith(DAGSTER_DAEMON_STACKS):
-        return "dagster-daemon-stacks"
+    if nodeid.startswith(SERIAL_STACKS):
+        return "serial-stacks"
     path = nodeid.split("::", 1)[0]
     parts = Path(path).parts
     if len(parts) > 1 and parts[1] in ("integration", "system"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from model_foundry_tests.tiers import DAGSTER_DAEMON_STACKS, REPO_ROOT, work_unit
+from model_foundry_tests.tiers import REPO_ROOT, SERIAL_STACKS, work_unit
 
 
 def _test_names(path: str) -> set[str]:
@@ -14,7 +14,7 @@ def _test_names(path: str) -> set[str]:
 
 def test_every_daemon_stack_entry_still_names_a_test() -> None:
     # A renamed test would silently leave the group and run beside another stack.
-    for entry in DAGSTER_DAEMON_STACKS:
+    for entry in SERIAL_STACKS:
         path, _, name = entry.partition("::")
         names = _test_names(path)
         if name:
