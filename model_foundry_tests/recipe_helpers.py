@@ -7,7 +7,6 @@ import copy
 import json
 import logging
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,8 @@ import yaml
 
 from model_foundry.lib.recipes.generate import RUN_VERSION, RecipeOutcome, run_recipe
 from model_foundry.lib.recipes.spec import parse_recipe
-from model_foundry.lib.slots.config import SlotFile, load_slot_file
-from model_foundry.lib.slots.context import ContextBook
-from model_foundry.lib.slots.dispatcher import DispatchOptions
-from model_foundry_tests.slot_fixtures import fast_options
+from model_foundry.lib.slots.config import load_slot_file
+from model_foundry_tests.slot_fixtures import Slots
 
 QUESTIONS = ["how do I compact a DuckDB file", "what does a NATS pull consumer ack",
              "where does Dagster keep run logs", "why is my llama.cpp slot slow"]  # fmt: skip
@@ -52,24 +49,6 @@ EVERY_COLUMN: dict[str, Any] = {
         {"name": "long_enough", "type": "validation", "target": "answer", "min_length": 5},
     ],
 }  # fmt: skip
-
-
-@dataclass
-class Slots:
-    """The slots of a test: a slot file, fast retries, the test's own lock folder."""
-
-    path: Path
-    lock_dir: Path
-    profile: str | None = None
-
-    def load(self) -> SlotFile:
-        return load_slot_file(self.path)
-
-    def context_book(self, slot_file: SlotFile) -> ContextBook:
-        return ContextBook(slot_file.live_slots(self.profile))
-
-    def dispatch_options(self) -> DispatchOptions:
-        return fast_options(self.lock_dir)
 
 
 def write_recipe(folder: Path, attributes: dict[str, Any], seeds: list[str] = QUESTIONS) -> Path:

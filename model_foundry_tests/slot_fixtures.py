@@ -13,6 +13,7 @@ import json
 import sys
 import time
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,6 +26,7 @@ from model_foundry.lib.slots.config import (
     load_slot_file,
     parse_slot_file,
 )
+from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions, RetryPolicy, Task, run_dispatch
 
 T = TypeVar("T")
@@ -144,3 +146,22 @@ def _child_main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(_child_main(sys.argv[1:]))
+
+
+@dataclass
+class Slots:
+    """Where a test's LLM run finds its slots (an ``LlmRun`` slot source): a slot file, fast
+    retries, the test's own lock folder."""
+
+    path: Path
+    lock_dir: Path
+    profile: str | None = None
+
+    def load(self) -> SlotFile:
+        return load_slot_file(self.path)
+
+    def context_book(self, slot_file: SlotFile) -> ContextBook:
+        return ContextBook(slot_file.live_slots(self.profile))
+
+    def dispatch_options(self) -> DispatchOptions:
+        return fast_options(self.lock_dir)

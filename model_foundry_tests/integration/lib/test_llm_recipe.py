@@ -19,11 +19,9 @@ import pytest
 
 from model_foundry.lib import storage
 from model_foundry.lib.llm import Answer, Body, LlmRun, Request, WorkKind
-from model_foundry.lib.slots.config import SlotFile, load_slot_file
-from model_foundry.lib.slots.context import ContextBook
-from model_foundry.lib.slots.dispatcher import DispatchOptions
+from model_foundry.lib.slots.config import load_slot_file
 from model_foundry_tests.pipeline_helpers import count, rows, slot_simulator_process
-from model_foundry_tests.slot_fixtures import fast_options
+from model_foundry_tests.slot_fixtures import Slots
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -87,22 +85,6 @@ class SessionTitles(WorkKind[Session, TitleRow]):
 
 # ---------------------------------------------------------------------------------------------
 # Where the test finds its slots: the simulator's slot file, fast retries.
-
-
-@dataclass
-class Slots:
-    path: Path
-    lock_dir: Path
-    profile: str | None = None
-
-    def load(self) -> SlotFile:
-        return load_slot_file(self.path)
-
-    def context_book(self, slot_file: SlotFile) -> ContextBook:
-        return ContextBook(slot_file.live_slots(self.profile))
-
-    def dispatch_options(self) -> DispatchOptions:
-        return fast_options(self.lock_dir)
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,11 @@ from model_foundry.lib.recipes.spec import RecipeError
 from model_foundry_tests.recipe_helpers import (
     EVERY_COLUMN,
     QUESTIONS,
-    Slots,
     generate,
     requests_served,
     write_recipe,
 )
+from model_foundry_tests.slot_fixtures import Slots
 
 pytestmark = pytest.mark.timeout(300)
 

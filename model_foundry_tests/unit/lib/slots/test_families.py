@@ -167,7 +167,7 @@ def test_only_a_batch_with_families_names_server_slots() -> None:
     plain = Batch(chat_tasks("kindergarten", 2), sf, "standard", None, DispatchOptions())
     assert not plain.pins
     mixed = [*chat_tasks("kindergarten", 2), task("f0", "f", "kindergarten")]
-    assert Batch(mixed, sf, "standard", None, DispatchOptions()).pins
+    assert Batch(mixed, sf, "standard", None, DispatchOptions(families=True)).pins
     assert not Batch(mixed, sf, "standard", None, DispatchOptions(families=False)).pins
 
 
