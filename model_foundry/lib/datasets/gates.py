@@ -20,10 +20,9 @@ Each answer gets at most one cause, checked in this order (the cheapest and sure
 - ``echo``: the prompt given back: at least :attr:`GateConfig.echo_ngram` words, and at least
   ``echo_share`` of the answer's words inside a run of ``echo_ngram`` words the prompt has
   too. A run of kanji, of hiragana or of katakana counts as a word here (Japanese has no
-  spaces). Before
-  ``wrong_script``, as an untranslated text handed back is both and this is the surer name;
-  after ``repetition``, so a phrase of the prompt looped is a loop (a question given back
-  twice is no loop, see above, and is an echo);
+  spaces). Before ``wrong_script``, as an untranslated text handed back is both and this is
+  the surer name; after ``repetition``, so a phrase of the prompt looped is a loop (a
+  question given back twice is no loop, see above, and is an echo);
 - ``wrong_script``: a translation mostly not in the target's script. Letters are counted
   after NFKC (full-width Latin is Latin): kana/kanji one each, a Latin word one, a word in
   any other script (Hangul, Cyrillic, ...) one against both targets.
@@ -99,8 +98,8 @@ class GateConfigError(ValueError):
 
 
 def _duplicates(parts: Sequence[str], repeat_from: int) -> tuple[int, int, int]:
-    """(parts compared, occurrences counted as repeats, their characters): a part's
-    occurrences from the ``repeat_from``-th on count, every one after the first then."""
+    """(parts compared, occurrences counted as repeats, their characters): a part that
+    occurs at least ``repeat_from`` times counts every occurrence after its first."""
     counts = Counter(p for p in parts if _LETTER.search(p))
     compared = sum(counts.values())
     looped = {p: n for p, n in counts.items() if n >= repeat_from}
