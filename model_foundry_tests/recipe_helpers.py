@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,6 @@ import yaml
 
 from model_foundry.lib.recipes.generate import RUN_VERSION, RecipeOutcome, run_recipe
 from model_foundry.lib.recipes.spec import parse_recipe
-from model_foundry.lib.slots.config import load_slot_file
 from model_foundry_tests.slot_fixtures import Slots
 
 QUESTIONS = ["how do I compact a DuckDB file", "what does a NATS pull consumer ack",
@@ -69,13 +67,3 @@ def generate(folder: Path, attributes: dict[str, Any], db: Path, slots: Slots,
     recipe = parse_recipe(copy.deepcopy(attributes), str(folder / "defs.yaml"))
     return run_recipe(recipe, db, slots, version=version, run_id="test", base_dir=folder,
                       log=logging.getLogger("recipe-test"), limit=limit)  # fmt: skip
-
-
-def requests_served(slot_path: Path) -> int:
-    """Chat requests every simulated slot has answered so far."""
-    total = 0
-    for slot in load_slot_file(slot_path).slots.values():
-        url = slot.base_url.removesuffix("/v1") + "/_sim/stats"
-        with urllib.request.urlopen(url, timeout=10) as response:
-            total += json.load(response)["requests"]
-    return total

@@ -12,6 +12,7 @@ import copy
 import json
 import sys
 import time
+import urllib.request
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ import yaml
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import (
     SHIPPED_SLOT_FILE,
+    Slot,
     SlotFile,
     load_slot_file,
     parse_slot_file,
@@ -165,3 +167,24 @@ class Slots:
 
     def dispatch_options(self) -> DispatchOptions:
         return fast_options(self.lock_dir)
+
+
+def set_faults(slot: Slot, **faults: Any) -> None:
+    """Change a simulated slot's faults (the simulator's ``/_sim/faults``)."""
+    request = urllib.request.Request(
+        f"{slot.base_url.removesuffix('/v1')}/_sim/faults",
+        data=json.dumps(faults).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 200
+
+
+def requests_served(slot_path: Path) -> int:
+    """Chat requests every simulated slot of ``slot_path`` has answered so far."""
+    total = 0
+    for slot in load_slot_file(slot_path).slots.values():
+        url = slot.base_url.removesuffix("/v1") + "/_sim/stats"
+        with urllib.request.urlopen(url, timeout=10) as response:
+            total += json.load(response)["requests"]
+    return total

@@ -8,13 +8,12 @@ import os
 import signal
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from model_foundry.lib import storage
-from model_foundry.lib.slots.config import Slot, load_slot_file
+from model_foundry.lib.slots.config import load_slot_file
 from model_foundry_tests.pipeline_helpers import (
     clean_env,
     count,
@@ -24,6 +23,7 @@ from model_foundry_tests.pipeline_helpers import (
 )
 from model_foundry_tests.recipe_helpers import EVERY_COLUMN, QUESTIONS, write_recipe
 from model_foundry_tests.shared.cli.cli import cli
+from model_foundry_tests.slot_fixtures import set_faults
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -78,18 +78,6 @@ def test_preview_prints_rows_and_a_run_reuses_them(tmp_path: Path, fast_slots: P
     assert meta["rows"] == len(QUESTIONS)
     assert meta["cells_reused"] == 8 and meta["llm_cells_asked"] == 4 * (len(QUESTIONS) - 2)
     assert meta["llm_cells_unanswered"] == 0
-
-
-def set_faults(slot: Slot, **faults: float) -> None:
-    """Change a simulated slot's faults (the simulator's ``/_sim/faults``)."""
-    root = slot.base_url.removesuffix("/v1")
-    request = urllib.request.Request(
-        f"{root}/_sim/faults",
-        data=json.dumps(faults).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert response.status == 200
 
 
 def test_a_killed_run_run_again_asks_each_request_once(tmp_path: Path) -> None:

@@ -7,9 +7,7 @@ file: rows are written, and a rerun answers everything from the completions stor
 
 from __future__ import annotations
 
-import json
 import logging
-import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import astuple, dataclass
 from pathlib import Path
@@ -19,9 +17,8 @@ import pytest
 
 from model_foundry.lib import storage
 from model_foundry.lib.llm import Answer, Body, LlmRun, Request, WorkKind
-from model_foundry.lib.slots.config import load_slot_file
 from model_foundry_tests.pipeline_helpers import count, rows, slot_simulator_process
-from model_foundry_tests.slot_fixtures import Slots
+from model_foundry_tests.slot_fixtures import Slots, requests_served
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -91,15 +88,6 @@ class SessionTitles(WorkKind[Session, TitleRow]):
 def sim_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with slot_simulator_process(tmp_path_factory.mktemp("titles-sim"), speed=50) as path:
         yield path
-
-
-def requests_served(slot_path: Path) -> int:
-    total = 0
-    for slot in load_slot_file(slot_path).slots.values():
-        url = slot.base_url.removesuffix("/v1") + "/_sim/stats"
-        with urllib.request.urlopen(url, timeout=10) as response:
-            total += json.load(response)["requests"]
-    return total
 
 
 def title_sessions(

@@ -4,7 +4,6 @@ system tests."""
 from __future__ import annotations
 
 import json
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from model_foundry_tests.shared.defs.pipeline_assets import (  # noqa: F401 - fi
     resources,
     slot_path_fixture,
 )
+from model_foundry_tests.slot_fixtures import set_faults
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -43,17 +43,6 @@ def downstream(res: dict[str, Any], instance: dg.DagsterInstance) -> dict[str, d
         mat = m.step_materialization_data.materialization
         out[mat.asset_key.to_user_string()] = {k: v.value for k, v in mat.metadata.items()}
     return out
-
-
-def set_faults(slot_path: Path, slot: str, **faults: Any) -> None:
-    base = load_slot_file(slot_path).slots[slot].base_url.removesuffix("/v1")
-    request = urllib.request.Request(
-        f"{base}/_sim/faults",
-        data=json.dumps(faults).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        assert response.status == 200
 
 
 def test_inbox_to_summaries_translations_and_throughput(
@@ -140,11 +129,12 @@ def test_inbox_to_summaries_translations_and_throughput(
             ],
         )
         drain_inbox(res, instance)
-        set_faults(slot_path, "kindergarten", error_rate=1.0, error_status=400)
+        kindergarten = load_slot_file(slot_path).slots["kindergarten"]
+        set_faults(kindergarten, error_rate=1.0, error_status=400)
         try:
             failed = downstream(res, instance)
         finally:
-            set_faults(slot_path, "kindergarten", error_rate=0.0)
+            set_faults(kindergarten, error_rate=0.0)
         assert failed["session_summaries"]["sessions_pending"] == 1
         assert failed["session_summaries"]["failed"] == 1
         assert failed["session_summaries"]["summaries_written"] == 0

@@ -15,10 +15,9 @@ from model_foundry_tests.recipe_helpers import (
     EVERY_COLUMN,
     QUESTIONS,
     generate,
-    requests_served,
     write_recipe,
 )
-from model_foundry_tests.slot_fixtures import Slots
+from model_foundry_tests.slot_fixtures import Slots, requests_served
 
 pytestmark = pytest.mark.timeout(300)
 
