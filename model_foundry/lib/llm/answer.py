@@ -2,12 +2,11 @@
 
 A request no slot's context holds is recorded once as ``PromptTooLong`` (not again while its
 reason stays the same) and never sent; the rest go to the dispatcher, and every attempt is
-written to the store as it settles.
+written to the store as it settles (those settling together in one transaction).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,7 +15,7 @@ from model_foundry.lib.llm.request import Planned, unfit_attempt
 from model_foundry.lib.llm.store import Completion, CompletionStore
 from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.config import SlotFile
-from model_foundry.lib.slots.dispatcher import DispatchOptions, run_dispatch
+from model_foundry.lib.slots.dispatcher import DispatchOptions, InBatches, run_dispatch
 
 # (requests finished, requests sent): called once per request, when it has settled.
 Progress = Callable[[int, int], None]
@@ -72,23 +71,22 @@ def _recorder(
     batch: CompletionBatch,
     total: int,
     progress: Progress | None,
-) -> Callable[[Attempt], None]:
-    """The dispatcher's ``on_attempt``: store the attempt, keep an answer, report progress."""
-    lock = threading.Lock()
+) -> InBatches:
+    """The dispatcher's ``on_attempt``: store the attempts waiting together, keep the
+    answers, report progress."""
     finished = 0
 
-    def on_attempt(attempt: Attempt) -> None:
+    def on_attempts(attempts: Sequence[Attempt]) -> None:
         nonlocal finished
-        store.record(attempt, requests[attempt.key])
-        if attempt.ok:
-            batch.results[attempt.key] = Completion.of(attempt)
-        if not attempt.will_retry and progress is not None:
-            with lock:
+        store.record_many([(a, requests[a.key]) for a in attempts])
+        for attempt in attempts:
+            if attempt.ok:
+                batch.results[attempt.key] = Completion.of(attempt)
+            if not attempt.will_retry and progress is not None:
                 finished += 1
-                n = finished
-            progress(n, total)
+                progress(finished, total)
 
-    return on_attempt
+    return InBatches(on_attempts)
 
 
 def _record_unfit(

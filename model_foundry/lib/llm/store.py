@@ -161,43 +161,58 @@ class CompletionStore:
         return {k: (cls, err) for k, cls, err in rows if cls is not None}
 
     def record(self, attempt: Attempt, request: Planned) -> None:
-        """Write one attempt in its own transaction (called by the dispatcher, off its loop)."""
-        row = CompletionRow(
-            attempt_id=str(uuid.uuid4()),
-            request_key=request.key,
-            task=attempt.task,
-            role=attempt.role,
-            slot=attempt.slot,
-            model=attempt.model,
-            runtime=attempt.runtime,
-            status=attempt.status,
-            attempt=attempt.attempt,
-            will_retry=attempt.will_retry,
-            error_class=attempt.error_class,
-            error=attempt.error,
-            http_status=attempt.http_status,
-            prompt_tokens=attempt.prompt_tokens,
-            completion_tokens=attempt.completion_tokens,
-            latency_s=attempt.latency_s,
-            ttft_s=attempt.ttft_s,
-            prompt_tps=attempt.prompt_tps,
-            gen_tps=attempt.gen_tps,
-            finish_reason=attempt.finish_reason,
-            content=attempt.content,
-            reasoning=attempt.reasoning,
-            planned_model=request.model,
-            params=canonical(request.output_params),
-            request=request.request_json(),
-            run_id=self.run_id,
-            started_at=attempt.started_at,
-            key_prefix=key_prefix(request.key),
-            cached_prompt_tokens=attempt.cached_prompt_tokens,
-        )
-        storage.run_in_transaction(
-            self.db_path,
-            lambda con: con.execute(LLM_COMPLETIONS.insert_sql(), LLM_COMPLETIONS.values(row)),
-        )
-        self.telemetry.emit("model_foundry.completion", completion_event(attempt, request))
+        """Write one attempt in its own transaction."""
+        self.record_many([(attempt, request)])
+
+    def record_many(self, attempts: Sequence[tuple[Attempt, Planned]]) -> None:
+        """Write attempts in one transaction (called by the dispatcher, off its loop, with the
+        attempts that settled while the last write waited for the file)."""
+        if not attempts:
+            return
+        rows = [LLM_COMPLETIONS.values(_row(a, r, self.run_id)) for a, r in attempts]
+        sql = LLM_COMPLETIONS.insert_sql()
+
+        def insert(con: Any) -> None:
+            for values in rows:
+                con.execute(sql, values)
+
+        storage.run_in_transaction(self.db_path, insert)
+        for attempt, request in attempts:
+            self.telemetry.emit("model_foundry.completion", completion_event(attempt, request))
+
+
+def _row(attempt: Attempt, request: Planned, run_id: str | None) -> CompletionRow:
+    return CompletionRow(
+        attempt_id=str(uuid.uuid4()),
+        request_key=request.key,
+        task=attempt.task,
+        role=attempt.role,
+        slot=attempt.slot,
+        model=attempt.model,
+        runtime=attempt.runtime,
+        status=attempt.status,
+        attempt=attempt.attempt,
+        will_retry=attempt.will_retry,
+        error_class=attempt.error_class,
+        error=attempt.error,
+        http_status=attempt.http_status,
+        prompt_tokens=attempt.prompt_tokens,
+        completion_tokens=attempt.completion_tokens,
+        latency_s=attempt.latency_s,
+        ttft_s=attempt.ttft_s,
+        prompt_tps=attempt.prompt_tps,
+        gen_tps=attempt.gen_tps,
+        finish_reason=attempt.finish_reason,
+        content=attempt.content,
+        reasoning=attempt.reasoning,
+        planned_model=request.model,
+        params=canonical(request.output_params),
+        request=request.request_json(),
+        run_id=run_id,
+        started_at=attempt.started_at,
+        key_prefix=key_prefix(request.key),
+        cached_prompt_tokens=attempt.cached_prompt_tokens,
+    )
 
 
 __all__ = ["Completion", "CompletionStore", "completion_event"]

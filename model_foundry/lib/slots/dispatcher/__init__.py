@@ -16,8 +16,9 @@ How it keeps the promises in docs/design.md:
   failures put a slot in cooldown and its role's work moves to the next tier of slots; when
   the error share passes ``stop_error_share`` no new task starts and the rest is reported
   undone.
-- ``on_attempt`` sees every finished attempt, one at a time, off the event loop, so the caller
-  can write it to DuckDB in its own short transaction while other requests stream.
+- ``on_attempt`` sees every finished attempt, in order, off the event loop, so the caller can
+  write it to DuckDB while other requests stream; wrapped in ``InBatches`` it gets the
+  attempts that finished while it last ran all at once, to write in one short transaction.
 
 Routing decisions (``Router``) and backoff (``RetryPolicy``) are pure and tested on their own.
 
@@ -37,7 +38,7 @@ from typing import Any
 
 from model_foundry.lib.slots.config import SlotFile, load_slot_file
 from model_foundry.lib.slots.dispatcher.batch import Batch
-from model_foundry.lib.slots.dispatcher.recorder import OnAttempt
+from model_foundry.lib.slots.dispatcher.recorder import InBatches, OnAttempt
 from model_foundry.lib.slots.dispatcher.results import DispatchResult, SlotSummary
 from model_foundry.lib.slots.dispatcher.routing import Router, WorkQueue
 from model_foundry.lib.slots.dispatcher.tasks import DispatchOptions, RetryPolicy, Task
@@ -105,6 +106,7 @@ def run_dispatch(
 __all__ = [
     "DispatchOptions",
     "DispatchResult",
+    "InBatches",
     "OnAttempt",
     "RetryPolicy",
     "Router",

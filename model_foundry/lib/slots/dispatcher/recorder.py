@@ -1,16 +1,33 @@
-"""Hands every finished attempt to the caller's ``on_attempt``, one at a time, off the loop."""
+"""Hands every finished attempt to the caller's ``on_attempt``, off the loop, in order.
+
+An ``on_attempt`` wrapped in :class:`InBatches` gets every attempt that finished while the
+previous call ran, as one list, so a store can write them in one transaction (group commit).
+A DuckDB file is one writer at a time across processes: with the inbox drains holding it, one
+transaction per attempt made a run's pace the lock's, not the slots' (the freshness test's
+summaries were stored about a minute after they were answered).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.dispatcher.progress import Progress
 
-OnAttempt = Callable[[Attempt], Any] | Callable[[Attempt], Awaitable[Any]]
+
+@dataclass(frozen=True)
+class InBatches:
+    """An ``on_attempt`` that takes the attempts waiting to be recorded together, oldest
+    first. A list holds one attempt when nothing else is waiting."""
+
+    record: Callable[[Sequence[Attempt]], Any]
+
+
+OnAttempt = Callable[[Attempt], Any] | Callable[[Attempt], Awaitable[Any]] | InBatches
 
 
 class Recorder:
@@ -33,26 +50,34 @@ class Recorder:
 
     async def run(self) -> None:
         while True:
-            attempt = await self._records.get()
-            if attempt is None:
+            waiting = [await self._records.get()]
+            while not self._records.empty():
+                waiting.append(self._records.get_nowait())
+            attempts = [a for a in waiting if a is not None]
+            if attempts and self.on_attempt is not None and self.error is None:
+                try:
+                    await self._record(self.on_attempt, attempts)
+                except Exception as exc:
+                    # Losing the record of an attempt breaks resumability: stop and surface it.
+                    self.error = exc
+                    self.progress.stop(f"on_attempt failed: {type(exc).__name__}: {exc}")
+            if None in waiting:
                 return
-            if self.on_attempt is None or self.error is not None:
-                continue
-            try:
-                if inspect.iscoroutinefunction(self.on_attempt):
-                    await self.on_attempt(attempt)
-                elif self.in_thread:
-                    result = await asyncio.to_thread(self.on_attempt, attempt)
-                    if inspect.isawaitable(result):
-                        await result
-                else:
-                    result = self.on_attempt(attempt)
-                    if inspect.isawaitable(result):
-                        await result
-            except Exception as exc:
-                # Losing the record of an attempt breaks resumability: stop and surface it.
-                self.error = exc
-                self.progress.stop(f"on_attempt failed: {type(exc).__name__}: {exc}")
+
+    async def _record(self, on_attempt: OnAttempt, attempts: list[Attempt]) -> None:
+        if isinstance(on_attempt, InBatches):
+            await self._call(on_attempt.record, attempts)
+            return
+        for attempt in attempts:
+            await self._call(on_attempt, attempt)
+
+    async def _call(self, fn: Callable[[Any], Any], arg: Any) -> None:
+        if inspect.iscoroutinefunction(fn):
+            await fn(arg)
+            return
+        result = await asyncio.to_thread(fn, arg) if self.in_thread else fn(arg)
+        if inspect.isawaitable(result):
+            await result
 
 
-__all__ = ["OnAttempt", "Recorder"]
+__all__ = ["InBatches", "OnAttempt", "Recorder"]

@@ -1,0 +1,76 @@
+"""The recorder hands attempts to ``on_attempt`` in order; ``InBatches`` gets those that
+settled while its last call ran in one call (one transaction in the completions store)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.dispatcher.progress import Progress
+from model_foundry.lib.slots.dispatcher.recorder import InBatches, Recorder
+
+
+def attempt(i: int) -> Attempt:
+    return Attempt(f"k{i}", "t", "worker", "s", "m", "vllm", "ok")
+
+
+def test_attempts_that_settle_during_a_write_are_written_together_in_order() -> None:
+    calls: list[list[str]] = []
+
+    async def scenario() -> None:
+        gate = asyncio.Event()
+
+        async def record(attempts: Sequence[Attempt]) -> None:
+            calls.append([a.key for a in attempts])
+            if len(calls) == 1:
+                await gate.wait()  # the first write waits for the file
+
+        recorder = Recorder(InBatches(record), in_thread=False, progress=Progress(None))
+        task = asyncio.create_task(recorder.run())
+        recorder.put(attempt(0))
+        await asyncio.sleep(0)
+        for i in range(1, 5):  # settle while the first write waits
+            recorder.put(attempt(i))
+        gate.set()
+        recorder.close()
+        await task
+
+    asyncio.run(scenario())
+    assert calls == [["k0"], ["k1", "k2", "k3", "k4"]]
+
+
+def test_a_plain_callback_still_sees_one_attempt_at_a_time() -> None:
+    seen: list[str] = []
+
+    async def scenario() -> None:
+        recorder = Recorder(lambda a: seen.append(a.key), in_thread=False, progress=Progress(None))
+        for i in range(3):
+            recorder.put(attempt(i))
+        recorder.close()
+        await recorder.run()
+
+    asyncio.run(scenario())
+    assert seen == ["k0", "k1", "k2"]
+
+
+def test_a_failed_write_stops_the_batch_and_records_nothing_after_it() -> None:
+    calls: list[int] = []
+
+    def record(attempts: Sequence[Attempt]) -> None:
+        calls.append(len(attempts))
+        raise OSError("disk full")
+
+    async def scenario() -> Recorder:
+        progress = Progress(None)
+        recorder = Recorder(InBatches(record), in_thread=False, progress=progress)
+        recorder.put(attempt(0))
+        recorder.put(attempt(1))
+        recorder.close()
+        await recorder.run()
+        assert progress.stopping
+        return recorder
+
+    recorder = asyncio.run(scenario())
+    assert calls == [2]
+    assert isinstance(recorder.error, OSError)
