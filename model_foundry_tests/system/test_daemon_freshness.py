@@ -194,7 +194,23 @@ def runs_timeline(home: Path, t0: float) -> str:
                 f"started {(record.start_time or t0) - t0:+.0f}s "
                 f"ended {(record.end_time or t0) - t0:+.0f}s"
             )
+            lines += [f"    {step} took {took:.0f}s" for step, took in slow_steps(instance, run)]
     return "\n".join(lines)
+
+
+def slow_steps(instance: dg.DagsterInstance, run: dg.DagsterRun) -> list[tuple[str, float]]:
+    """The run's steps that took over 20 s: where a late summary spent its time."""
+    started: dict[str, float] = {}
+    slow = []
+    for entry in instance.all_logs(run.run_id):
+        kind = entry.dagster_event.event_type if entry.dagster_event else None
+        if kind == dg.DagsterEventType.STEP_START and entry.step_key:
+            started[entry.step_key] = entry.timestamp
+        elif kind in (dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE):
+            took = entry.timestamp - started.get(entry.step_key or "", entry.timestamp)
+            if took > 20:
+                slow.append((entry.step_key or "?", took))
+    return slow
 
 
 def test_summaries_keep_up_while_events_keep_coming(tmp_path: Path) -> None:
