@@ -106,7 +106,11 @@ def cmd_recipe_export(args: argparse.Namespace) -> int:
     from model_foundry.lib.datasets.export_hygiene import export_hygiene
     from model_foundry.lib.datasets.published import empty_split_warning, figures_line
     from model_foundry.lib.errors import UserError
-    from model_foundry.lib.recipes.export import export_recipe, recipe_export_request
+    from model_foundry.lib.recipes.export import (
+        export_recipe,
+        nothing_kept_warning,
+        recipe_export_request,
+    )
 
     _, recipe = _recipe(args)
     db = settings.duckdb_path()
@@ -121,9 +125,10 @@ def cmd_recipe_export(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     print(outcome.path)
     print(figures_line(outcome))
-    warning = empty_split_warning(outcome.figures, args.test_share)
-    if warning:
-        print(f"warning: {warning}")
+    for warning in (nothing_kept_warning(outcome),
+                    empty_split_warning(outcome.figures, args.test_share)):  # fmt: skip
+        if warning:
+            print(f"warning: {warning}")
     print(json.dumps(asdict(outcome.figures), default=str))
     return 0
 

@@ -60,6 +60,7 @@ def _export(context: dg.AssetExecutionContext, recipe: Recipe, config: RecipeExp
     from model_foundry.lib.recipes.export import (
         export_metadata,
         export_recipe,
+        nothing_kept_warning,
         recipe_export_request,
     )
 
@@ -78,6 +79,9 @@ def _export(context: dg.AssetExecutionContext, recipe: Recipe, config: RecipeExp
     if warning:
         context.log.warning(warning)
         meta["split_warning"] = warning
+    nothing = nothing_kept_warning(outcome)
+    if nothing:
+        context.log.warning(nothing)
     # Ids, counts and the folder only: the rows' text (seed rows, answers) never reaches
     # Dagster's run storage.
     return dg.MaterializeResult(metadata=dagster_metadata(meta))

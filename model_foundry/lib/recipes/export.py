@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
@@ -165,7 +166,7 @@ def _messages(
         turns = [("user", render(str(column.prompt), values))]
         if column.system:
             turns.insert(0, ("system", render(column.system, values)))
-    except Exception:  # a value it read is missing (the row is held back anyway)
+    except jinja2.TemplateError:  # a value it reads is missing: the row is held back anyway
         return []
     out = [{**_EMPTY_MESSAGE, "role": role, "content": text} for role, text in turns]
     out.append({**_EMPTY_MESSAGE, "role": "assistant", "content": _text(values[column.name]),
@@ -445,6 +446,19 @@ def export_recipe(
         return write_prepared(db, target, layout, prepared, made_by, recipe=about)
 
 
+def nothing_kept_warning(outcome: ExportOutcome) -> str | None:
+    """A sentence when rows were exported but none was kept: the views are empty, and
+    ``load_dataset`` refuses a config without files."""
+    f = outcome.figures
+    if not f.records or sum(f.rows_by_split.values()):
+        return None
+    held = ", ".join(f"{k}: {v}" for k, v in f.held_back_by_gate.items() if v) or "none"
+    return (
+        f"no row of recipe {f.dataset} was kept: all {f.records} are only in samples.parquet "
+        f"(held back by column: {held}; duplicates: {f.duplicates_removed})"
+    )
+
+
 def export_metadata(outcome: ExportOutcome) -> dict[str, Any]:
     """The export's figures as Dagster metadata: ids, counts and the folder only, never a
     row's text (seed rows and answers may hold the lab's tokens)."""
@@ -478,6 +492,7 @@ __all__ = [
     "export_metadata",
     "export_recipe",
     "held_back",
+    "nothing_kept_warning",
     "own_type",
     "recipe_export_request",
     "recipe_layout",

@@ -13,6 +13,7 @@ import pytest
 
 from model_foundry.lib.datasets.card import ExportFigures, card_text
 from model_foundry.lib.datasets.export_hygiene import ExportHygiene
+from model_foundry.lib.datasets.published import ExportOutcome
 from model_foundry.lib.hygiene.record import RecordScrubber
 from model_foundry.lib.recipes.export import (
     INCOMPLETE,
@@ -22,6 +23,7 @@ from model_foundry.lib.recipes.export import (
     check_exportable,
     column_fields,
     held_back,
+    nothing_kept_warning,
     recipe_layout,
     row_record,
     row_text,
@@ -201,3 +203,21 @@ def test_the_card_holds_the_recipe_and_a_line_per_column() -> None:
     assert "Rows held back, by the column that held them: answer: 0, is_python: 1." in card
     # The generic line on answers held back by cause is the samples' wording, not a recipe's.
     assert "Answers held back by the quality gates" not in card
+
+
+def test_an_export_that_kept_no_row_says_so() -> None:
+    def outcome(rows_by_split: dict[str, int], records: int) -> ExportOutcome:
+        figures = ExportFigures(
+            dataset="r", version="v1", kind="rows", rows_by_split=rows_by_split,
+            records=records, sessions=0, models=[], slots=[], redactions_by_kind={},
+            duplicates_removed=1, clusters=2, removed_by_filter={}, split_joins=0,
+            license="unknown", languages=[], held_back_by_gate={"answer": 2, "score": 0},
+        )  # fmt: skip
+        return ExportOutcome(Path("/x"), figures)
+
+    assert nothing_kept_warning(outcome({"train": 0, "test": 0}, 3)) == (
+        "no row of recipe r was kept: all 3 are only in samples.parquet (held back by "
+        "column: answer: 2; duplicates: 1)"
+    )
+    assert nothing_kept_warning(outcome({"train": 1, "test": 0}, 3)) is None
+    assert nothing_kept_warning(outcome({}, 0)) is None
