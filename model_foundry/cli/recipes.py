@@ -1,8 +1,10 @@
-"""``recipe check | preview | run``: a dataset recipe from the command line.
+"""``recipe check | preview | run | export``: a dataset recipe from the command line.
 
 ``run`` materializes the recipe's asset in this process, as Dagster would (the same
 definitions and resources); ``preview`` generates a few rows under the ``preview`` version
-and prints them; ``check`` reads the recipe and the slot file and says what is wrong.
+and prints them; ``check`` reads the recipe and the slot file and says what is wrong;
+``export`` writes the stored rows through the datasets' export (as the asset
+``recipe_<name>_export`` does), asking no slot.
 """
 
 from __future__ import annotations
@@ -97,20 +99,64 @@ def cmd_recipe_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_recipe_export(args: argparse.Namespace) -> int:
+    import json
+    from dataclasses import asdict
+
+    from model_foundry.lib.datasets.export_hygiene import export_hygiene
+    from model_foundry.lib.datasets.published import empty_split_warning, figures_line
+    from model_foundry.lib.errors import UserError
+    from model_foundry.lib.recipes.export import (
+        export_recipe,
+        nothing_kept_warning,
+        recipe_export_request,
+    )
+
+    _, recipe = _recipe(args)
+    db = settings.duckdb_path()
+    try:
+        request = recipe_export_request(
+            version=args.version, license=args.license, test_share=args.test_share,
+            output_dir=args.out,
+        )  # fmt: skip
+        hygiene = export_hygiene(db, recipe.name, args.test_share)
+        outcome = export_recipe(db, recipe, request, hygiene)
+    except ValueError as exc:  # an unsafe or finished version, a bad hygiene file
+        raise UserError(str(exc)) from None
+    print(outcome.path)
+    print(figures_line(outcome))
+    for warning in (nothing_kept_warning(outcome),
+                    empty_split_warning(outcome.figures, args.test_share)):  # fmt: skip
+        if warning:
+            print(f"warning: {warning}")
+    print(json.dumps(asdict(outcome.figures), default=str))
+    return 0
+
+
 def register(sub: Subparsers) -> None:
-    recipe = sub.add_parser("recipe", help="dataset recipes: check, preview, run")
+    recipe = sub.add_parser("recipe", help="dataset recipes: check, preview, run, export")
     recipe_sub = recipe.add_subparsers(dest="recipe_command", required=True)
     helps = {
         "check": "read the recipe and the slot file; say what is wrong in one sentence",
         "preview": "generate a few rows under the preview version and print them",
         "run": "generate the recipe's rows, as its Dagster asset does",
+        "export": "export the generated rows with hygiene: hf/, openai/, card, manifest",
     }
     for verb, func in (("check", cmd_recipe_check), ("preview", cmd_recipe_preview),
-                       ("run", cmd_recipe_run)):  # fmt: skip
+                       ("run", cmd_recipe_run), ("export", cmd_recipe_export)):  # fmt: skip
         p = recipe_sub.add_parser(verb, help=helps[verb])
         p.add_argument("name", help="the recipe's name (attributes.name in its defs.yaml)")
         p.add_argument("--file", default=None, help="the recipe's defs.yaml (default: search "
                        "model_foundry/defs/ and examples/recipes/)")  # fmt: skip
         if verb == "preview":
             p.add_argument("--rows", type=int, default=5, help="rows to generate and show")
+        if verb == "export":
+            p.add_argument("--out", default=None, help="export root (default: <data dir>/"
+                           "datasets); the folder is <out>/<name>/<version>/")  # fmt: skip
+            p.add_argument("--version", default=None, help="version (default: UTC date, "
+                           "suffixed)")  # fmt: skip
+            p.add_argument("--license", default=None, help="the card's license (default: "
+                           "unknown)")  # fmt: skip
+            p.add_argument("--test-share", type=float, default=0.05,
+                           help="share of new seed rows sent to test")  # fmt: skip
         p.set_defaults(func=func)

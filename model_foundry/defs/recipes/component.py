@@ -3,7 +3,9 @@
 ``dg scaffold defs model_foundry.DatasetRecipe recipes/<name>`` writes a starter recipe under
 this folder; each recipe becomes the asset ``recipe_<name>`` (its generated rows, in the
 ``datasets`` group), the job ``recipe_<name>_job`` and, with ``schedule``, the schedule
-``recipe_<name>_schedule``. The attributes are checked by ``lib/recipes/spec.py``, not by
+``recipe_<name>_schedule``, and the asset ``recipe_<name>_export`` (its rows exported with
+the datasets' hygiene, ``lib/recipes/export.py``; outside the job, so a scheduled run does
+not write a new version each time). The attributes are checked by ``lib/recipes/spec.py``, not by
 Dagster's own validation, so that a bad recipe never takes the code location down: it still
 becomes its asset, which fails with the one sentence naming the file and the field (and the
 sentence is logged while the definitions load, which ``dg check defs`` shows).
@@ -17,7 +19,7 @@ from typing import Annotated, Any, Self
 
 import dagster as dg
 from dagster._utils.schedules import is_valid_cron_string
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
@@ -35,6 +37,54 @@ def _field(description: str, examples: list[Any] | None = None) -> Any:
 
 def recipe_key(name: str) -> dg.AssetKey:
     return dg.AssetKey(f"recipe_{name}")
+
+
+def export_key(name: str) -> dg.AssetKey:
+    return dg.AssetKey(f"recipe_{name}_export")
+
+
+class RecipeExportConfig(dg.Config):
+    version: str | None = Field(
+        default=None, description="Version; unset: the UTC date, suffixed when it is finished."
+    )
+    license: str | None = Field(default=None, description="The card's license; unset: unknown.")
+    test_share: float = Field(default=0.05, description="Share of new seed rows sent to test.")
+    output_dir: str | None = Field(default=None, description="Export root; unset: datasets/.")
+
+
+def _export(context: dg.AssetExecutionContext, recipe: Recipe, config: RecipeExportConfig,
+            duckdb: FoundryDuckDB) -> dg.MaterializeResult:  # fmt: skip
+    from model_foundry.lib.datasets.export_hygiene import export_hygiene
+    from model_foundry.lib.datasets.published import empty_split_warning, figures_line
+    from model_foundry.lib.errors import UserError
+    from model_foundry.lib.recipes.export import (
+        export_metadata,
+        export_recipe,
+        nothing_kept_warning,
+        recipe_export_request,
+    )
+
+    try:
+        request = recipe_export_request(
+            version=config.version, license=config.license, test_share=config.test_share,
+            output_dir=config.output_dir, run=f"dagster run {context.run.run_id}",
+        )  # fmt: skip
+        hygiene = export_hygiene(Path(duckdb.database), recipe.name, config.test_share)
+        outcome = export_recipe(duckdb.database, recipe, request, hygiene)
+    except (UserError, ValueError) as exc:
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
+    context.log.info(figures_line(outcome))
+    meta = export_metadata(outcome)
+    warning = empty_split_warning(outcome.figures, config.test_share)
+    if warning:
+        context.log.warning(warning)
+        meta["split_warning"] = warning
+    nothing = nothing_kept_warning(outcome)
+    if nothing:
+        context.log.warning(nothing)
+    # Ids, counts and the folder only: the rows' text (seed rows, answers) never reaches
+    # Dagster's run storage.
+    return dg.MaterializeResult(metadata=dagster_metadata(meta))
 
 
 def _safe_name(raw: Any, folder: Path) -> str:
@@ -91,6 +141,22 @@ def recipe_definitions(raw: Any, source: Path) -> dg.Definitions:
     ) -> dg.MaterializeResult:
         return _run(context, recipe, folder, duckdb, slots)
 
+    @dg.asset(
+        key=export_key(recipe.name),
+        group_name="datasets",
+        kinds={"duckdb", "parquet"},
+        deps=[key],
+        description=(
+            f"The rows of recipe {recipe.name} exported to data/datasets/{recipe.name}/<version>/"
+            " with hygiene (secrets, near duplicates, splits by seed row): hf/rows/, openai/, "
+            "samples.parquet, README.md (the card, with the recipe) and manifest.json."
+        ),
+    )
+    def recipe_export(
+        context: dg.AssetExecutionContext, config: RecipeExportConfig, duckdb: FoundryDuckDB
+    ) -> dg.MaterializeResult:
+        return _export(context, recipe, config, duckdb)
+
     job = dg.define_asset_job(f"recipe_{recipe.name}_job", selection=[key])
     schedules = []
     if recipe.schedule:
@@ -103,7 +169,7 @@ def recipe_definitions(raw: Any, source: Path) -> dg.Definitions:
                 default_status=dg.DefaultScheduleStatus.RUNNING,
             )
         )
-    return dg.Definitions(assets=[recipe_rows], jobs=[job], schedules=schedules)
+    return dg.Definitions(assets=[recipe_rows, recipe_export], jobs=[job], schedules=schedules)
 
 
 def _broken(name: str, sentence: str) -> dg.Definitions:
@@ -214,5 +280,5 @@ class DatasetRecipe(dg.Component, dg.Resolvable, dg.Model):
         return recipe_definitions(self._given, context.path / "defs.yaml")
 
 
-__all__ = ["STARTER", "DatasetRecipe", "recipe_definitions", "recipe_file_definitions",
-           "recipe_key"]  # fmt: skip
+__all__ = ["STARTER", "DatasetRecipe", "RecipeExportConfig", "export_key", "recipe_definitions",
+           "recipe_file_definitions", "recipe_key"]  # fmt: skip

@@ -69,6 +69,9 @@ class ExportFigures:
     preference: dict[str, Any] | None = None
     # Model answers held back by the quality gates, per cause (``gates.py``); empty: none ran.
     held_back_by_gate: dict[str, int] = field(default_factory=dict)
+    # A dataset recipe's export: the recipe as written and its per-column figures
+    # (``lib/recipes/export.py``); None for the other kinds.
+    recipe: dict[str, Any] | None = None
 
 
 def _config(name: str, rows_by_split: Mapping[str, int]) -> dict[str, Any]:
@@ -98,7 +101,8 @@ def _counts(counts: Mapping[str, int]) -> str:
 
 
 def _gates_line(figures: ExportFigures) -> str:
-    if not figures.held_back_by_gate:
+    if not figures.held_back_by_gate or figures.recipe is not None:
+        # A recipe's rows are held back per column: its own section says so.
         return ""
     return (
         "- Answers held back by the quality gates, per cause (also counted when a filter "
@@ -157,6 +161,59 @@ Win rates from the agreed judgements:
 """
 
 
+def _column_line(name: str, c: Mapping[str, Any]) -> str:
+    who = ", ".join(c.get("slots") or []) or "-"
+    models = ", ".join(c.get("models") or []) or "-"
+    return (
+        f"| {name} | {c['type']} | {c.get('role') or '-'} | {who} | {models} | "
+        f"{c.get('prompt_tokens', 0)} | {c.get('completion_tokens', 0)} | {c.get('ok', 0)} | "
+        f"{c.get('rejected', 0)} | {_counts(c.get('rejected_by_cause') or {})} |"
+    )
+
+
+_COLUMNS_HEAD = (
+    "| column | type | role | slots | models | prompt tokens | completion tokens | cells ok "
+    "| cells held back | held back by cause |\n|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def recipe_section(figures: ExportFigures) -> str:
+    """The card's part on a dataset recipe: the recipe itself, then per column its slots,
+    models, tokens and the cells its gates and validations held back."""
+    r = figures.recipe
+    if r is None:
+        return ""
+    recipe = yaml.safe_dump(r["recipe"], sort_keys=False, allow_unicode=True).rstrip()
+    columns = "\n".join(_column_line(n, c) for n, c in r["columns"].items())
+    return f"""
+## The recipe
+
+Each row is one seed row of the dataset recipe `{r["name"]}` (cells of version
+`{r["cells_version"]}`), with a column per recipe column and sub-columns
+(`<column>_<property>`) for structured and judge answers; values that are not text or a
+number are JSON text. `messages` is the conversation of the column `{r["chat_column"] or "-"}`
+(its prompt, then its answer), which the `openai/` view holds. A row with a cell that a gate
+or a validation held back, or with a column not generated yet, is only in `samples.parquet`,
+with `gate` (the column) and `causes`.
+
+```yaml
+{recipe}
+```
+
+{_COLUMNS_HEAD}
+{columns}
+
+Rows held back, by the column that held them: {_counts(figures.held_back_by_gate)}.
+"""
+
+
+_KINDS = {
+    "sessions": "Agent session trajectories",
+    "samples": "Prompt fan-out samples",
+    "rows": "Dataset recipe rows",
+}
+
+
 def card_text(layout: Layout, figures: ExportFigures) -> str:
     head = yaml.safe_dump(header(layout, figures), sort_keys=False, allow_unicode=True)
     f = figures
@@ -166,15 +223,15 @@ def card_text(layout: Layout, figures: ExportFigures) -> str:
 
 # {f.dataset} {f.version}
 
-{"Agent session trajectories" if f.kind == "sessions" else "Prompt fan-out samples"} exported
+{_KINDS.get(f.kind, "Records")} exported
 by model-foundry.
 
 ## What it holds
 
 - Rows per split: {_counts(f.rows_by_split)} ({f.records} records before duplicates and
   filters).
-- Sessions: {f.sessions}. Models: {", ".join(f.models) or "none"}. Slots:
-  {", ".join(f.slots) or "none"}.
+- {"Seed rows" if f.kind == "rows" else "Sessions"}: {f.sessions}. Models:
+  {", ".join(f.models) or "none"}. Slots: {", ".join(f.slots) or "none"}.
 - Redactions by kind: {_counts(f.redactions_by_kind)}. Secrets are replaced by typed
   markers `[REDACTED:<kind>]`; e-mail addresses by `[REDACTED:email]` and IP addresses by
   `[REDACTED:ipv4]` or `[REDACTED:ipv6]` (removed, not hashed); the user name in a home
@@ -193,7 +250,7 @@ by model-foundry.
 - `samples.parquet`: every record, kept or not, with its flags, cluster id, split and
   lineage, for DuckDB.
 - `manifest.json`: these figures, machine-readable.
-{preference_section(f)}
+{preference_section(f)}{recipe_section(f)}
 ## How it was made
 
 model-foundry {made.get("version", "unknown")}, run {made.get("run", "outside Dagster")},
@@ -220,6 +277,7 @@ __all__ = [
     "header",
     "languages",
     "preference_section",
+    "recipe_section",
     "size_category",
     "win_rate_table",
 ]

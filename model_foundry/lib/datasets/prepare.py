@@ -189,8 +189,15 @@ class _Groups:
 class _Pass:
     """The first pass: scrub, flag and spool each record, keeping only small arrays."""
 
-    def __init__(self, prepared: Prepared, filters: Sequence[str], gates: Gates | None) -> None:
+    def __init__(
+        self,
+        prepared: Prepared,
+        filters: Sequence[str],
+        gates: Gates | None,
+        text_of: Callable[[dict[str, Any]], str] = varying_text,
+    ) -> None:
         self.prepared = prepared
+        self.text_of = text_of
         self.filters = filters
         self.gates = gates
         self.gated: Counter[str] = Counter()
@@ -229,8 +236,9 @@ class _Pass:
                         dropped = dropped or f"gate:{cause}"
                 self.dropped.append(self.reason_index[dropped] if dropped else 0)
                 if index is not None:
-                    # A filtered record is kept by its cluster only when all of it is filtered.
-                    index.add(varying_text(clean), priority(clean) + (_FILTERED if reason else 0))
+                    # A filtered or gated record is kept by its cluster only when all of it is.
+                    held = _FILTERED if dropped else 0
+                    index.add(self.text_of(clean), priority(clean) + held)
                 self.groups.append(group_of(clean))
                 batch.append(clean)
                 if len(batch) >= _SPOOL_BATCH:
@@ -269,17 +277,19 @@ def prepare(
     deduplicate: bool = True,
     filters: Sequence[str] = SESSION_FILTERS,
     gates: Gates | None = None,
+    text_of: Callable[[dict[str, Any]], str] = varying_text,
 ) -> Prepared:
     """Scrub, flag, cluster and split ``records`` (see the module docstring), spooling them to
     ``spool`` with ``schema``. ``group_of`` is a record's split group (a session; a prompt);
     with ``deduplicate`` false (fan-out samples, whose near-duplicate prompts were asked
-    once) the group is also the exported cluster."""
+    once) the group is also the exported cluster. ``text_of`` is what near duplicates are
+    compared on (default: the turns, :func:`varying_text`)."""
     unknown = sorted(set(filters) - set(FILTERS))
     if unknown:
         raise ValueError(f"unknown dataset filter(s) {unknown}: use {sorted(FILTERS)}")
     prepared = Prepared(spool, schema)
     index = hygiene.cluster_index() if deduplicate else None
-    first = _Pass(prepared, filters, gates)
+    first = _Pass(prepared, filters, gates, text_of)
     first.run(records, hygiene, index, group_of)
     names, group_at = first.groups.encoded()
     kept_at = None

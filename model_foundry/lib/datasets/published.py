@@ -89,9 +89,11 @@ def write_prepared(
     *,
     also: Sequence[tuple[Layout, Callable[[], Iterable[dict[str, Any]]]]] = (),
     preference: PreferenceFigures | None = None,
+    recipe: dict[str, Any] | None = None,
 ) -> ExportOutcome:
     """Write ``prepared`` to its folder, with the configs ``also`` gives and the judge's
-    ``preference`` figures, and record it in ``dataset_exports``."""
+    ``preference`` figures (or a dataset recipe's, ``recipe``), and record it in
+    ``dataset_exports``."""
     kept = _Kept()
 
     def before_card(f: ExportFigures) -> None:
@@ -118,6 +120,7 @@ def write_prepared(
         split_joins=prepared.split_joins,
         license=target.license or "unknown",
         languages=[],
+        recipe=recipe,
         made_by={
             "version": foundry_version(),
             "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -142,7 +145,7 @@ def figures_line(outcome: ExportOutcome) -> str:
     f = outcome.figures
     splits = ", ".join(f"{s} {n}" for s, n in f.rows_by_split.items())
     redactions = sum(f.redactions_by_kind.values())
-    whose = "sessions" if f.kind == "sessions" else "prompts"
+    whose = {"sessions": "sessions", "rows": "seed rows"}.get(f.kind, "prompts")
     return (
         f"exported {f.dataset}/{f.version} to {outcome.path}: {splits} records from "
         f"{f.sessions} {whose}; {redactions} redactions, {f.duplicates_removed} duplicates "
@@ -164,7 +167,7 @@ def empty_split_warning(figures: ExportFigures, test_share: float) -> str | None
     empty = [s for s in ("train", "test") if not figures.rows_by_split.get(s)]
     if not empty:
         return None
-    whose = "session" if figures.kind == "sessions" else "prompt"
+    whose = {"sessions": "session", "rows": "seed row"}.get(figures.kind, "prompt")
     plural = "s" if figures.sessions != 1 else ""
     groups = f" from {figures.sessions:,} {whose}{plural}" if figures.sessions else ""
     return (

@@ -127,7 +127,7 @@ def test_scaffolded_recipe_loads_and_materializes_and_a_bad_one_fails_alone(
     monkeypatch.syspath_prepend(str(root))
     loaded = dg.load_from_defs_folder(path_within_project=defs)
     keys = {k.to_user_string() for k in loaded.resolve_asset_graph().get_all_asset_keys()}
-    assert keys == {"other_asset", "recipe_questions", "recipe_broken"}
+    assert keys == {"other_asset", "recipe_questions", "recipe_questions_export", "recipe_broken"}
     with quiet_instance() as instance:
         result = loaded.resolve_job_def("recipe_questions_job").execute_in_process(
             instance=instance

@@ -22,7 +22,7 @@ def test_examples_load_only_when_enabled(monkeypatch: pytest.MonkeyPatch) -> Non
     assert _keys(example_recipes()) == set()
     monkeypatch.setenv("MODEL_FOUNDRY_RECIPE_EXAMPLES", "true")
     enabled = example_recipes()
-    assert _keys(enabled) == {"recipe_search_questions"}
+    assert _keys(enabled) == {"recipe_search_questions", "recipe_search_questions_export"}
     assert [j.name for j in enabled.jobs or ()] == ["recipe_search_questions_job"]  # type: ignore[union-attr]
     monkeypatch.setenv("MODEL_FOUNDRY_RECIPE_EXAMPLES", "maybe")
     with pytest.raises(ValueError, match="MODEL_FOUNDRY_RECIPE_EXAMPLES='maybe'"):

@@ -291,3 +291,26 @@ def test_gated_answers_stay_in_samples_parquet_and_are_counted_in_card_and_manif
                            gates=lenient)  # fmt: skip
     assert again.figures.rows_by_split["train"] == len(planted) - 1
     assert again.figures.held_back_by_gate == dict.fromkeys(CAUSES, 0)
+
+
+def test_a_gated_record_is_kept_by_its_cluster_only_when_all_of_it_is_gated(
+    tmp_path: Path,
+) -> None:
+    """With gates and clusters both on (a recipe's rows), a near duplicate that passed its
+    gates is kept over one that did not; ``text_of`` is what the clusters compare."""
+    from model_foundry.lib.datasets.prepare import Gates
+
+    records = [_record("a", "task one"), _record("b", "task one again"), _record("c", "alone")]
+    records[0]["gate"] = "answer"
+    hygiene = RecordingHygiene({"A": "c1", "B": "c1", "C": "c2"}, dict.fromkeys("abc", "train"))
+    schema = pa.schema([*SESSIONS.schema, pa.field("gate", pa.string())])
+    prepared = prepare(
+        records, hygiene, tmp_path / "spool.parquet", schema, group_of=lambda r: r["id"],
+        filters=(), gates=Gates(("answer",), lambda r: r.get("gate")),
+        text_of=lambda r: r["id"].upper(),
+    )  # fmt: skip
+    out = {r["id"]: r for batch in prepared.batches() for r in batch}
+    assert hygiene.seen_texts == ["A", "B", "C"]
+    assert out["a"]["dropped_by"] == "gate:answer" and out["b"]["kept"]
+    assert out["a"]["cluster_id"] == out["b"]["cluster_id"] == "b"
+    assert prepared.duplicates_removed == 0 and prepared.held_back_by_gate == {"answer": 1}
