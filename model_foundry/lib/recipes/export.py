@@ -351,16 +351,18 @@ def column_figures(db_path: Path, recipe: Recipe) -> dict[str, dict[str, Any]]:
     return out
 
 
+_ROW_COUNT = (
+    f"SELECT count(DISTINCT row_id) FROM {DATASET_RECIPE_CELLS.name} "
+    "WHERE recipe = ? AND version = ?"
+)
+
+
 def count_rows(db_path: Path, recipe: Recipe) -> int:
     """How many rows the recipe's ``run`` version holds (0 without the file)."""
     if not db_path.exists():
         return 0
     with storage.connect(db_path) as con:
-        (n,) = con.execute(
-            f"SELECT count(DISTINCT row_id) FROM {DATASET_RECIPE_CELLS.name} "
-            "WHERE recipe = ? AND version = ?",
-            [recipe.name, CELLS_VERSION],
-        ).fetchone() or (0,)
+        (n,) = con.execute(_ROW_COUNT, [recipe.name, CELLS_VERSION]).fetchone() or (0,)
     return int(n)
 
 
