@@ -1,11 +1,12 @@
-"""Generating a recipe's rows: wave by wave over the column graph, every LLM call through
+"""Generating a recipe's rows row by row, every LLM call through
 :class:`~model_foundry.lib.llm.LlmRun`.
 
-The columns are put in waves (``spec.levels``): a wave reads only columns of earlier waves.
-Each wave computes its seed, sampler, expression and validation cells in process and asks
-its LLM cells as one round of ``LlmRun.ask`` (plan, fit, dispatch under the slots' caps,
-store), then appends the wave's cells. This slice has a barrier between waves: a row's next
-column waits for the whole wave before it (see docs/recipes.md).
+A row's column begins as soon as the columns it reads are done in that row: seed, sampler,
+expression and validation cells are computed there and then, LLM cells are asked in the
+run's one growing round (``LlmRun.ask_stream``: plan, fit, dispatch under the slots' caps,
+store). No column waits for other rows, so while one row waits for its judge another row's
+first answer is already in flight. New cells are written in batches (``CELLS_PER_WRITE``,
+``WRITE_EVERY_S``) and at the end.
 
 Exactly once: a cell's key hashes the recipe, the row, the column, the sample and what the
 cell read (for an LLM cell, its request key, which covers the rendered prompt and the
@@ -19,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,95 +119,13 @@ def llm_request(recipe: Recipe, column: Column, row_id: str, sample: int,
                    Body(messages=_messages(column, values)), params=params)  # fmt: skip
 
 
-class _Wave:
-    """One wave's cells for every row: computed, taken from the store, or asked."""
+# A cell waiting for its request: its row, column, sample, request and cell key.
+_Cell = tuple[SeedRow, Column, int, Planned, str]
 
-    def __init__(self, gen: Generation, columns: Sequence[Column]) -> None:
-        self.gen = gen
-        self.columns = columns
-        self.cells: list[RecipeCellRow] = []
-
-    def ready(self, row: SeedRow, column: Column) -> dict[str, Any] | None:
-        """The row's values the column reads, or None while one of them is missing."""
-        values = self.gen.outcome.values[row.row_id]
-        if any(r not in values for r in column.reads):
-            self.gen.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
-            return None
-        return dict(values)
-
-    def keep(self, row: SeedRow, column: Column, sample: int, key: str, value: Any,
-             cause: str | None = None, **more: Any) -> None:  # fmt: skip
-        if sample == 0 and cause is None:
-            self.gen.outcome.values[row.row_id][column.name] = value
-        elif cause is not None:
-            self.gen.outcome.rejected_by_cause[f"{column.name}: {cause.split(' (')[0]}"] += 1
-            self.gen.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
-        self.cells.append(self.gen.cell(row, column, sample, key, value, cause, **more))
-        counts = self.gen.outcome.cells_by_column.setdefault(column.name, Counter())
-        counts["rejected" if cause else "ok"] += 1
-
-    def local(self) -> None:
-        for column in (c for c in self.columns if not c.is_llm):
-            for row in self.gen.rows:
-                values = self.ready(row, column)
-                if values is None:
-                    continue
-                value, cause = self.gen.compute(row, column, values)
-                # What it read, too: a validation of a new answer is a new cell even when it
-                # says the same.
-                read = {r: values[r] for r in column.reads}
-                key = _key(self.gen.recipe.name, row.row_id, column.name, 0, read, value)
-                self.keep(row, column, 0, key, value, cause)
-
-    def llm(self) -> None:
-        gen = self.gen
-        planned: list[tuple[SeedRow, Column, int, Planned, str]] = []
-        for column in (c for c in self.columns if c.is_llm):
-            for row in gen.rows:
-                values = self.ready(row, column)
-                if values is None:
-                    continue
-                for sample in range(column.samples):
-                    request = llm_request(gen.recipe, column, row.row_id, sample, values)
-                    p = gen.run.plan(request)
-                    key = _key(gen.recipe.name, row.row_id, column.name, sample, p.key)
-                    planned.append((row, column, sample, p, key))
-        stored = stored_cells(gen.db_path, gen.recipe.name, [k for *_, k in planned])
-        ask = [p for row, column, sample, p, key in planned if key not in stored]
-        gen.outcome.llm_cells_asked += len({p.key for p in ask})
-        batch = gen.run.ask(list({p.key: p for p in ask}.values()), gen.label) if ask else None
-        for row, column, sample, p, key in planned:
-            if key in stored:
-                self.reuse(row, column, sample, key, stored[key])
-                continue
-            completion = batch.results.get(p.key) if batch else None
-            if completion is None:
-                gen.outcome.llm_cells_unanswered += 1
-                gen.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
-                continue
-            self.answered(row, column, sample, key, p, completion)
-
-    def reuse(self, row: SeedRow, column: Column, sample: int, key: str,
-              cell: StoredCell) -> None:  # fmt: skip
-        self.gen.outcome.cells_reused += 1
-        self.keep(row, column, sample, key, cell.value, cell.cause if cell.status != "ok" else None)
-
-    def answered(self, row: SeedRow, column: Column, sample: int, key: str, p: Planned,
-                 completion: Any) -> None:  # fmt: skip
-        text = completion.content
-        prompt = "\n".join(m["content"] for m in p.request.body.messages or [])
-        cause = gate_cause(self.gen.recipe, column, text, completion.finish_reason, prompt)
-        value: Any = text.strip()
-        if column.schema() is not None:
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError:
-                cause = cause or "unparsed"
-        self.keep(
-            row, column, sample, key, value, cause, request_key=p.key, slot=completion.slot,
-            model=completion.model, prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens,
-        )  # fmt: skip
+# New cells go to DuckDB this many at a time, or after this long, and at the end: one
+# transaction per cell would make the file's lock the pace of a run.
+CELLS_PER_WRITE = 500
+WRITE_EVERY_S = 2.0
 
 
 class Generation:
@@ -222,6 +142,15 @@ class Generation:
         self.label = f"recipe {recipe.name}"
         self.outcome = RecipeOutcome(recipe.name, version, rows=len(rows))
         self.outcome.values = {r.row_id: {} for r in rows}
+        # The columns in an order where each comes after those it reads.
+        self.order = [c for wave in levels(recipe) for c in wave]
+        # Per row: the columns begun, and each LLM column's samples not settled yet.
+        self.begun: dict[str, set[str]] = {r.row_id: set() for r in rows}
+        self.open: dict[str, Counter[str]] = {r.row_id: Counter() for r in rows}
+        self.waiting: dict[str, list[_Cell]] = {}
+        self.answers: dict[str, Any] = {}
+        self.cells: list[RecipeCellRow] = []
+        self.written_at = time.monotonic()
 
     def compute(
         self, row: SeedRow, column: Column, values: Mapping[str, Any]
@@ -249,13 +178,149 @@ class Generation:
         )  # fmt: skip
 
     def generate(self) -> RecipeOutcome:
-        for columns in levels(self.recipe):
-            wave = _Wave(self, columns)
-            wave.local()
-            wave.llm()
-            self.outcome.cells_written += write_cells(self.db_path, wave.cells)
+        first = self.advance(self.rows)
+        if first:
+            roles = {str(c.role) for c in self.recipe.columns if c.is_llm}
+            self.run.ask_stream(first, self.settled, self.label, roles)
+        # Cells whose request was never settled (the batch stopped early) have no answer.
+        for cells in self.waiting.values():
+            for row, column, *_ in cells:
+                self.outcome.llm_cells_unanswered += 1
+                self.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
+        self.write(force=True)
         self.outcome.view = make_view(self.db_path, self.recipe)
         return self.outcome
+
+    def done(self, row: SeedRow, name: str) -> bool:
+        """Whether the row's column has settled: computed, or every sample answered, taken
+        from the store or failed."""
+        return name in self.begun[row.row_id] and not self.open[row.row_id][name]
+
+    def advance(self, rows: Iterable[SeedRow]) -> list[Planned]:
+        """Begin every column of ``rows`` whose reads are done; the requests to ask. A cell
+        the store holds settles at once and may make more columns ready, so this goes on
+        until none begins."""
+        asks: list[Planned] = []
+        todo = list(rows)
+        while todo:
+            planned = [c for row in todo for c in self.begin(row)]
+            stored = stored_cells(self.db_path, self.recipe.name, [c[4] for c in planned])
+            again: dict[str, SeedRow] = {}
+            for cell in planned:
+                row, column, sample, p, key = cell
+                if key in stored:
+                    self.reuse(row, column, sample, key, stored[key])
+                elif p.key in self.answers:
+                    self.take(cell, self.answers[p.key])
+                else:
+                    if p.key not in self.waiting:
+                        self.outcome.llm_cells_asked += 1
+                        asks.append(p)
+                    self.waiting.setdefault(p.key, []).append(cell)
+                    continue
+                self.open[row.row_id][column.name] -= 1
+                again[row.row_id] = row
+            todo = list(again.values())
+        return asks
+
+    def begin(self, row: SeedRow) -> list[_Cell]:
+        """Compute the row's local columns that are ready, in order (one may read the one
+        before); plan the samples of its ready LLM columns."""
+        planned: list[_Cell] = []
+        for column in self.order:
+            if column.name in self.begun[row.row_id]:
+                continue
+            if not all(self.done(row, r) for r in column.reads):
+                continue
+            self.begun[row.row_id].add(column.name)
+            values = self.ready(row, column)
+            if values is None:
+                continue
+            if not column.is_llm:
+                value, cause = self.compute(row, column, values)
+                # What it read, too: a validation of a new answer is a new cell even when it
+                # says the same.
+                read = {r: values[r] for r in column.reads}
+                key = _key(self.recipe.name, row.row_id, column.name, 0, read, value)
+                self.keep(row, column, 0, key, value, cause)
+                continue
+            self.open[row.row_id][column.name] = column.samples
+            for sample in range(column.samples):
+                request = llm_request(self.recipe, column, row.row_id, sample, values)
+                p = self.run.plan(request)
+                key = _key(self.recipe.name, row.row_id, column.name, sample, p.key)
+                planned.append((row, column, sample, p, key))
+        return planned
+
+    def settled(self, p: Planned, completion: Any) -> list[Planned]:
+        """``LlmRun.ask_stream``'s callback: the cells waiting for ``p`` take its answer (None:
+        it failed), and the requests of their rows' columns that made ready."""
+        self.answers[p.key] = completion
+        rows: dict[str, SeedRow] = {}
+        for cell in self.waiting.pop(p.key, []):
+            row, column = cell[0], cell[1]
+            self.take(cell, completion)
+            self.open[row.row_id][column.name] -= 1
+            rows[row.row_id] = row
+        asks = self.advance(rows.values())
+        self.write()
+        return asks
+
+    def write(self, force: bool = False) -> None:
+        due = time.monotonic() - self.written_at >= WRITE_EVERY_S
+        if self.cells and (force or due or len(self.cells) >= CELLS_PER_WRITE):
+            self.outcome.cells_written += write_cells(self.db_path, self.cells)
+            self.cells = []
+            self.written_at = time.monotonic()
+
+    def ready(self, row: SeedRow, column: Column) -> dict[str, Any] | None:
+        """The row's values the column reads, or None when one of them is held back."""
+        values = self.outcome.values[row.row_id]
+        if any(r not in values for r in column.reads):
+            self.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
+            return None
+        return dict(values)
+
+    def keep(self, row: SeedRow, column: Column, sample: int, key: str, value: Any,
+             cause: str | None = None, **more: Any) -> None:  # fmt: skip
+        if sample == 0 and cause is None:
+            self.outcome.values[row.row_id][column.name] = value
+        elif cause is not None:
+            self.outcome.rejected_by_cause[f"{column.name}: {cause.split(' (')[0]}"] += 1
+            self.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
+        self.cells.append(self.cell(row, column, sample, key, value, cause, **more))
+        counts = self.outcome.cells_by_column.setdefault(column.name, Counter())
+        counts["rejected" if cause else "ok"] += 1
+
+    def take(self, cell: _Cell, completion: Any) -> None:
+        row, column, sample, p, key = cell
+        if completion is None:
+            self.outcome.llm_cells_unanswered += 1
+            self.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
+            return
+        self.answered(row, column, sample, key, p, completion)
+
+    def reuse(self, row: SeedRow, column: Column, sample: int, key: str,
+              cell: StoredCell) -> None:  # fmt: skip
+        self.outcome.cells_reused += 1
+        self.keep(row, column, sample, key, cell.value, cell.cause if cell.status != "ok" else None)
+
+    def answered(self, row: SeedRow, column: Column, sample: int, key: str, p: Planned,
+                 completion: Any) -> None:  # fmt: skip
+        text = completion.content
+        prompt = "\n".join(m["content"] for m in p.request.body.messages or [])
+        cause = gate_cause(self.recipe, column, text, completion.finish_reason, prompt)
+        value: Any = text.strip()
+        if column.schema() is not None:
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError:
+                cause = cause or "unparsed"
+        self.keep(
+            row, column, sample, key, value, cause, request_key=p.key, slot=completion.slot,
+            model=completion.model, prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+        )  # fmt: skip
 
 
 def check_roles(recipe: Recipe, slot_file: SlotFile, profile: str | None) -> None:
