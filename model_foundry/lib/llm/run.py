@@ -174,8 +174,8 @@ class LlmRun:
     def ask_stream(
         self, first: Sequence[Planned], settled: Settled, label: str, roles: Iterable[str]
     ) -> CompletionBatch:
-        """A round that grows: ``settled`` hears each request once it is answered or failed
-        and returns the requests that made ready (of ``roles``), asked in the same dispatcher
+        """A round that grows: ``settled`` hears the requests answered or failed together
+        and returns the requests they made ready (of ``roles``), asked in the same dispatcher
         batch (``stream.py``); keeps the batch."""
         stream = Stream(
             self.store, self.book, self.slot_file, self.profile, label, self.log.warning

@@ -4,9 +4,10 @@ asked in the same dispatcher batch, so no request waits for a round to end.
 Every request goes the way of a plain round (``answer.py``): fitted to the slots' context
 windows (one that fits none is recorded once and never sent), taken from the store where its
 key succeeded before, else sent, every attempt stored as it settles. The caller's
-``settled`` hears each request once, with its answer or None, and returns the requests that
-answer made ready; those already answered in the store settle at once, the rest join the
-running batch (``InBatches(..., grows=True)``) under the same caps and places.
+``settled`` hears each request once, with its answer or None (those that settle together in
+one call), and returns the requests they made ready; those already answered in the store
+settle at once, the rest join the running batch (``InBatches(..., grows=True)``) under the
+same caps and places.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions, InBatches, Task, run_dispatch
 
-# A request settled (its answer, or None when it failed or was not sent): the requests that
-# made ready. Called once per key, never concurrently.
-Settled = Callable[[Planned, Completion | None], Iterable[Planned]]
+# Requests settled (each with its answer, or None when it failed or was not sent): the
+# requests they made ready. Each key is settled once; calls never overlap.
+Settled = Callable[[Sequence[tuple[Planned, Completion | None]]], Iterable[Planned]]
 
 
 class Stream:
@@ -51,7 +52,7 @@ class Stream:
         )
         self.sent: dict[str, Planned] = {}
         self.seen: set[str] = set()
-        self.settled: Settled = lambda _p, _c: ()
+        self.settled: Settled = lambda _done: ()
         self.progress: Progress | None = None
         self.finished = 0
 
@@ -88,25 +89,26 @@ class Stream:
             unfit = [r for r in fitted if r.key not in done and r.unfit_reason is not None]
             record_unfit(self.store, unfit, self.batch, self.slot_file, self.profile)
             self.batch.failed += [r.key for r in unfit]
-            todo = []
+            now: list[tuple[Planned, Completion | None]] = []
             for r in fitted:
                 if r.key in done:
                     self.batch.results[r.key] = done[r.key]
                     self.batch.reused += 1
-                    todo += self.settled(r, done[r.key])
+                    now.append((r, done[r.key]))
                 elif r.unfit_reason is not None:
-                    todo += self.settled(r, None)
+                    now.append((r, None))
                 else:
                     self.sent[r.key] = r
                     self.batch.sent += 1
                     tasks.append(r.to_task())
+            todo = list(self.settled(now)) if now else []
         return tasks
 
     def on_attempts(self, attempts: Sequence[Attempt]) -> list[Task]:
         """The dispatcher's growing ``on_attempt``: store the attempts, settle the finished
         ones, and hand back the tasks they made ready."""
         self.store.record_many([(a, self.sent[a.key]) for a in attempts])
-        ready: list[Planned] = []
+        now: list[tuple[Planned, Completion | None]] = []
         for attempt in attempts:
             if attempt.ok:
                 self.batch.results[attempt.key] = Completion.of(attempt)
@@ -115,8 +117,8 @@ class Stream:
             self.finished += 1
             if self.progress is not None:
                 self.progress(self.finished, self.batch.sent)
-            ready += self.settled(self.sent[attempt.key], self.batch.results.get(attempt.key))
-        return self.admit(ready)
+            now.append((self.sent[attempt.key], self.batch.results.get(attempt.key)))
+        return self.admit(self.settled(now) if now else [])
 
 
 __all__ = ["Settled", "Stream"]

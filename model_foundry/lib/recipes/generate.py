@@ -31,7 +31,7 @@ from model_foundry.lib.llm import Body, LlmRun, Request
 from model_foundry.lib.llm.request import Planned, canonical
 from model_foundry.lib.llm.run import Log, SlotSource
 from model_foundry.lib.recipes import samplers
-from model_foundry.lib.recipes.cells import StoredCell, make_view, stored_cells, write_cells
+from model_foundry.lib.recipes.cells import StoredCell, make_view, recipe_cells, write_cells
 from model_foundry.lib.recipes.seeds import SeedRow, seed_rows
 from model_foundry.lib.recipes.spec import JUDGE_ROLE, Column, Recipe, levels
 from model_foundry.lib.recipes.templates import render
@@ -149,6 +149,7 @@ class Generation:
         self.open: dict[str, Counter[str]] = {r.row_id: Counter() for r in rows}
         self.waiting: dict[str, list[_Cell]] = {}
         self.answers: dict[str, Any] = {}
+        self.stored: dict[str, StoredCell] = {}
         self.cells: list[RecipeCellRow] = []
         self.written_at = time.monotonic()
 
@@ -178,6 +179,7 @@ class Generation:
         )  # fmt: skip
 
     def generate(self) -> RecipeOutcome:
+        self.stored = recipe_cells(self.db_path, self.recipe.name)
         first = self.advance(self.rows)
         if first:
             roles = {str(c.role) for c in self.recipe.columns if c.is_llm}
@@ -203,13 +205,11 @@ class Generation:
         asks: list[Planned] = []
         todo = list(rows)
         while todo:
-            planned = [c for row in todo for c in self.begin(row)]
-            stored = stored_cells(self.db_path, self.recipe.name, [c[4] for c in planned])
             again: dict[str, SeedRow] = {}
-            for cell in planned:
+            for cell in [c for row in todo for c in self.begin(row)]:
                 row, column, sample, p, key = cell
-                if key in stored:
-                    self.reuse(row, column, sample, key, stored[key])
+                if key in self.stored:
+                    self.reuse(row, column, sample, key, self.stored[key])
                 elif p.key in self.answers:
                     self.take(cell, self.answers[p.key])
                 else:
@@ -252,16 +252,17 @@ class Generation:
                 planned.append((row, column, sample, p, key))
         return planned
 
-    def settled(self, p: Planned, completion: Any) -> list[Planned]:
-        """``LlmRun.ask_stream``'s callback: the cells waiting for ``p`` take its answer (None:
-        it failed), and the requests of their rows' columns that made ready."""
-        self.answers[p.key] = completion
+    def settled(self, done: Sequence[tuple[Planned, Any]]) -> list[Planned]:
+        """``LlmRun.ask_stream``'s callback: the cells waiting for these requests take their
+        answers (None: failed), and the requests of their rows' columns that made ready."""
         rows: dict[str, SeedRow] = {}
-        for cell in self.waiting.pop(p.key, []):
-            row, column = cell[0], cell[1]
-            self.take(cell, completion)
-            self.open[row.row_id][column.name] -= 1
-            rows[row.row_id] = row
+        for p, completion in done:
+            self.answers[p.key] = completion
+            for cell in self.waiting.pop(p.key, []):
+                row, column = cell[0], cell[1]
+                self.take(cell, completion)
+                self.open[row.row_id][column.name] -= 1
+                rows[row.row_id] = row
         asks = self.advance(rows.values())
         self.write()
         return asks
