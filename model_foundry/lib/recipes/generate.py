@@ -233,7 +233,7 @@ class Generation:
             return samplers.sample(column, self.recipe.random_seed, row.row_id), None
         if column.type == "expression":
             return render(str(column.expr), values), None
-        cause = validate(column, values[str(column.target)])
+        cause = validate(column, values[str(column.target)], values)
         return cause is None, cause
 
     def cell(self, row: SeedRow, column: Column, sample: int, key: str, value: Any,

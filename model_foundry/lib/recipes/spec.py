@@ -54,7 +54,16 @@ _FIELDS: Mapping[str, set[str]] = {
         "output_format",
     },
     "llm_judge": {"role", "system", "prompt", "params", "thinking", "scores"},
-    "validation": {"target", "json_schema", "regex", "min_length", "max_length", "python"},
+    "validation": {
+        "target",
+        "json_schema",
+        "regex",
+        "min_length",
+        "max_length",
+        "python",
+        "similar_to",
+        "min_similarity",
+    },
 }
 _TOP = {"name", "description", "seed", "rows", "random_seed", "schedule", "columns", "gates"}
 
@@ -107,6 +116,9 @@ class Column:
     min_length: int | None = None
     max_length: int | None = None
     python: bool = False
+    # validation: the column the target is compared with (validators.similarity)
+    similar_to: str | None = None
+    min_similarity: float | None = None
 
     @property
     def is_llm(self) -> bool:
@@ -324,10 +336,31 @@ def _validation(source: str, at: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(python, bool):
         raise _fail(source, f"{at}.python", "must be true or false")
     out["python"] = python
+    out.update(_similarity(source, at, raw, str(out["target"])))
     if len(out) == 2 and not python:
         raise _fail(source, at, "checks nothing: give json_schema, regex, min_length, "
-                    "max_length or python: true")  # fmt: skip
+                    "max_length, similar_to or python: true")  # fmt: skip
     return out
+
+
+def _similarity(source: str, at: str, raw: Mapping[str, Any], target: str) -> dict[str, Any]:
+    """``similar_to`` and ``min_similarity``, given together or not at all."""
+    other, low = raw.get("similar_to"), raw.get("min_similarity")
+    if other is None and low is None:
+        return {}
+    if other is None:
+        raise _fail(source, f"{at}.similar_to", "is needed with min_similarity (the column "
+                    "the target is compared with)")  # fmt: skip
+    if low is None:
+        raise _fail(source, f"{at}.min_similarity", "is needed with similar_to (a number "
+                    "from 0 to 1)")  # fmt: skip
+    name = str(_str(source, f"{at}.similar_to", other))
+    if name == target:
+        raise _fail(source, f"{at}.similar_to", "must name a column other than the target")
+    value = _number(source, f"{at}.min_similarity", low)
+    if not 0 <= value <= 1:
+        raise _fail(source, f"{at}.min_similarity", "must be a number from 0 to 1")
+    return {"similar_to": name, "min_similarity": value}
 
 
 def _column(source: str, i: int, raw: Any, seen: set[str]) -> Column:
@@ -366,6 +399,8 @@ def _column(source: str, i: int, raw: Any, seen: set[str]) -> Column:
             raise _fail(source, f"{at}.{key}", f"template {exc}") from None
     if kind == "validation":
         reads.add(str(fields["target"]))
+        if fields.get("similar_to"):
+            reads.add(str(fields["similar_to"]))
     return Column(name=name, type=kind, reads=tuple(sorted(reads)), **fields)
 
 
@@ -375,6 +410,8 @@ def _check_graph(source: str, columns: Sequence[Column]) -> None:
         for read in c.reads:
             if read not in names:
                 key = "target" if c.type == "validation" and read == c.target else "prompt"
+                if c.type == "validation" and read == c.similar_to:
+                    key = "similar_to"
                 if c.type == "expression":
                     key = "expr"
                 raise _fail(source, f"columns.{c.name}.{key}",

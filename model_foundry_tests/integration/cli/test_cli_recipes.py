@@ -60,6 +60,20 @@ def test_check_says_ok_or_one_sentence(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("name", "waves"),
+    [
+        ("coding_tasks", "topic, task, style | request | solution | solution_parses, score"),
+        ("summary_round_trip", "correlation_id, summary, source_lang, target_lang | "
+         "translation | back_translation | round_trip"),
+    ],
+)  # fmt: skip
+def test_check_says_each_shipped_example_is_ok(name: str, waves: str) -> None:
+    ok = cli("recipe", "check", name)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.strip().endswith(f"recipe {name} is ok: 7 columns ({waves})")
+
+
 def test_preview_prints_rows_and_a_run_reuses_them(tmp_path: Path, fast_slots: Path) -> None:
     path = write_recipe(tmp_path / "every", EVERY_COLUMN)
     env = _env(tmp_path, fast_slots)

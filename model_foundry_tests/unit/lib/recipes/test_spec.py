@@ -78,6 +78,34 @@ def _sentence(raw: Any) -> str:
             "does not have",
         ),
         (
+            _changed("long_enough", similar_to="querry", min_similarity=0.5),
+            f"{SOURCE}: columns.long_enough.similar_to: names column 'querry', which the "
+            "recipe does not have",
+        ),
+        (
+            _changed("long_enough", similar_to="query", min_similarity=1.5),
+            f"{SOURCE}: columns.long_enough.min_similarity: must be a number from 0 to 1",
+        ),
+        (
+            _changed("long_enough", similar_to="query", min_similarity="high"),
+            f"{SOURCE}: columns.long_enough.min_similarity: must be a number",
+        ),
+        (
+            _changed("long_enough", similar_to="query"),
+            f"{SOURCE}: columns.long_enough.min_similarity: is needed with similar_to (a "
+            "number from 0 to 1)",
+        ),
+        (
+            _changed("long_enough", min_similarity=0.5),
+            f"{SOURCE}: columns.long_enough.similar_to: is needed with min_similarity (the "
+            "column the target is compared with)",
+        ),
+        (
+            _changed("long_enough", similar_to="answer", min_similarity=0.5),
+            f"{SOURCE}: columns.long_enough.similar_to: must name a column other than the "
+            "target",
+        ),
+        (
             {**EVERY_COLUMN, "shedule": "0 3 * * *"},
             f"{SOURCE}: attributes.shedule: is not a field of a recipe",
         ),
@@ -88,8 +116,9 @@ def _sentence(raw: Any) -> str:
     ],
     ids=[
         "unknown-type", "unknown-column", "cycle", "bad-schema", "not-object",
-        "unknown-field", "weights", "template-syntax", "validation-target", "top-field",
-        "no-seed",
+        "unknown-field", "weights", "template-syntax", "validation-target",
+        "similar-to-unknown", "similarity-range", "similarity-type", "similarity-alone",
+        "similar-to-alone", "similar-to-target", "top-field", "no-seed",
     ],
 )  # fmt: skip
 def test_a_bad_recipe_is_one_sentence_naming_the_file_and_the_field(
@@ -112,6 +141,17 @@ def test_waves_read_only_earlier_waves_and_dependants_follow_reads() -> None:
     assert dependants(recipe, "question") == {"answer", "facts", "score", "is_python",
                                               "long_enough"}  # fmt: skip
     assert dependants(recipe, "score") == set()
+
+
+def test_a_similarity_check_waits_for_the_column_it_compares_with() -> None:
+    recipe = parse_recipe(_changed("long_enough", similar_to="facts", min_similarity=0.2),
+                          SOURCE)  # fmt: skip
+    check = recipe.column("long_enough")
+    assert check.similar_to == "facts" and check.min_similarity == 0.2
+    assert check.reads == ("answer", "facts")
+    waves = [[c.name for c in wave] for wave in levels(recipe)]
+    assert waves[3:] == [["facts", "is_python"], ["score", "long_enough"]]
+    assert "long_enough" in dependants(recipe, "facts")
 
 
 def test_a_judge_column_has_its_rubric_as_a_schema_with_typed_sub_columns() -> None:
