@@ -53,9 +53,11 @@ _FIELDS: Mapping[str, set[str]] = {
         "thinking",
         "output_format",
     },
-    "llm_judge": {"role", "system", "prompt", "params", "thinking", "scores"},
+    "llm_judge": {"role", "system", "prompt", "params", "thinking", "scores", "compare"},
     "validation": {"target", "json_schema", "regex", "min_length", "max_length", "python"},
 }
+# The two orders of a pairwise judge: the first column's answer read first, then the second's.
+PAIR_ORDERS = ("ab", "ba")
 _TOP = {"name", "description", "seed", "rows", "random_seed", "schedule", "columns", "gates"}
 
 
@@ -100,6 +102,8 @@ class Column:
     thinking: bool | None = None
     output_format: Mapping[str, Any] | None = None
     scores: tuple[Score, ...] = ()
+    # llm_judge, pairwise: the two columns compared (YAML ``compare``), a's then b's
+    compare: tuple[str, ...] = ()
     # validation
     target: str | None = None
     json_schema: Mapping[str, Any] | None = None
@@ -112,14 +116,22 @@ class Column:
     def is_llm(self) -> bool:
         return self.type in LLM_TYPES
 
+    @property
+    def is_pairwise(self) -> bool:
+        return self.type == "llm_judge" and bool(self.compare)
+
     def schema(self) -> Mapping[str, Any] | None:
-        """The JSON schema the answer is constrained to (structured and judge columns)."""
+        """The JSON schema the answer is constrained to (structured and judge columns). A
+        pairwise judge's is one order's verdict: each score for the answer read first
+        (``<score>_1``) and second (``<score>_2``)."""
         if self.type == "llm_structured":
             return self.output_format
         if self.type == "llm_judge":
+            suffixes = ("_1", "_2") if self.is_pairwise else ("",)
             props: dict[str, Any] = {
-                s.name: {"type": "integer", "minimum": s.low, "maximum": s.high}
+                f"{s.name}{suffix}": {"type": "integer", "minimum": s.low, "maximum": s.high}
                 for s in self.scores
+                for suffix in suffixes
             }
             props["reason"] = {"type": "string", "maxLength": 400}
             return {
@@ -131,7 +143,14 @@ class Column:
         return None
 
     def sub_columns(self) -> dict[str, str]:
-        """Typed sub-columns of a structured answer: property -> JSON type."""
+        """Typed sub-columns of a structured answer: property -> JSON type. A pairwise
+        judge's value is not one verdict but both orders' (see ``generate.pairwise_value``):
+        the winner, whether the orders agree, and each score of each answer (their mean)."""
+        if self.is_pairwise:
+            out = {"winner": "string", "agree": "boolean"}
+            for s in self.scores:
+                out |= {f"{s.name}_a": "number", f"{s.name}_b": "number"}
+            return out
         schema = self.schema()
         if not schema:
             return {}
@@ -281,7 +300,18 @@ def _llm(source: str, at: str, raw: Mapping[str, Any], kind: str) -> dict[str, A
         )
     if kind == "llm_judge":
         out["scores"] = _scores(source, f"{at}.scores", raw.get("scores"))
+        if raw.get("compare") is not None:
+            out["compare"] = _compare(source, f"{at}.compare", raw["compare"])
     return out
+
+
+def _compare(source: str, at: str, raw: Any) -> tuple[str, str]:
+    """The two columns a pairwise judge compares; that both exist is checked with the graph."""
+    if not isinstance(raw, list) or len(raw) != 2 or not all(isinstance(c, str) for c in raw):
+        raise _fail(source, at, "must name two columns, [a, b]")
+    if raw[0] == raw[1]:
+        raise _fail(source, at, f"compares column {raw[0]!r} with itself")
+    return raw[0], raw[1]
 
 
 def _scores(source: str, at: str, raw: Any) -> tuple[Score, ...]:
@@ -366,6 +396,7 @@ def _column(source: str, i: int, raw: Any, seen: set[str]) -> Column:
             raise _fail(source, f"{at}.{key}", f"template {exc}") from None
     if kind == "validation":
         reads.add(str(fields["target"]))
+    reads |= set(fields.get("compare", ()))
     return Column(name=name, type=kind, reads=tuple(sorted(reads)), **fields)
 
 
@@ -377,6 +408,8 @@ def _check_graph(source: str, columns: Sequence[Column]) -> None:
                 key = "target" if c.type == "validation" and read == c.target else "prompt"
                 if c.type == "expression":
                     key = "expr"
+                if read in c.compare:
+                    key = "compare"
                 raise _fail(source, f"columns.{c.name}.{key}",
                             f"names column {read!r}, which the recipe does not have")  # fmt: skip
             if read == c.name:
@@ -502,6 +535,7 @@ __all__ = [
     "COLUMN_TYPES",
     "JUDGE_ROLE",
     "LLM_TYPES",
+    "PAIR_ORDERS",
     "Column",
     "Recipe",
     "RecipeError",
