@@ -31,7 +31,7 @@ from model_foundry.lib.llm.run import Log, SlotSource
 from model_foundry.lib.recipes import samplers
 from model_foundry.lib.recipes.cells import StoredCell, make_view, stored_cells, write_cells
 from model_foundry.lib.recipes.pairwise import pairwise_messages, pairwise_value
-from model_foundry.lib.recipes.seeds import SeedRow, seed_rows
+from model_foundry.lib.recipes.seeds import SeedRow, advance_mark, seed_rows
 from model_foundry.lib.recipes.spec import JUDGE_ROLE, PAIR_ORDERS, Column, Recipe, levels
 from model_foundry.lib.recipes.templates import render
 from model_foundry.lib.recipes.validators import gate_cause, validate
@@ -62,6 +62,8 @@ class RecipeOutcome:
     # Rows with a request that got no answer: the next run asks it (and an incremental seed
     # reads them again, ``seeds.advance_mark``).
     pending: set[str] = field(default_factory=set)
+    # An incremental seed's new mark (None: it stayed where it was).
+    seed_mark: int | None = None
     llm: dict[str, Any] = field(default_factory=dict)
 
     def complete_rows(self) -> int:
@@ -80,6 +82,7 @@ class RecipeOutcome:
             "rejected_by_cause": dict(sorted(self.rejected_by_cause.items())),
             "cells_by_column": {c: dict(n) for c, n in self.cells_by_column.items()},
             "view": self.view,
+            **({"seed_mark": self.seed_mark} if self.seed_mark is not None else {}),
             **self.llm,
         }
 
@@ -349,6 +352,12 @@ def run_recipe(
     with LlmRun(db_path, source, run_id=run_id, asset=f"recipe_{recipe.name}", log=log) as run:
         outcome = Generation(recipe, run, rows, version, run_id).generate()
     outcome.llm = run.metadata()
+    if version == RUN_VERSION and recipe.seed is not None and recipe.seed.incremental:
+        # Only now, with every cell of the run stored: a run that dies before reads its rows
+        # again from the old mark.
+        mark = advance_mark(Path(db_path), recipe, rows, outcome.pending, run_id)
+        if mark is not None:
+            outcome.seed_mark = mark.position
     return outcome
 
 

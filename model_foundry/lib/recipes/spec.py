@@ -160,10 +160,13 @@ class Column:
 
 @dataclass(frozen=True)
 class Seed:
-    """Where seed rows come from: a file (JSONL, CSV, Parquet) or read-only SQL."""
+    """Where seed rows come from: a file (JSONL, CSV, Parquet) or read-only SQL.
+    ``incremental`` names an integer column of the query's rows that grows with every write
+    (the inbox's ``commit_seq``): each run takes only the rows past the last run's mark."""
 
     file: str | None = None
     sql: str | None = None
+    incremental: str | None = None
 
 
 @dataclass(frozen=True)
@@ -470,9 +473,18 @@ def dependants(recipe: Recipe, name: str) -> set[str]:
 def _seed(source: str, raw: Any) -> Seed:
     if not isinstance(raw, dict) or len({"file", "sql"} & set(raw)) != 1:
         raise _fail(source, "seed", "must give exactly one of file or sql")
-    unknown = sorted(set(raw) - {"file", "sql"})
+    unknown = sorted(set(raw) - {"file", "sql", "incremental"})
     if unknown:
-        raise _fail(source, f"seed.{unknown[0]}", "is not a field of seed (file or sql)")
+        raise _fail(source, f"seed.{unknown[0]}",
+                    "is not a field of seed (file, sql, incremental)")  # fmt: skip
+    if "incremental" in raw:
+        if "sql" not in raw:
+            raise _fail(source, "seed.incremental", "is for an sql seed only")
+        column = raw["incremental"]
+        if not isinstance(column, str) or not _NAME.match(column):
+            raise _fail(source, "seed.incremental",
+                        "must name a column of the query's rows, such as commit_seq")  # fmt: skip
+        return Seed(sql=_str(source, "seed.sql", raw["sql"]), incremental=column)
     if "file" in raw:
         path = str(_str(source, "seed.file", raw["file"]))
         if not path.lower().endswith((".jsonl", ".csv", ".parquet")):

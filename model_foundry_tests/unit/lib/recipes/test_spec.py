@@ -203,3 +203,32 @@ def test_a_pairwise_judge_reads_both_columns_and_asks_for_both_answers_scores() 
         "clear_a": "number",
         "clear_b": "number",
     }
+
+
+@pytest.mark.parametrize(
+    ("seed", "sentence"),
+    [
+        (
+            {"file": "seed.jsonl", "incremental": "commit_seq"},
+            f"{SOURCE}: seed.incremental: is for an sql seed only",
+        ),
+        (
+            {"sql": "SELECT 1", "incremental": "Commit Seq"},
+            f"{SOURCE}: seed.incremental: must name a column of the query's rows, such as "
+            "commit_seq",
+        ),
+        (
+            {"sql": "SELECT 1", "since": "commit_seq"},
+            f"{SOURCE}: seed.since: is not a field of seed (file, sql, incremental)",
+        ),
+    ],
+    ids=["file", "not-a-column", "unknown"],
+)
+def test_a_bad_incremental_seed_is_one_sentence(seed: dict[str, Any], sentence: str) -> None:
+    assert _sentence({**copy.deepcopy(EVERY_COLUMN), "seed": seed}) == sentence
+
+
+def test_an_incremental_seed_names_its_position_column() -> None:
+    raw = {**copy.deepcopy(EVERY_COLUMN), "seed": {"sql": "SELECT 1", "incremental": "seq"}}
+    seed = parse_recipe(raw, SOURCE).seed
+    assert seed is not None and (seed.sql, seed.incremental) == ("SELECT 1", "seq")
