@@ -7,11 +7,15 @@ import copy
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from model_foundry.lib import storage
+from model_foundry.lib.datasets.export_hygiene import export_hygiene
+from model_foundry.lib.recipes.export import export_recipe, recipe_export_request
 from model_foundry.lib.recipes.generate import PREVIEW_VERSION
-from model_foundry.lib.recipes.spec import RecipeError
+from model_foundry.lib.recipes.spec import RecipeError, parse_recipe
 from model_foundry_tests.recipe_helpers import (
     EVERY_COLUMN,
     PAIRWISE,
@@ -197,3 +201,23 @@ def test_a_pairwise_judge_asks_both_orders_once_with_a_shared_prefix(
     again = generate(folder, PAIRWISE, db_path, slots)
     assert requests_served(fast_slots) == served
     assert again.llm_cells_asked == 0 and again.cells_written == 0
+
+
+def test_a_pairwise_judge_is_exported_with_typed_sub_columns(tmp_path, db_path, fast_slots) -> None:
+    folder = tmp_path / "pairwise_export"
+    write_recipe(folder, PAIRWISE)
+    generate(folder, PAIRWISE, db_path, Slots(fast_slots, tmp_path / "locks"))
+    recipe = parse_recipe(copy.deepcopy(PAIRWISE), str(folder / "defs.yaml"))
+    request = recipe_export_request(output_dir=tmp_path / "out", version="v1", test_share=0.25)
+    outcome = export_recipe(db_path, recipe, request, export_hygiene(db_path, "pairwise", 0.25))
+    table = pa.concat_tables(
+        pq.read_table(p) for p in sorted((outcome.path / "hf" / "rows").glob("*.parquet"))
+    )
+    assert table.num_rows == len(QUESTIONS)
+    assert table.schema.field("preference_winner").type == pa.string()
+    assert table.schema.field("preference_agree").type == pa.bool_()
+    assert table.schema.field("preference_helpful_a").type == pa.float64()
+    assert table.schema.field("preference_clear_b").type == pa.float64()
+    for row in table.to_pylist():
+        assert row["preference_winner"] in ("answer", "cheap_answer", "tie")
+        assert json.loads(row["preference"])["winner"] == row["preference_winner"]
