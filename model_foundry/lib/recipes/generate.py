@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,6 +144,12 @@ def _requests_key(planned: Sequence[Planned]) -> Any:
     return planned[0].key if len(planned) == 1 else [p.key for p in planned]
 
 
+def _tokens(counts: Iterable[int | None]) -> int | None:
+    """A cell's tokens over its requests; None when no server reported them."""
+    given = [n for n in counts if n is not None]
+    return sum(given) if given else None
+
+
 class _Wave:
     """One wave's cells for every row: computed, taken from the store, or asked."""
 
@@ -244,8 +250,8 @@ class _Wave:
         self.keep(
             row, column, sample, key, value, cause, request_key=ps[0].key, slot=first.slot,
             model=first.model,
-            prompt_tokens=sum(c.prompt_tokens or 0 for c in completions),
-            completion_tokens=sum(c.completion_tokens or 0 for c in completions),
+            prompt_tokens=_tokens(c.prompt_tokens for c in completions),
+            completion_tokens=_tokens(c.completion_tokens for c in completions),
         )  # fmt: skip
 
 
