@@ -51,6 +51,25 @@ EVERY_COLUMN: dict[str, Any] = {
 }  # fmt: skip
 
 
+# Two roles answer each question and the judge compares the answers, in both orders.
+PAIRWISE: dict[str, Any] = {
+    "name": "pairwise",
+    "seed": {"file": "seed.jsonl"},
+    "columns": [
+        {"name": "query", "type": "seed"},
+        {"name": "answer", "type": "llm_text", "role": "worker", "prompt": "{{ query }}",
+         "params": {"max_tokens": 64}},
+        {"name": "cheap_answer", "type": "llm_text", "role": "cheap", "prompt": "{{ query }}",
+         "params": {"max_tokens": 64}},
+        {"name": "preference", "type": "llm_judge", "compare": ["answer", "cheap_answer"],
+         "prompt": "Question: {{ query }}",
+         "scores": [{"name": "helpful", "description": "Does it answer the question?",
+                     "max": 10},
+                    {"name": "clear", "description": "Is it easy to follow?"}]},
+    ],
+}  # fmt: skip
+
+
 def write_recipe(folder: Path, attributes: dict[str, Any], seeds: list[str] = QUESTIONS) -> Path:
     """A defs.yaml for ``attributes`` and a seed.jsonl of ``seeds`` beside it."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,8 +30,9 @@ from model_foundry.lib.llm.request import Planned, canonical
 from model_foundry.lib.llm.run import Log, SlotSource
 from model_foundry.lib.recipes import samplers
 from model_foundry.lib.recipes.cells import StoredCell, make_view, stored_cells, write_cells
-from model_foundry.lib.recipes.seeds import SeedRow, seed_rows
-from model_foundry.lib.recipes.spec import JUDGE_ROLE, Column, Recipe, levels
+from model_foundry.lib.recipes.pairwise import pairwise_messages, pairwise_value
+from model_foundry.lib.recipes.seeds import SeedRow, advance_mark, seed_rows
+from model_foundry.lib.recipes.spec import JUDGE_ROLE, PAIR_ORDERS, Column, Recipe, levels
 from model_foundry.lib.recipes.templates import render
 from model_foundry.lib.recipes.validators import gate_cause, validate
 from model_foundry.lib.slots.config import NoSlotForRoleError, SlotFile
@@ -58,6 +59,11 @@ class RecipeOutcome:
     view: str | None = None
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
     blocked: dict[str, set[str]] = field(default_factory=dict)
+    # Rows with a request that got no answer: the next run asks it (and an incremental seed
+    # reads them again, ``seeds.advance_mark``).
+    pending: set[str] = field(default_factory=set)
+    # An incremental seed's new mark (None: it stayed where it was).
+    seed_mark: int | None = None
     llm: dict[str, Any] = field(default_factory=dict)
 
     def complete_rows(self) -> int:
@@ -76,6 +82,7 @@ class RecipeOutcome:
             "rejected_by_cause": dict(sorted(self.rejected_by_cause.items())),
             "cells_by_column": {c: dict(n) for c, n in self.cells_by_column.items()},
             "view": self.view,
+            **({"seed_mark": self.seed_mark} if self.seed_mark is not None else {}),
             **self.llm,
         }
 
@@ -105,7 +112,8 @@ def _messages(column: Column, values: Mapping[str, Any]) -> list[dict[str, str]]
 
 
 def llm_request(recipe: Recipe, column: Column, row_id: str, sample: int,
-                values: Mapping[str, Any]) -> Request:  # fmt: skip
+                values: Mapping[str, Any], order: str | None = None) -> Request:  # fmt: skip
+    """One request of a cell; ``order`` is a pairwise judge's (``ab`` or ``ba``)."""
     params: dict[str, Any] = {**column.params, "seed": request_seed(recipe, row_id, column, sample)}
     if column.thinking is not None:
         params["thinking"] = column.thinking
@@ -113,8 +121,33 @@ def llm_request(recipe: Recipe, column: Column, row_id: str, sample: int,
     if schema is not None:
         # As the judge does: the schema is a parameter, part of the key, spelled per runtime.
         params["json_schema"] = dict(schema)
+    if order is None:
+        return Request(recipe_task(recipe.name, column.name), str(column.role),
+                       Body(messages=_messages(column, values)), params=params)  # fmt: skip
+    # Both orders share their prefix: one family, so one slot's prefix cache serves both.
     return Request(recipe_task(recipe.name, column.name), str(column.role),
-                   Body(messages=_messages(column, values)), params=params)  # fmt: skip
+                   Body(messages=pairwise_messages(column, values, order)), params=params,
+                   family=f"{recipe_task(recipe.name, column.name)}:{row_id}")  # fmt: skip
+
+
+def cell_requests(recipe: Recipe, column: Column, row_id: str, sample: int,
+                  values: Mapping[str, Any]) -> list[Request]:  # fmt: skip
+    """What one LLM cell asks: one request, or a pairwise judge's two orders."""
+    if column.is_pairwise:
+        return [llm_request(recipe, column, row_id, sample, values, o) for o in PAIR_ORDERS]
+    return [llm_request(recipe, column, row_id, sample, values)]
+
+
+def _requests_key(planned: Sequence[Planned]) -> Any:
+    """What a cell's key takes of its requests: the one request key (as cells stored before
+    pairwise judges have it), or the list of both orders' keys."""
+    return planned[0].key if len(planned) == 1 else [p.key for p in planned]
+
+
+def _tokens(counts: Iterable[int | None]) -> int | None:
+    """A cell's tokens over its requests; None when no server reported them."""
+    given = [n for n in counts if n is not None]
+    return sum(given) if given else None
 
 
 class _Wave:
@@ -159,52 +192,66 @@ class _Wave:
 
     def llm(self) -> None:
         gen = self.gen
-        planned: list[tuple[SeedRow, Column, int, Planned, str]] = []
+        planned: list[tuple[SeedRow, Column, int, list[Planned], str]] = []
         for column in (c for c in self.columns if c.is_llm):
             for row in gen.rows:
                 values = self.ready(row, column)
                 if values is None:
                     continue
                 for sample in range(column.samples):
-                    request = llm_request(gen.recipe, column, row.row_id, sample, values)
-                    p = gen.run.plan(request)
-                    key = _key(gen.recipe.name, row.row_id, column.name, sample, p.key)
-                    planned.append((row, column, sample, p, key))
+                    requests = cell_requests(gen.recipe, column, row.row_id, sample, values)
+                    ps = [gen.run.plan(r) for r in requests]
+                    key = _key(gen.recipe.name, row.row_id, column.name, sample, _requests_key(ps))
+                    planned.append((row, column, sample, ps, key))
         stored = stored_cells(gen.db_path, gen.recipe.name, [k for *_, k in planned])
-        ask = [p for row, column, sample, p, key in planned if key not in stored]
+        ask = [p for row, column, sample, ps, key in planned if key not in stored for p in ps]
         gen.outcome.llm_cells_asked += len({p.key for p in ask})
         batch = gen.run.ask(list({p.key: p for p in ask}.values()), gen.label) if ask else None
-        for row, column, sample, p, key in planned:
+        for row, column, sample, ps, key in planned:
             if key in stored:
                 self.reuse(row, column, sample, key, stored[key])
                 continue
-            completion = batch.results.get(p.key) if batch else None
-            if completion is None:
+            completions = [batch.results.get(p.key) if batch else None for p in ps]
+            if any(c is None for c in completions):
                 gen.outcome.llm_cells_unanswered += 1
                 gen.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
+                gen.outcome.pending.add(row.row_id)
                 continue
-            self.answered(row, column, sample, key, p, completion)
+            self.answered(row, column, sample, key, ps, completions)
 
     def reuse(self, row: SeedRow, column: Column, sample: int, key: str,
               cell: StoredCell) -> None:  # fmt: skip
         self.gen.outcome.cells_reused += 1
         self.keep(row, column, sample, key, cell.value, cell.cause if cell.status != "ok" else None)
 
-    def answered(self, row: SeedRow, column: Column, sample: int, key: str, p: Planned,
-                 completion: Any) -> None:  # fmt: skip
-        text = completion.content
-        prompt = "\n".join(m["content"] for m in p.request.body.messages or [])
-        cause = gate_cause(self.gen.recipe, column, text, completion.finish_reason, prompt)
-        value: Any = text.strip()
-        if column.schema() is not None:
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError:
-                cause = cause or "unparsed"
+    def answered(self, row: SeedRow, column: Column, sample: int, key: str,
+                 ps: Sequence[Planned], completions: Sequence[Any]) -> None:  # fmt: skip
+        answers: list[Any] = []
+        cause: str | None = None
+        for p, completion in zip(ps, completions, strict=True):
+            text = completion.content
+            prompt = "\n".join(m["content"] for m in p.request.body.messages or [])
+            cause = cause or gate_cause(
+                self.gen.recipe, column, text, completion.finish_reason, prompt
+            )
+            value: Any = text.strip()
+            if column.schema() is not None:
+                try:
+                    value = json.loads(text)
+                except json.JSONDecodeError:
+                    cause = cause or "unparsed"
+            answers.append(value)
+        value = answers[0]
+        if column.is_pairwise:
+            # Kept as the judge gave them when an order is held back, for its cause's sake.
+            verdicts = dict(zip(PAIR_ORDERS, answers, strict=True))
+            value = verdicts if cause else pairwise_value(column, verdicts)
+        first = completions[0]
         self.keep(
-            row, column, sample, key, value, cause, request_key=p.key, slot=completion.slot,
-            model=completion.model, prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens,
+            row, column, sample, key, value, cause, request_key=ps[0].key, slot=first.slot,
+            model=first.model,
+            prompt_tokens=_tokens(c.prompt_tokens for c in completions),
+            completion_tokens=_tokens(c.completion_tokens for c in completions),
         )  # fmt: skip
 
 
@@ -311,6 +358,12 @@ def run_recipe(
     with LlmRun(db_path, source, run_id=run_id, asset=f"recipe_{recipe.name}", log=log) as run:
         outcome = Generation(recipe, run, rows, version, run_id).generate()
     outcome.llm = run.metadata()
+    if version == RUN_VERSION and recipe.seed is not None and recipe.seed.incremental:
+        # Only now, with every cell of the run stored: a run that dies before reads its rows
+        # again from the old mark.
+        mark = advance_mark(Path(db_path), recipe, rows, outcome.pending, run_id)
+        if mark is not None:
+            outcome.seed_mark = mark.position
     return outcome
 
 
@@ -319,6 +372,7 @@ __all__ = [
     "RUN_VERSION",
     "Generation",
     "RecipeOutcome",
+    "cell_requests",
     "check_roles",
     "llm_request",
     "recipe_task",
