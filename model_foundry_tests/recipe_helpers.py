@@ -11,8 +11,10 @@ from typing import Any
 
 import yaml
 
+from model_foundry.lib import storage
 from model_foundry.lib.recipes.generate import RUN_VERSION, RecipeOutcome, run_recipe
 from model_foundry.lib.recipes.spec import parse_recipe
+from model_foundry.lib.tables.summaries import SESSION_SUMMARIES, SummaryRow
 from model_foundry_tests.slot_fixtures import Slots
 
 QUESTIONS = ["how do I compact a DuckDB file", "what does a NATS pull consumer ack",
@@ -49,6 +51,25 @@ EVERY_COLUMN: dict[str, Any] = {
 }  # fmt: skip
 
 
+# Two roles answer each question and the judge compares the answers, in both orders.
+PAIRWISE: dict[str, Any] = {
+    "name": "pairwise",
+    "seed": {"file": "seed.jsonl"},
+    "columns": [
+        {"name": "query", "type": "seed"},
+        {"name": "answer", "type": "llm_text", "role": "worker", "prompt": "{{ query }}",
+         "params": {"max_tokens": 64}},
+        {"name": "cheap_answer", "type": "llm_text", "role": "cheap", "prompt": "{{ query }}",
+         "params": {"max_tokens": 64}},
+        {"name": "preference", "type": "llm_judge", "compare": ["answer", "cheap_answer"],
+         "prompt": "Question: {{ query }}",
+         "scores": [{"name": "helpful", "description": "Does it answer the question?",
+                     "max": 10},
+                    {"name": "clear", "description": "Is it easy to follow?"}]},
+    ],
+}  # fmt: skip
+
+
 def write_recipe(folder: Path, attributes: dict[str, Any], seeds: list[str] = QUESTIONS) -> Path:
     """A defs.yaml for ``attributes`` and a seed.jsonl of ``seeds`` beside it."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -67,3 +88,31 @@ def generate(folder: Path, attributes: dict[str, Any], db: Path, slots: Slots,
     recipe = parse_recipe(copy.deepcopy(attributes), str(folder / "defs.yaml"))
     return run_recipe(recipe, db, slots, version=version, run_id="test", base_dir=folder,
                       log=logging.getLogger("recipe-test"), limit=limit)  # fmt: skip
+
+
+def insert_searches(db: Path, queries: list[str]) -> None:
+    """The lab's semantic searches, as ``search_questions`` reads them."""
+    with storage.connect(db) as con:
+        for i, query in enumerate(queries):
+            con.execute(
+                "INSERT INTO semantic_searches (event_id, correlation_id, occurred_at, query) "
+                "VALUES (?, 's1', now(), ?)",
+                [f"e{i}", query],
+            )
+
+
+def summary(session: str, text: str, *, language: str = "en", chat_events: int = 4,
+            gate: str | None = None) -> SummaryRow:  # fmt: skip
+    return SummaryRow(
+        request_key=f"{session}-{chat_events}", correlation_id=session, chat_events=chat_events,
+        event_ids="[]", first_event_at=None, last_event_at=None, language=language,
+        summary=text, slot="kindergarten", model="m", prompt_tokens=None,
+        completion_tokens=None, latency_s=None, gen_tps=None, run_id=None, gate=gate,
+    )  # fmt: skip
+
+
+def insert_summaries(db: Path, rows: list[SummaryRow]) -> None:
+    """Session summaries, as ``summary_round_trip`` reads them."""
+    with storage.connect(db) as con:
+        for row in rows:
+            con.execute(SESSION_SUMMARIES.insert_sql(), SESSION_SUMMARIES.values(row))

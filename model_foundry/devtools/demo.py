@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import shlex
 import shutil
@@ -229,6 +230,62 @@ def _collect(instance: dg.DagsterInstance) -> dict[str, Any] | None:
     return dataset
 
 
+# Rows each shipped example recipe generates in the demo: every column type shows, and
+# ``demo --real`` on a CPU model stays short.
+EXAMPLE_ROWS = 6
+
+
+def example_line(meta: Mapping[str, Any]) -> str:
+    """One recipe's outcome as people read it: its rows, and what was held back by cause
+    (``rejected_by_cause``'s ``column: cause`` keys)."""
+    held = []
+    for key, n in (meta.get("rejected_by_cause") or {}).items():
+        column, _, why = str(key).partition(": ")
+        held.append(f"{column} {n:,} ({why})" if why else f"{column} {n:,}")
+    line = (
+        f"  recipe {meta['recipe']}: {meta['rows']:,} rows, {meta['rows_complete']:,} "
+        f"complete; held back by cause: {', '.join(held) or 'none'}"
+    )
+    unanswered = meta.get("llm_cells_unanswered") or 0
+    return line + (f"; {unanswered:,} cells unanswered" if unanswered else "")
+
+
+def run_example_recipes(db: Path, rows: int = EXAMPLE_ROWS) -> list[dict[str, Any]]:
+    """The shipped example recipes (``examples/recipes/``) on the demo's data, ``rows`` rows
+    each, a line each; their outcomes' metadata.
+
+    They run as ``model-foundry recipe run`` generates, without Dagster: the examples stay out
+    of every code location unless MODEL_FOUNDRY_RECIPE_EXAMPLES is true, and their rows'
+    text stays in DuckDB. A recipe that cannot run is its one sentence."""
+    from model_foundry.defs.resources import slots_resource_from_env
+    from model_foundry.lib.errors import UserError
+    from model_foundry.lib.recipes.files import recipe_files
+    from model_foundry.lib.recipes.generate import run_recipe
+    from model_foundry.lib.recipes.spec import parse_recipe
+
+    print(
+        "example recipes (examples/recipes/, in Dagster only with "
+        f"MODEL_FOUNDRY_RECIPE_EXAMPLES=true), {rows} rows each:"
+    )
+    log = logging.getLogger("model_foundry.demo.recipes")
+    log.setLevel(logging.WARNING)
+    slots = slots_resource_from_env(None)
+    outcomes = []
+    for found in recipe_files((settings.recipe_examples_dir(),)):
+        try:
+            recipe = parse_recipe(found.attributes, str(found.path), default_name=found.name)
+            outcome = run_recipe(recipe, db, slots, run_id=None, log=log,
+                                 base_dir=found.folder, limit=rows)  # fmt: skip
+        except UserError as exc:
+            print(f"  recipe {found.name}: cannot run: {exc}")
+            continue
+        meta = outcome.metadata()
+        print(example_line(meta))
+        _print_causes(meta)
+        outcomes.append(meta)
+    return outcomes
+
+
 # What the report shows of the demo's file, in order.
 REPORT_QUERIES = (
     "SELECT subject, count(*) AS events, count(DISTINCT correlation_id) AS sessions "
@@ -358,10 +415,11 @@ def run_demo(events: int = 400, *, real: bool = False) -> int:
         _drain(instance)
         _downstream(instance)
         dataset = _collect(instance)
+    run_example_recipes(settings.duckdb_path())
     _report(settings.duckdb_path(), dataset)
     if real:
         _real_words(settings.duckdb_path(), dataset)
     return 0
 
 
-__all__ = ["SEED", "SESSIONS", "run_demo"]
+__all__ = ["EXAMPLE_ROWS", "SEED", "SESSIONS", "example_line", "run_demo", "run_example_recipes"]

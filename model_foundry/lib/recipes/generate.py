@@ -32,8 +32,9 @@ from model_foundry.lib.llm.request import Planned, canonical
 from model_foundry.lib.llm.run import Log, SlotSource
 from model_foundry.lib.recipes import samplers
 from model_foundry.lib.recipes.cells import StoredCell, make_view, recipe_cells, write_cells
-from model_foundry.lib.recipes.seeds import SeedRow, seed_rows
-from model_foundry.lib.recipes.spec import JUDGE_ROLE, Column, Recipe, levels
+from model_foundry.lib.recipes.pairwise import pairwise_messages, pairwise_value
+from model_foundry.lib.recipes.seeds import SeedRow, advance_mark, seed_rows
+from model_foundry.lib.recipes.spec import JUDGE_ROLE, PAIR_ORDERS, Column, Recipe, levels
 from model_foundry.lib.recipes.templates import render
 from model_foundry.lib.recipes.validators import gate_cause, validate
 from model_foundry.lib.slots.config import NoSlotForRoleError, SlotFile
@@ -60,6 +61,11 @@ class RecipeOutcome:
     view: str | None = None
     values: dict[str, dict[str, Any]] = field(default_factory=dict)
     blocked: dict[str, set[str]] = field(default_factory=dict)
+    # Rows with a request that got no answer: the next run asks it (and an incremental seed
+    # reads them again, ``seeds.advance_mark``).
+    pending: set[str] = field(default_factory=set)
+    # An incremental seed's new mark (None: it stayed where it was).
+    seed_mark: int | None = None
     llm: dict[str, Any] = field(default_factory=dict)
 
     def complete_rows(self) -> int:
@@ -78,6 +84,7 @@ class RecipeOutcome:
             "rejected_by_cause": dict(sorted(self.rejected_by_cause.items())),
             "cells_by_column": {c: dict(n) for c, n in self.cells_by_column.items()},
             "view": self.view,
+            **({"seed_mark": self.seed_mark} if self.seed_mark is not None else {}),
             **self.llm,
         }
 
@@ -107,7 +114,8 @@ def _messages(column: Column, values: Mapping[str, Any]) -> list[dict[str, str]]
 
 
 def llm_request(recipe: Recipe, column: Column, row_id: str, sample: int,
-                values: Mapping[str, Any]) -> Request:  # fmt: skip
+                values: Mapping[str, Any], order: str | None = None) -> Request:  # fmt: skip
+    """One request of a cell; ``order`` is a pairwise judge's (``ab`` or ``ba``)."""
     params: dict[str, Any] = {**column.params, "seed": request_seed(recipe, row_id, column, sample)}
     if column.thinking is not None:
         params["thinking"] = column.thinking
@@ -115,12 +123,38 @@ def llm_request(recipe: Recipe, column: Column, row_id: str, sample: int,
     if schema is not None:
         # As the judge does: the schema is a parameter, part of the key, spelled per runtime.
         params["json_schema"] = dict(schema)
+    if order is None:
+        return Request(recipe_task(recipe.name, column.name), str(column.role),
+                       Body(messages=_messages(column, values)), params=params)  # fmt: skip
+    # Both orders share their prefix: one family, so one slot's prefix cache serves both.
     return Request(recipe_task(recipe.name, column.name), str(column.role),
-                   Body(messages=_messages(column, values)), params=params)  # fmt: skip
+                   Body(messages=pairwise_messages(column, values, order)), params=params,
+                   family=f"{recipe_task(recipe.name, column.name)}:{row_id}")  # fmt: skip
 
 
-# A cell waiting for its request: its row, column, sample, request and cell key.
-_Cell = tuple[SeedRow, Column, int, Planned, str]
+def cell_requests(recipe: Recipe, column: Column, row_id: str, sample: int,
+                  values: Mapping[str, Any]) -> list[Request]:  # fmt: skip
+    """What one LLM cell asks: one request, or a pairwise judge's two orders."""
+    if column.is_pairwise:
+        return [llm_request(recipe, column, row_id, sample, values, o) for o in PAIR_ORDERS]
+    return [llm_request(recipe, column, row_id, sample, values)]
+
+
+def _requests_key(planned: Sequence[Planned]) -> Any:
+    """What a cell's key takes of its requests: the one request key (as cells stored before
+    pairwise judges have it), or the list of both orders' keys."""
+    return planned[0].key if len(planned) == 1 else [p.key for p in planned]
+
+
+def _tokens(counts: Iterable[int | None]) -> int | None:
+    """A cell's tokens over its requests; None when no server reported them."""
+    given = [n for n in counts if n is not None]
+    return sum(given) if given else None
+
+
+# A cell waiting for its requests (one, or a pairwise judge's two orders): its row, column,
+# sample, requests and cell key.
+_Cell = tuple[SeedRow, Column, int, list[Planned], str]
 
 # New cells go to DuckDB this many at a time, or after this long, and at the end: one
 # transaction per cell would make the file's lock the pace of a run.
@@ -152,6 +186,7 @@ class Generation:
         self.stored: dict[str, StoredCell] = {}
         self.cells: list[RecipeCellRow] = []
         self.written_at = time.monotonic()
+        self.error: Exception | None = None
 
     def compute(
         self, row: SeedRow, column: Column, values: Mapping[str, Any]
@@ -163,7 +198,7 @@ class Generation:
             return samplers.sample(column, self.recipe.random_seed, row.row_id), None
         if column.type == "expression":
             return render(str(column.expr), values), None
-        cause = validate(column, values[str(column.target)])
+        cause = validate(column, values[str(column.target)], values)
         return cause is None, cause
 
     def cell(self, row: SeedRow, column: Column, sample: int, key: str, value: Any,
@@ -184,12 +219,14 @@ class Generation:
         if first:
             roles = {str(c.role) for c in self.recipe.columns if c.is_llm}
             self.run.ask_stream(first, self.settled, self.label, roles)
-        # Cells whose request was never settled (the batch stopped early) have no answer.
-        for cells in self.waiting.values():
-            for row, column, *_ in cells:
-                self.outcome.llm_cells_unanswered += 1
-                self.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
+        # Cells whose requests were never settled (the batch stopped early) have no answer;
+        # a pairwise cell waits under both its requests, and counts once.
+        left = {cell[4]: cell for cells in self.waiting.values() for cell in cells}
+        for row, column, *_ in left.values():
+            self.unanswered(row, column)
         self.write(force=True)
+        if self.error is not None:
+            raise self.error
         self.outcome.view = make_view(self.db_path, self.recipe)
         return self.outcome
 
@@ -207,16 +244,19 @@ class Generation:
         while todo:
             again: dict[str, SeedRow] = {}
             for cell in [c for row in todo for c in self.begin(row)]:
-                row, column, sample, p, key = cell
+                row, column, sample, ps, key = cell
                 if key in self.stored:
                     self.reuse(row, column, sample, key, self.stored[key])
-                elif p.key in self.answers:
-                    self.take(cell, self.answers[p.key])
+                elif all(p.key in self.answers for p in ps):
+                    self.take(cell)
                 else:
-                    if p.key not in self.waiting:
-                        self.outcome.llm_cells_asked += 1
-                        asks.append(p)
-                    self.waiting.setdefault(p.key, []).append(cell)
+                    for p in ps:
+                        if p.key in self.answers:
+                            continue
+                        if p.key not in self.waiting:
+                            self.outcome.llm_cells_asked += 1
+                            asks.append(p)
+                        self.waiting.setdefault(p.key, []).append(cell)
                     continue
                 self.open[row.row_id][column.name] -= 1
                 again[row.row_id] = row
@@ -246,24 +286,34 @@ class Generation:
                 continue
             self.open[row.row_id][column.name] = column.samples
             for sample in range(column.samples):
-                request = llm_request(self.recipe, column, row.row_id, sample, values)
-                p = self.run.plan(request)
-                key = _key(self.recipe.name, row.row_id, column.name, sample, p.key)
-                planned.append((row, column, sample, p, key))
+                requests = cell_requests(self.recipe, column, row.row_id, sample, values)
+                ps = [self.run.plan(r) for r in requests]
+                key = _key(self.recipe.name, row.row_id, column.name, sample, _requests_key(ps))
+                planned.append((row, column, sample, ps, key))
         return planned
 
     def settled(self, done: Sequence[tuple[Planned, Any]]) -> list[Planned]:
         """``LlmRun.ask_stream``'s callback: the cells waiting for these requests take their
-        answers (None: failed), and the requests of their rows' columns that made ready."""
+        answers (None: failed) once all of a cell's are in, and the requests of their rows'
+        columns that made ready."""
         rows: dict[str, SeedRow] = {}
         for p, completion in done:
             self.answers[p.key] = completion
             for cell in self.waiting.pop(p.key, []):
-                row, column = cell[0], cell[1]
-                self.take(cell, completion)
-                self.open[row.row_id][column.name] -= 1
-                rows[row.row_id] = row
-        asks = self.advance(rows.values())
+                row, column, _, ps, _ = cell
+                if all(q.key in self.answers for q in ps):
+                    self.take(cell)
+                    self.open[row.row_id][column.name] -= 1
+                    rows[row.row_id] = row
+        asks: list[Planned] = []
+        if self.error is None:
+            try:
+                asks = self.advance(rows.values())
+            except Exception as exc:
+                # A cell that cannot be made (a template naming what an answer lacks) ends
+                # the run; nothing new is asked, and the answers still coming are kept as
+                # cells, written before the error is raised.
+                self.error = exc
         self.write()
         return asks
 
@@ -293,34 +343,50 @@ class Generation:
         counts = self.outcome.cells_by_column.setdefault(column.name, Counter())
         counts["rejected" if cause else "ok"] += 1
 
-    def take(self, cell: _Cell, completion: Any) -> None:
-        row, column, sample, p, key = cell
-        if completion is None:
-            self.outcome.llm_cells_unanswered += 1
-            self.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
+    def take(self, cell: _Cell) -> None:
+        row, column, sample, ps, key = cell
+        completions = [self.answers[p.key] for p in ps]
+        if any(c is None for c in completions):
+            self.unanswered(row, column)
             return
-        self.answered(row, column, sample, key, p, completion)
+        self.answered(row, column, sample, key, ps, completions)
+
+    def unanswered(self, row: SeedRow, column: Column) -> None:
+        self.outcome.llm_cells_unanswered += 1
+        self.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
+        self.outcome.pending.add(row.row_id)
 
     def reuse(self, row: SeedRow, column: Column, sample: int, key: str,
               cell: StoredCell) -> None:  # fmt: skip
         self.outcome.cells_reused += 1
         self.keep(row, column, sample, key, cell.value, cell.cause if cell.status != "ok" else None)
 
-    def answered(self, row: SeedRow, column: Column, sample: int, key: str, p: Planned,
-                 completion: Any) -> None:  # fmt: skip
-        text = completion.content
-        prompt = "\n".join(m["content"] for m in p.request.body.messages or [])
-        cause = gate_cause(self.recipe, column, text, completion.finish_reason, prompt)
-        value: Any = text.strip()
-        if column.schema() is not None:
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError:
-                cause = cause or "unparsed"
+    def answered(self, row: SeedRow, column: Column, sample: int, key: str,
+                 ps: Sequence[Planned], completions: Sequence[Any]) -> None:  # fmt: skip
+        answers: list[Any] = []
+        cause: str | None = None
+        for p, completion in zip(ps, completions, strict=True):
+            text = completion.content
+            prompt = "\n".join(m["content"] for m in p.request.body.messages or [])
+            cause = cause or gate_cause(self.recipe, column, text, completion.finish_reason, prompt)
+            value: Any = text.strip()
+            if column.schema() is not None:
+                try:
+                    value = json.loads(text)
+                except json.JSONDecodeError:
+                    cause = cause or "unparsed"
+            answers.append(value)
+        value = answers[0]
+        if column.is_pairwise:
+            # Kept as the judge gave them when an order is held back, for its cause's sake.
+            verdicts = dict(zip(PAIR_ORDERS, answers, strict=True))
+            value = verdicts if cause else pairwise_value(column, verdicts)
+        first = completions[0]
         self.keep(
-            row, column, sample, key, value, cause, request_key=p.key, slot=completion.slot,
-            model=completion.model, prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens,
+            row, column, sample, key, value, cause, request_key=ps[0].key, slot=first.slot,
+            model=first.model,
+            prompt_tokens=_tokens(c.prompt_tokens for c in completions),
+            completion_tokens=_tokens(c.completion_tokens for c in completions),
         )  # fmt: skip
 
 
@@ -377,6 +443,12 @@ def run_recipe(
     with LlmRun(db_path, source, run_id=run_id, asset=f"recipe_{recipe.name}", log=log) as run:
         outcome = Generation(recipe, run, rows, version, run_id).generate()
     outcome.llm = run.metadata()
+    if version == RUN_VERSION and recipe.seed is not None and recipe.seed.incremental:
+        # Only now, with every cell of the run stored: a run that dies before reads its rows
+        # again from the old mark.
+        mark = advance_mark(Path(db_path), recipe, rows, outcome.pending, run_id)
+        if mark is not None:
+            outcome.seed_mark = mark.position
     return outcome
 
 
@@ -385,6 +457,7 @@ __all__ = [
     "RUN_VERSION",
     "Generation",
     "RecipeOutcome",
+    "cell_requests",
     "check_roles",
     "llm_request",
     "recipe_task",

@@ -53,9 +53,20 @@ _FIELDS: Mapping[str, set[str]] = {
         "thinking",
         "output_format",
     },
-    "llm_judge": {"role", "system", "prompt", "params", "thinking", "scores"},
-    "validation": {"target", "json_schema", "regex", "min_length", "max_length", "python"},
+    "llm_judge": {"role", "system", "prompt", "params", "thinking", "scores", "compare"},
+    "validation": {
+        "target",
+        "json_schema",
+        "regex",
+        "min_length",
+        "max_length",
+        "python",
+        "similar_to",
+        "min_similarity",
+    },
 }
+# The two orders of a pairwise judge: the first column's answer read first, then the second's.
+PAIR_ORDERS = ("ab", "ba")
 _TOP = {"name", "description", "seed", "rows", "random_seed", "schedule", "columns", "gates"}
 
 
@@ -100,6 +111,8 @@ class Column:
     thinking: bool | None = None
     output_format: Mapping[str, Any] | None = None
     scores: tuple[Score, ...] = ()
+    # llm_judge, pairwise: the two columns compared (YAML ``compare``), a's then b's
+    compare: tuple[str, ...] = ()
     # validation
     target: str | None = None
     json_schema: Mapping[str, Any] | None = None
@@ -107,19 +120,30 @@ class Column:
     min_length: int | None = None
     max_length: int | None = None
     python: bool = False
+    # validation: the column the target is compared with (validators.similarity)
+    similar_to: str | None = None
+    min_similarity: float | None = None
 
     @property
     def is_llm(self) -> bool:
         return self.type in LLM_TYPES
 
+    @property
+    def is_pairwise(self) -> bool:
+        return self.type == "llm_judge" and bool(self.compare)
+
     def schema(self) -> Mapping[str, Any] | None:
-        """The JSON schema the answer is constrained to (structured and judge columns)."""
+        """The JSON schema the answer is constrained to (structured and judge columns). A
+        pairwise judge's is one order's verdict: each score for the answer read first
+        (``<score>_1``) and second (``<score>_2``)."""
         if self.type == "llm_structured":
             return self.output_format
         if self.type == "llm_judge":
+            suffixes = ("_1", "_2") if self.is_pairwise else ("",)
             props: dict[str, Any] = {
-                s.name: {"type": "integer", "minimum": s.low, "maximum": s.high}
+                f"{s.name}{suffix}": {"type": "integer", "minimum": s.low, "maximum": s.high}
                 for s in self.scores
+                for suffix in suffixes
             }
             props["reason"] = {"type": "string", "maxLength": 400}
             return {
@@ -131,7 +155,14 @@ class Column:
         return None
 
     def sub_columns(self) -> dict[str, str]:
-        """Typed sub-columns of a structured answer: property -> JSON type."""
+        """Typed sub-columns of a structured answer: property -> JSON type. A pairwise
+        judge's value is not one verdict but both orders' (see ``generate.pairwise_value``):
+        the winner, whether the orders agree, and each score of each answer (their mean)."""
+        if self.is_pairwise:
+            out = {"winner": "string", "agree": "boolean"}
+            for s in self.scores:
+                out |= {f"{s.name}_a": "number", f"{s.name}_b": "number"}
+            return out
         schema = self.schema()
         if not schema:
             return {}
@@ -141,10 +172,13 @@ class Column:
 
 @dataclass(frozen=True)
 class Seed:
-    """Where seed rows come from: a file (JSONL, CSV, Parquet) or read-only SQL."""
+    """Where seed rows come from: a file (JSONL, CSV, Parquet) or read-only SQL.
+    ``incremental`` names an integer column of the query's rows that grows with every write
+    (the inbox's ``commit_seq``): each run takes only the rows past the last run's mark."""
 
     file: str | None = None
     sql: str | None = None
+    incremental: str | None = None
 
 
 @dataclass(frozen=True)
@@ -281,7 +315,18 @@ def _llm(source: str, at: str, raw: Mapping[str, Any], kind: str) -> dict[str, A
         )
     if kind == "llm_judge":
         out["scores"] = _scores(source, f"{at}.scores", raw.get("scores"))
+        if raw.get("compare") is not None:
+            out["compare"] = _compare(source, f"{at}.compare", raw["compare"])
     return out
+
+
+def _compare(source: str, at: str, raw: Any) -> tuple[str, str]:
+    """The two columns a pairwise judge compares; that both exist is checked with the graph."""
+    if not isinstance(raw, list) or len(raw) != 2 or not all(isinstance(c, str) for c in raw):
+        raise _fail(source, at, "must name two columns, [a, b]")
+    if raw[0] == raw[1]:
+        raise _fail(source, at, f"compares column {raw[0]!r} with itself")
+    return raw[0], raw[1]
 
 
 def _scores(source: str, at: str, raw: Any) -> tuple[Score, ...]:
@@ -324,10 +369,31 @@ def _validation(source: str, at: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(python, bool):
         raise _fail(source, f"{at}.python", "must be true or false")
     out["python"] = python
+    out.update(_similarity(source, at, raw, str(out["target"])))
     if len(out) == 2 and not python:
         raise _fail(source, at, "checks nothing: give json_schema, regex, min_length, "
-                    "max_length or python: true")  # fmt: skip
+                    "max_length, similar_to or python: true")  # fmt: skip
     return out
+
+
+def _similarity(source: str, at: str, raw: Mapping[str, Any], target: str) -> dict[str, Any]:
+    """``similar_to`` and ``min_similarity``, given together or not at all."""
+    other, low = raw.get("similar_to"), raw.get("min_similarity")
+    if other is None and low is None:
+        return {}
+    if other is None:
+        raise _fail(source, f"{at}.similar_to", "is needed with min_similarity (the column "
+                    "the target is compared with)")  # fmt: skip
+    if low is None:
+        raise _fail(source, f"{at}.min_similarity", "is needed with similar_to (a number "
+                    "from 0 to 1)")  # fmt: skip
+    name = str(_str(source, f"{at}.similar_to", other))
+    if name == target:
+        raise _fail(source, f"{at}.similar_to", "must name a column other than the target")
+    value = _number(source, f"{at}.min_similarity", low)
+    if not 0 <= value <= 1:
+        raise _fail(source, f"{at}.min_similarity", "must be a number from 0 to 1")
+    return {"similar_to": name, "min_similarity": value}
 
 
 def _column(source: str, i: int, raw: Any, seen: set[str]) -> Column:
@@ -366,6 +432,9 @@ def _column(source: str, i: int, raw: Any, seen: set[str]) -> Column:
             raise _fail(source, f"{at}.{key}", f"template {exc}") from None
     if kind == "validation":
         reads.add(str(fields["target"]))
+        if fields.get("similar_to"):
+            reads.add(str(fields["similar_to"]))
+    reads |= set(fields.get("compare", ()))
     return Column(name=name, type=kind, reads=tuple(sorted(reads)), **fields)
 
 
@@ -375,8 +444,12 @@ def _check_graph(source: str, columns: Sequence[Column]) -> None:
         for read in c.reads:
             if read not in names:
                 key = "target" if c.type == "validation" and read == c.target else "prompt"
+                if c.type == "validation" and read == c.similar_to:
+                    key = "similar_to"
                 if c.type == "expression":
                     key = "expr"
+                if read in c.compare:
+                    key = "compare"
                 raise _fail(source, f"columns.{c.name}.{key}",
                             f"names column {read!r}, which the recipe does not have")  # fmt: skip
             if read == c.name:
@@ -437,9 +510,18 @@ def dependants(recipe: Recipe, name: str) -> set[str]:
 def _seed(source: str, raw: Any) -> Seed:
     if not isinstance(raw, dict) or len({"file", "sql"} & set(raw)) != 1:
         raise _fail(source, "seed", "must give exactly one of file or sql")
-    unknown = sorted(set(raw) - {"file", "sql"})
+    unknown = sorted(set(raw) - {"file", "sql", "incremental"})
     if unknown:
-        raise _fail(source, f"seed.{unknown[0]}", "is not a field of seed (file or sql)")
+        raise _fail(source, f"seed.{unknown[0]}",
+                    "is not a field of seed (file, sql, incremental)")  # fmt: skip
+    if "incremental" in raw:
+        if "sql" not in raw:
+            raise _fail(source, "seed.incremental", "is for an sql seed only")
+        column = raw["incremental"]
+        if not isinstance(column, str) or not _NAME.match(column):
+            raise _fail(source, "seed.incremental",
+                        "must name a column of the query's rows, such as commit_seq")  # fmt: skip
+        return Seed(sql=_str(source, "seed.sql", raw["sql"]), incremental=column)
     if "file" in raw:
         path = str(_str(source, "seed.file", raw["file"]))
         if not path.lower().endswith((".jsonl", ".csv", ".parquet")):
@@ -502,6 +584,7 @@ __all__ = [
     "COLUMN_TYPES",
     "JUDGE_ROLE",
     "LLM_TYPES",
+    "PAIR_ORDERS",
     "Column",
     "Recipe",
     "RecipeError",

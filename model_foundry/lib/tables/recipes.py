@@ -67,6 +67,35 @@ DATASET_RECIPE_CELLS: Table[RecipeCellRow] = Table(
     """,
 )
 
+
+@dataclass(frozen=True)
+class RecipeSeedMarkRow:
+    """How far a recipe with an incremental SQL seed has read: ``position`` is the highest
+    value of its position column whose rows' cells are all stored, and ``next_row_index`` the
+    row index the next row past it gets."""
+
+    recipe: str
+    position: int
+    next_row_index: int
+    run_id: str | None
+    updated_at: datetime | None = field(default=None, metadata=FILLED_BY_DB)
+
+
+# One row per recipe with an incremental seed (a handful): the key's index stays this small.
+DATASET_RECIPE_SEED_MARKS: Table[RecipeSeedMarkRow] = Table(
+    "dataset_recipe_seed_marks",
+    RecipeSeedMarkRow,
+    """
+    CREATE TABLE IF NOT EXISTS dataset_recipe_seed_marks (
+        recipe VARCHAR PRIMARY KEY,
+        position BIGINT NOT NULL,
+        next_row_index BIGINT NOT NULL,
+        run_id VARCHAR,
+        updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+    )
+    """,
+)
+
 # Each recipe's rows, wide: the newest cell of each column (sample 0) as one JSON object per
 # row, and whether a cell of the row was held back and why. Each recipe's run also makes a
 # view of its own, ``recipe_<name>``, with a typed SQL column per column (``lib/recipes``).
@@ -89,4 +118,10 @@ DATASET_RECIPE_ROWS = View(
     """,
 )
 
-__all__ = ["DATASET_RECIPE_CELLS", "DATASET_RECIPE_ROWS", "RecipeCellRow"]
+__all__ = [
+    "DATASET_RECIPE_CELLS",
+    "DATASET_RECIPE_ROWS",
+    "DATASET_RECIPE_SEED_MARKS",
+    "RecipeCellRow",
+    "RecipeSeedMarkRow",
+]

@@ -26,7 +26,11 @@ from model_foundry.lib.tables.positions import (
     PIPELINE_EVENT_INBOX_COUNTS,
     SEED_INBOX_COMMITS,
 )
-from model_foundry.lib.tables.recipes import DATASET_RECIPE_CELLS, DATASET_RECIPE_ROWS
+from model_foundry.lib.tables.recipes import (
+    DATASET_RECIPE_CELLS,
+    DATASET_RECIPE_ROWS,
+    DATASET_RECIPE_SEED_MARKS,
+)
 from model_foundry.lib.tables.sessions import (
     SESSION_FLOW,
     SESSION_ROUTING,
@@ -86,6 +90,7 @@ TABLES: tuple[Table, ...] = (
     SESSION_TURNS,
     SESSION_TRAJECTORIES,
     DATASET_RECIPE_CELLS,
+    DATASET_RECIPE_SEED_MARKS,
 )
 
 # A view may read an earlier one (session_overview reads session_summaries_latest).

@@ -42,8 +42,8 @@ def test_check_says_ok_or_one_sentence(tmp_path: Path) -> None:
     ok = cli("recipe", "check", "search_questions")
     assert ok.returncode == 0, ok.stderr
     assert ok.stdout.strip().endswith(
-        "recipe search_questions is ok: 7 columns (query, style | question | answer | "
-        "facts, score, answer_length)"
+        "recipe search_questions is ok: 8 columns (query, style | question | answer, "
+        "cheap_answer | facts, score, answer_length)"
     )
     bad = dict(EVERY_COLUMN, columns=[*EVERY_COLUMN["columns"][:-1],
                                       {"name": "x", "type": "judge"}])  # fmt: skip
@@ -58,6 +58,20 @@ def test_check_says_ok_or_one_sentence(tmp_path: Path) -> None:
     assert missing.stderr.strip() == (
         f"model-foundry: no recipe named 'nope' in {path} (known: every_column)"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "waves"),
+    [
+        ("coding_tasks", "topic, task, style | request | solution | solution_parses, score"),
+        ("summary_round_trip", "correlation_id, summary, source_lang, target_lang | "
+         "translation | back_translation | round_trip"),
+    ],
+)  # fmt: skip
+def test_check_says_each_shipped_example_is_ok(name: str, waves: str) -> None:
+    ok = cli("recipe", "check", name)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.strip().endswith(f"recipe {name} is ok: 7 columns ({waves})")
 
 
 def test_preview_prints_rows_and_a_run_reuses_them(tmp_path: Path, fast_slots: Path) -> None:
@@ -150,7 +164,8 @@ def test_the_shipped_example_runs_on_the_simulator(tmp_path: Path, fast_slots: P
     assert run.returncode == 0, run.stderr[-3000:]
     meta = json.loads(run.stdout.strip().splitlines()[-1])
     assert meta["rows"] == len(QUESTIONS) and meta["llm_cells_unanswered"] == 0
-    # answer, facts and score for each search.
-    assert meta["llm_cells_asked"] == 3 * len(QUESTIONS)
-    assert count(db, "SELECT count(*) FROM recipe_search_questions WHERE score_helpful >= 1 "
+    # answer, cheap_answer, facts and the pairwise score's two orders for each search.
+    assert meta["llm_cells_asked"] == 5 * len(QUESTIONS)
+    assert count(db, "SELECT count(*) FROM recipe_search_questions WHERE score_helpful_a >= 1 "
+                 "AND score_winner IN ('answer', 'cheap_answer', 'tie') "
                  "AND facts_topic IS NOT NULL AND answer_length") == len(QUESTIONS)  # fmt: skip

@@ -5,17 +5,23 @@ row."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from model_foundry.lib import storage
+from model_foundry.lib.datasets.export_hygiene import export_hygiene
+from model_foundry.lib.recipes.export import export_recipe, recipe_export_request
 from model_foundry.lib.recipes.generate import PREVIEW_VERSION
-from model_foundry.lib.recipes.spec import RecipeError
+from model_foundry.lib.recipes.spec import RecipeError, parse_recipe
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry_tests.pipeline_helpers import slot_simulator_process
 from model_foundry_tests.recipe_helpers import (
     EVERY_COLUMN,
+    PAIRWISE,
     QUESTIONS,
     generate,
     write_recipe,
@@ -215,3 +221,68 @@ def test_a_run_that_lost_a_column_reasks_only_its_cells_and_nothing_twice(
     cells = _rows(db_path, "SELECT count(*) AS n FROM dataset_recipe_cells "
                   "WHERE column_name = 'score'")  # fmt: skip
     assert cells == [{"n": n}]
+
+
+def test_a_pairwise_judge_asks_both_orders_once_with_a_shared_prefix(
+    tmp_path, db_path, fast_slots
+) -> None:
+    folder = tmp_path / "pairwise"
+    write_recipe(folder, PAIRWISE)
+    slots = Slots(fast_slots, tmp_path / "locks")
+    outcome = generate(folder, PAIRWISE, db_path, slots)
+    n = len(QUESTIONS)
+    # Two answers per row, and the judge twice per row (one cell).
+    assert outcome.llm_cells_asked == 4 * n and outcome.complete_rows() == n
+    assert outcome.metadata()["cells_by_column"]["preference"] == {"ok": n}
+    asked = _rows(db_path, "SELECT slot, request FROM llm_completions "
+                  "WHERE task = 'recipe:pairwise/preference' AND status = 'ok'")  # fmt: skip
+    assert len(asked) == 2 * n and {a["slot"] for a in asked} == {"grandpa"}
+    rows = _rows(db_path, "SELECT * FROM recipe_pairwise ORDER BY row_index")
+    assert [r["query"] for r in rows] == QUESTIONS
+    users = [json.loads(a["request"])["messages"] for a in asked]
+    for r in rows:
+        first = f"Answer 1:\n{r['answer']}\n\nAnswer 2:\n{r['cheap_answer']}"
+        second = f"Answer 1:\n{r['cheap_answer']}\n\nAnswer 2:\n{r['answer']}"
+        ab = [m for m in users if m[1]["content"].endswith(first)]
+        ba = [m for m in users if m[1]["content"].endswith(second)]
+        assert len(ab) == len(ba) == 1
+        # Everything before the answers is byte-identical between the two orders.
+        assert ab[0][0] == ba[0][0]
+        assert ab[0][1]["content"].removesuffix(first) == ba[0][1]["content"].removesuffix(second)
+        assert ab[0][1]["content"].startswith(f"Question: {r['query']}\n\n")
+        assert r["preference_winner"] in ("answer", "cheap_answer", "tie")
+        assert isinstance(r["preference_agree"], bool)
+        if not r["preference_agree"]:
+            assert r["preference_winner"] == "tie"
+        verdicts = json.loads(r["preference"])
+        assert set(verdicts["verdict_ab"]) == {"helpful_1", "helpful_2", "clear_1", "clear_2",
+                                               "reason"}  # fmt: skip
+        assert (
+            r["preference_helpful_a"]
+            == (verdicts["verdict_ab"]["helpful_1"] + verdicts["verdict_ba"]["helpful_2"]) / 2
+        )
+    # A rerun asks nothing: both orders come from the stored cell.
+    served = requests_served(fast_slots)
+    again = generate(folder, PAIRWISE, db_path, slots)
+    assert requests_served(fast_slots) == served
+    assert again.llm_cells_asked == 0 and again.cells_written == 0
+
+
+def test_a_pairwise_judge_is_exported_with_typed_sub_columns(tmp_path, db_path, fast_slots) -> None:
+    folder = tmp_path / "pairwise_export"
+    write_recipe(folder, PAIRWISE)
+    generate(folder, PAIRWISE, db_path, Slots(fast_slots, tmp_path / "locks"))
+    recipe = parse_recipe(copy.deepcopy(PAIRWISE), str(folder / "defs.yaml"))
+    request = recipe_export_request(output_dir=tmp_path / "out", version="v1", test_share=0.25)
+    outcome = export_recipe(db_path, recipe, request, export_hygiene(db_path, "pairwise", 0.25))
+    table = pa.concat_tables(
+        pq.read_table(p) for p in sorted((outcome.path / "hf" / "rows").glob("*.parquet"))
+    )
+    assert table.num_rows == len(QUESTIONS)
+    assert table.schema.field("preference_winner").type == pa.string()
+    assert table.schema.field("preference_agree").type == pa.bool_()
+    assert table.schema.field("preference_helpful_a").type == pa.float64()
+    assert table.schema.field("preference_clear_b").type == pa.float64()
+    for row in table.to_pylist():
+        assert row["preference_winner"] in ("answer", "cheap_answer", "tie")
+        assert json.loads(row["preference"])["winner"] == row["preference_winner"]

@@ -11,6 +11,12 @@ import pytest
 from model_foundry.defs.recipes.component import recipe_definitions
 from model_foundry.defs.recipes.examples import example_recipes
 from model_foundry.lib import settings
+from model_foundry.lib.recipes.files import recipe_files
+from model_foundry.lib.recipes.generate import check_roles
+from model_foundry.lib.recipes.spec import parse_recipe
+from model_foundry_tests.slot_fixtures import shipped_slot_file
+
+EXAMPLES = ("coding_tasks", "search_questions", "summary_round_trip")
 
 
 def _keys(defs: dg.Definitions) -> set[str]:
@@ -22,11 +28,23 @@ def test_examples_load_only_when_enabled(monkeypatch: pytest.MonkeyPatch) -> Non
     assert _keys(example_recipes()) == set()
     monkeypatch.setenv("MODEL_FOUNDRY_RECIPE_EXAMPLES", "true")
     enabled = example_recipes()
-    assert _keys(enabled) == {"recipe_search_questions", "recipe_search_questions_export"}
-    assert [j.name for j in enabled.jobs or ()] == ["recipe_search_questions_job"]  # type: ignore[union-attr]
+    assert _keys(enabled) == {f"recipe_{n}{s}" for n in EXAMPLES for s in ("", "_export")}
+    assert sorted(j.name for j in enabled.jobs or ()) == [f"recipe_{n}_job" for n in EXAMPLES]  # type: ignore[union-attr]
     monkeypatch.setenv("MODEL_FOUNDRY_RECIPE_EXAMPLES", "maybe")
     with pytest.raises(ValueError, match="MODEL_FOUNDRY_RECIPE_EXAMPLES='maybe'"):
         settings.recipe_examples()
+
+
+def test_each_shipped_example_parses_and_asks_roles_the_shipped_slot_file_has() -> None:
+    found = list(recipe_files((settings.recipe_examples_dir(),)))
+    assert sorted(r.name for r in found) == list(EXAMPLES)
+    for example in found:
+        recipe = parse_recipe(example.attributes, str(example.path), default_name=example.name)
+        # What `model-foundry recipe check NAME` checks, on the slot file a checkout ships.
+        check_roles(recipe, shipped_slot_file(), None)
+        assert recipe.description and recipe.seed is not None
+        if recipe.seed.file is not None:
+            assert (example.folder / recipe.seed.file).is_file()
 
 
 def test_a_bad_recipe_is_an_asset_that_fails_in_its_sentence() -> None:

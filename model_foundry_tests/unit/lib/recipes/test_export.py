@@ -29,7 +29,7 @@ from model_foundry.lib.recipes.export import (
     row_text,
 )
 from model_foundry.lib.recipes.spec import RecipeError, parse_recipe
-from model_foundry_tests.recipe_helpers import EVERY_COLUMN
+from model_foundry_tests.recipe_helpers import EVERY_COLUMN, PAIRWISE
 
 
 def _recipe(attributes: dict[str, Any] = EVERY_COLUMN):
@@ -221,3 +221,24 @@ def test_an_export_that_kept_no_row_says_so() -> None:
     )
     assert nothing_kept_warning(outcome({"train": 1, "test": 0}, 3)) is None
     assert nothing_kept_warning(outcome({}, 0)) is None
+
+
+def test_a_pairwise_judge_exports_its_winner_agreement_and_scores_typed() -> None:
+    recipe = _recipe(PAIRWISE)
+    fields = dict(column_fields(recipe))
+    assert fields["preference"] == fields["preference_winner"] == pa.string()
+    assert fields["preference_agree"] == pa.bool_()
+    assert fields["preference_helpful_a"] == fields["preference_clear_b"] == pa.float64()
+    value = {"winner": "answer", "agree": True, "helpful_a": 8.5, "helpful_b": 4.5,
+             "clear_a": 3.5, "clear_b": 3.0, "verdict_ab": {}, "verdict_ba": {}}  # fmt: skip
+    cells = {
+        "query": Cell("q", "ok", None),
+        "answer": Cell("Run CHECKPOINT.", "ok", None),
+        "cheap_answer": Cell("Copy it.", "ok", None),
+        "preference": Cell(value, "ok", None, "grandpa", "m-judge", 40, 18),
+    }
+    record = row_record(recipe, "r1", 0, cells, chat_column(recipe))
+    assert record["preference_winner"] == "answer" and record["preference_agree"] is True
+    assert record["preference_helpful_a"] == 8.5 and record["preference_clear_b"] == 3.0
+    assert '"winner": "answer"' in record["preference"]
+    assert record["gate"] is None

@@ -10,7 +10,7 @@ import pytest
 
 from model_foundry.lib.recipes.generate import check_roles
 from model_foundry.lib.recipes.spec import RecipeError, dependants, levels, parse_recipe
-from model_foundry_tests.recipe_helpers import EVERY_COLUMN
+from model_foundry_tests.recipe_helpers import EVERY_COLUMN, PAIRWISE
 from model_foundry_tests.slot_fixtures import shipped_data, slot_file_from
 
 SOURCE = "recipes/q/defs.yaml"
@@ -78,6 +78,34 @@ def _sentence(raw: Any) -> str:
             "does not have",
         ),
         (
+            _changed("long_enough", similar_to="querry", min_similarity=0.5),
+            f"{SOURCE}: columns.long_enough.similar_to: names column 'querry', which the "
+            "recipe does not have",
+        ),
+        (
+            _changed("long_enough", similar_to="query", min_similarity=1.5),
+            f"{SOURCE}: columns.long_enough.min_similarity: must be a number from 0 to 1",
+        ),
+        (
+            _changed("long_enough", similar_to="query", min_similarity="high"),
+            f"{SOURCE}: columns.long_enough.min_similarity: must be a number",
+        ),
+        (
+            _changed("long_enough", similar_to="query"),
+            f"{SOURCE}: columns.long_enough.min_similarity: is needed with similar_to (a "
+            "number from 0 to 1)",
+        ),
+        (
+            _changed("long_enough", min_similarity=0.5),
+            f"{SOURCE}: columns.long_enough.similar_to: is needed with min_similarity (the "
+            "column the target is compared with)",
+        ),
+        (
+            _changed("long_enough", similar_to="answer", min_similarity=0.5),
+            f"{SOURCE}: columns.long_enough.similar_to: must name a column other than the "
+            "target",
+        ),
+        (
             {**EVERY_COLUMN, "shedule": "0 3 * * *"},
             f"{SOURCE}: attributes.shedule: is not a field of a recipe",
         ),
@@ -88,8 +116,9 @@ def _sentence(raw: Any) -> str:
     ],
     ids=[
         "unknown-type", "unknown-column", "cycle", "bad-schema", "not-object",
-        "unknown-field", "weights", "template-syntax", "validation-target", "top-field",
-        "no-seed",
+        "unknown-field", "weights", "template-syntax", "validation-target",
+        "similar-to-unknown", "similarity-range", "similarity-type", "similarity-alone",
+        "similar-to-alone", "similar-to-target", "top-field", "no-seed",
     ],
 )  # fmt: skip
 def test_a_bad_recipe_is_one_sentence_naming_the_file_and_the_field(
@@ -112,6 +141,17 @@ def test_waves_read_only_earlier_waves_and_dependants_follow_reads() -> None:
     assert dependants(recipe, "question") == {"answer", "facts", "score", "is_python",
                                               "long_enough"}  # fmt: skip
     assert dependants(recipe, "score") == set()
+
+
+def test_a_similarity_check_waits_for_the_column_it_compares_with() -> None:
+    recipe = parse_recipe(_changed("long_enough", similar_to="facts", min_similarity=0.2),
+                          SOURCE)  # fmt: skip
+    check = recipe.column("long_enough")
+    assert check.similar_to == "facts" and check.min_similarity == 0.2
+    assert check.reads == ("answer", "facts")
+    waves = [[c.name for c in wave] for wave in levels(recipe)]
+    assert waves[3:] == [["facts", "is_python"], ["score", "long_enough"]]
+    assert "long_enough" in dependants(recipe, "facts")
 
 
 def test_a_judge_column_has_its_rubric_as_a_schema_with_typed_sub_columns() -> None:
@@ -147,3 +187,88 @@ def test_roles_are_checked_against_the_slot_file() -> None:
     with pytest.raises(RecipeError) as caught:
         check_roles(parse_recipe(copy.deepcopy(EVERY_COLUMN), SOURCE), no_judge, None)
     assert str(caught.value).startswith(f"{SOURCE}: columns.score.role: profile 'standard' of ")
+
+
+def _pairwise(**fields: Any) -> dict[str, Any]:
+    raw = copy.deepcopy(PAIRWISE)
+    raw["columns"][3].update(fields)
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("fields", "sentence"),
+    [
+        (
+            {"compare": ["answer", "cheap_anser"]},
+            f"{SOURCE}: columns.preference.compare: names column 'cheap_anser', which the "
+            "recipe does not have",
+        ),
+        (
+            {"compare": ["answer", "answer"]},
+            f"{SOURCE}: columns.preference.compare: compares column 'answer' with itself",
+        ),
+        (
+            {"compare": ["answer"]},
+            f"{SOURCE}: columns.preference.compare: must name two columns, [a, b]",
+        ),
+        (
+            {"compare": ["answer", "preference"]},
+            f"{SOURCE}: columns.preference: reads itself",
+        ),
+    ],
+    ids=["unknown", "itself", "one", "self-read"],
+)
+def test_a_bad_pairwise_judge_is_one_sentence_naming_the_file_and_the_field(
+    fields: dict[str, Any], sentence: str
+) -> None:
+    assert _sentence(_pairwise(**fields)) == sentence
+
+
+def test_a_pairwise_judge_reads_both_columns_and_asks_for_both_answers_scores() -> None:
+    recipe = parse_recipe(copy.deepcopy(PAIRWISE), SOURCE)
+    judge = recipe.column("preference")
+    assert judge.is_pairwise and judge.role == "judge"
+    assert judge.compare == ("answer", "cheap_answer")
+    assert set(judge.reads) == {"answer", "cheap_answer", "query"}
+    assert [[c.name for c in wave] for wave in levels(recipe)][-1] == ["preference"]
+    schema = judge.schema()
+    assert schema is not None
+    assert schema["required"] == ["clear_1", "clear_2", "helpful_1", "helpful_2", "reason"]
+    assert schema["properties"]["helpful_2"] == {"type": "integer", "minimum": 1, "maximum": 10}
+    assert judge.sub_columns() == {
+        "winner": "string",
+        "agree": "boolean",
+        "helpful_a": "number",
+        "helpful_b": "number",
+        "clear_a": "number",
+        "clear_b": "number",
+    }
+
+
+@pytest.mark.parametrize(
+    ("seed", "sentence"),
+    [
+        (
+            {"file": "seed.jsonl", "incremental": "commit_seq"},
+            f"{SOURCE}: seed.incremental: is for an sql seed only",
+        ),
+        (
+            {"sql": "SELECT 1", "incremental": "Commit Seq"},
+            f"{SOURCE}: seed.incremental: must name a column of the query's rows, such as "
+            "commit_seq",
+        ),
+        (
+            {"sql": "SELECT 1", "since": "commit_seq"},
+            f"{SOURCE}: seed.since: is not a field of seed (file, sql, incremental)",
+        ),
+    ],
+    ids=["file", "not-a-column", "unknown"],
+)
+def test_a_bad_incremental_seed_is_one_sentence(seed: dict[str, Any], sentence: str) -> None:
+    assert _sentence({**copy.deepcopy(EVERY_COLUMN), "seed": seed}) == sentence
+
+
+def test_an_incremental_seed_names_its_position_column() -> None:
+    raw = {**copy.deepcopy(EVERY_COLUMN), "seed": {"sql": "SELECT 1", "incremental": "seq"}}
+    seed = parse_recipe(raw, SOURCE).seed
+    assert seed is not None and (seed.sql, seed.incremental) == ("SELECT 1", "seq")

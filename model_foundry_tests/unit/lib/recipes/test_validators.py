@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from model_foundry.lib.recipes.spec import Column
-from model_foundry.lib.recipes.validators import validate
+from model_foundry.lib.recipes.validators import similarity, validate
 
 
 def test_each_check_says_why_a_value_fails() -> None:
@@ -34,3 +34,52 @@ def test_python_is_parsed_and_never_run(tmp_path) -> None:
     assert validate(check, f"Here it is:\n```python\n{code}```\nDone.") is None
     assert not marker.exists()
     assert validate(check, "def f(:\n  pass").startswith("Python that does not parse (")
+
+
+def test_similarity_is_character_trigrams_alike_in_both_languages() -> None:
+    assert similarity("", "") == 1.0 and similarity("abc", "") == 0.0
+    # Case, width (NFKC) and white space do not count.
+    assert similarity("The  Backup\nfinished", "the backup finished") == 1.0
+    assert similarity("ＤｕｃｋＤＢ", "duckdb") == 1.0
+    assert similarity("a", "a") == 1.0 and similarity("ab", "abc") == 0.0
+    assert similarity("abcd", "bcde") == 1 / 3  # {abc, bcd} and {bcd, cde}
+    assert similarity("x y z", "z y x") == similarity("z y x", "x y z")
+
+
+# Faithful paraphrases (what a round trip through another language gives back) and unrelated
+# texts: the example's min_similarity of 0.3 lies between the two kinds, in both languages.
+PARAPHRASES = [
+    ("The backup finished without errors.", "The backup completed with no errors."),
+    ("The user asked how to compact a DuckDB file and the assistant suggested running "
+     "CHECKPOINT and then copying the database to a new file.",
+     "The user asked how to shrink a DuckDB file, and the assistant recommended running "
+     "CHECKPOINT and copying the database into a new file."),
+    ("ユーザーはDuckDBファイルを圧縮する方法を尋ね、"
+     "アシスタントはCHECKPOINTを実行することを提案しました。",
+     "ユーザーはDuckDBファイルを小さくする方法を質問し、"
+     "アシスタントはCHECKPOINTの実行を勧めました。"),
+]  # fmt: skip
+UNRELATED = [
+    ("The user asked how to compact a DuckDB file and the assistant suggested CHECKPOINT.",
+     "Someone wanted the weather forecast for Tokyo tomorrow and got a link."),
+    ("ユーザーはDuckDBファイルを圧縮する方法を尋ねました。",
+     "明日の東京の天気予報についての質問でした。"),
+]  # fmt: skip
+
+
+def test_the_examples_threshold_tells_a_paraphrase_from_another_text() -> None:
+    assert all(similarity(a, b) >= 0.3 for a, b in PARAPHRASES)
+    assert all(similarity(a, b) < 0.3 for a, b in UNRELATED)
+
+
+def test_similar_to_compares_the_target_with_the_rows_other_column() -> None:
+    check = Column("v", "validation", target="back", similar_to="summary", min_similarity=0.3)
+    original, paraphrase = PARAPHRASES[1]
+    assert validate(check, paraphrase, {"summary": original, "back": paraphrase}) is None
+    other = UNRELATED[0][1]
+    assert validate(check, other, {"summary": original, "back": other}) == (
+        f"less similar to summary than 0.3 ({similarity(other, original):.2f})"
+    )
+    # A structured column is compared as its JSON text, as the other checks read it.
+    as_json = Column("v", "validation", target="b", similar_to="a", min_similarity=1)
+    assert validate(as_json, {"k": "v"}, {"a": '{"k": "v"}'}) is None
