@@ -5,15 +5,15 @@ A row's column begins as soon as the columns it reads are done in that row: seed
 expression and validation cells are computed there and then, LLM cells are asked in the
 run's one growing round (``LlmRun.ask_stream``: plan, fit, dispatch under the slots' caps,
 store). No column waits for other rows, so while one row waits for its judge another row's
-first answer is already in flight. New cells are written in batches (``CELLS_PER_WRITE``,
-``WRITE_EVERY_S``) and at the end.
+first answer is already in flight. A pairwise judge's cell waits for both its orders. New
+cells are written in batches (``CELLS_PER_WRITE``, ``WRITE_EVERY_S``) and at the end.
 
 Exactly once: a cell's key hashes the recipe, the row, the column, the sample and what the
 cell read (for an LLM cell, its request key, which covers the rendered prompt and the
-parameters). Cells already stored (in any version, a preview's too) are taken as they are
-and not asked again; an answer paid for before a run was killed is in the completions store,
-so the next run takes it from there. A changed template changes the keys of its column and
-of the columns that read it, and only those are asked.
+parameters). Cells stored when the run starts (in any version, a preview's too) are taken
+as they are and not asked again; an answer paid for before a run was killed is in the
+completions store, so the next run takes it from there. A changed template changes the keys
+of its column and of the columns that read it, and only those are asked.
 """
 
 from __future__ import annotations
