@@ -1,6 +1,6 @@
-"""``bench ingest | e2e | downstream | keys | duckdb | datasets | slots | prefill``: benchmarks, dev
-tools each reported against a baseline in the same run. Each imports its dev tool when it
-runs."""
+"""``bench ingest | e2e | downstream | keys | duckdb | datasets | slots | prefill | recipe``:
+benchmarks, dev tools each reported against a baseline in the same run. Each imports its dev
+tool when it runs."""
 
 from __future__ import annotations
 
@@ -50,6 +50,12 @@ def cmd_bench_slots(args: argparse.Namespace) -> int:
     from model_foundry.devtools.bench.slots import run
 
     return run(args)
+
+
+def cmd_bench_recipe(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.recipe import main
+
+    return main(args)
 
 
 def cmd_bench_prefill(args: argparse.Namespace) -> int:
@@ -124,6 +130,7 @@ def register(sub: Subparsers) -> None:
     p.set_defaults(func=cmd_bench_datasets)
     _register_slots(bench_sub)
     _register_prefill(bench_sub)
+    _register_recipe(bench_sub)
 
 
 def _register_slots(bench_sub: Subparsers) -> None:
@@ -186,3 +193,20 @@ def _register_prefill(bench_sub: Subparsers) -> None:
     p.add_argument("--judged-prompts", type=int, default=None, help="prompts judged (4)")
     p.add_argument("--json", action="store_true", help="one JSON object a line; the last sums up")
     p.set_defaults(func=cmd_bench_prefill)
+
+
+def _register_recipe(bench_sub: Subparsers) -> None:
+    p = bench_sub.add_parser(
+        "recipe",
+        help="a dataset recipe row by row vs column after column, on the slot simulator",
+        description=(
+            "Run one fixed three-column recipe (worker text, cheap text reading it, a judge "
+            "reading both) on the slot simulator twice: row by row, and column after column "
+            "over buffers of rows; compare the slot-fill ratio and the makespan."
+        ),
+    )
+    p.add_argument("--rows", type=int, default=500, help="rows to generate (default 500)")
+    p.add_argument("--buffer", type=int, default=100, help="rows a column-after-column buffer")
+    p.add_argument("--speed", type=float, default=2.0, help="simulator speed-up (default 2)")
+    p.add_argument("--json", action="store_true", help="one JSON object a line; the last sums up")
+    p.set_defaults(func=cmd_bench_recipe)

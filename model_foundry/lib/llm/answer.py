@@ -16,6 +16,7 @@ from model_foundry.lib.llm.store import Completion, CompletionStore
 from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.slots.dispatcher import DispatchOptions, InBatches, run_dispatch
+from model_foundry.lib.slots.fit import PROMPT_TOO_LONG
 
 # (requests finished, requests sent): called once per request, when it has settled.
 Progress = Callable[[int, int], None]
@@ -50,7 +51,7 @@ def answer(
     batch.reused = len(done)
     todo = [r for k, r in unique.items() if k not in done]
     unfit = [r for r in todo if r.unfit_reason is not None]
-    _record_unfit(store, unfit, batch, slot_file, profile)
+    record_unfit(store, unfit, batch, slot_file, profile)
     todo = [r for r in todo if r.unfit_reason is None]
     batch.sent = len(todo)
     if todo:
@@ -89,7 +90,7 @@ def _recorder(
     return InBatches(on_attempts)
 
 
-def _record_unfit(
+def record_unfit(
     store: CompletionStore,
     unfit: list[Planned],
     batch: CompletionBatch,
@@ -107,4 +108,13 @@ def _record_unfit(
             store.record(attempt, r)
 
 
-__all__ = ["Progress", "answer", "progress_logger"]
+def warn_unfit(warn: Callable[[str], Any], label: str, fitted: Sequence[Planned]) -> None:
+    """One warning per cause for the requests no slot can take (they are not sent)."""
+    unfit = [r for r in fitted if r.unfit_reason]
+    for cause in sorted({r.unfit_cause for r in unfit}):
+        some = [r for r in unfit if r.unfit_cause == cause]
+        what = "fit no slot's context" if cause == PROMPT_TOO_LONG else "have no usable slot"
+        warn(f"{label}: {len(some)} prompts {what} and are not sent, e.g.: {some[0].unfit_reason}")
+
+
+__all__ = ["Progress", "answer", "progress_logger", "record_unfit", "warn_unfit"]

@@ -1,33 +1,35 @@
 """The one run every LLM asset makes: plan, fit, answer, progress, causes, telemetry, rows.
 
 An asset reads its pending work first (nothing pending: no slot file read, no slot asked),
-then opens an :class:`LlmRun`. The run loads the slot file, opens the run's telemetry and the
-context book, and asks in rounds: each round plans its requests, fits them to the slots'
+then opens an :class:`LlmRun`. The run loads the slot file, opens the run's telemetry and
+the context book, and asks in rounds: each round plans its requests, fits them to the slots'
 context windows (one that fits none is recorded once as ``PromptTooLong`` and never sent),
 answers them from the completions store or the slots with a progress log, and keeps the
 round's batch. Most work is one round of one request per item, one row per answer: such a
-kind of work is a :class:`WorkKind` and :meth:`LlmRun.work` does the rest (rows written,
-one telemetry event per row). Work of several rounds (map-reduce summaries) calls
-:meth:`LlmRun.ask` itself. After the run, :meth:`LlmRun.metadata` has the merged figures and
-failure causes and the telemetry counts, as plain values the asset wraps for Dagster.
+kind of work is a :class:`WorkKind` and :meth:`LlmRun.work` does the rest (rows written, one
+telemetry event per row). Work of several rounds (map-reduce summaries) calls
+:meth:`LlmRun.ask` itself; work whose requests depend on earlier answers (a recipe's rows)
+calls :meth:`LlmRun.ask_stream`, one round that grows as answers come. After the run,
+:meth:`LlmRun.metadata` has the merged figures and failure causes and the telemetry counts,
+as plain values the asset wraps for Dagster.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, Self, TypeVar
 
-from model_foundry.lib.llm.answer import answer, progress_logger
+from model_foundry.lib.llm.answer import answer, progress_logger, warn_unfit
 from model_foundry.lib.llm.batch import CompletionBatch
 from model_foundry.lib.llm.request import Planned, Request, fit, plan
 from model_foundry.lib.llm.store import Completion, CompletionStore
+from model_foundry.lib.llm.stream import Settled, Stream
 from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions
-from model_foundry.lib.slots.fit import PROMPT_TOO_LONG
 from model_foundry.lib.telemetry import Telemetry, for_run
 
 ItemT = TypeVar("ItemT")
@@ -161,18 +163,26 @@ class LlmRun:
     def ask(self, requests: Sequence[Planned], label: str) -> CompletionBatch:
         """One round: fit ``requests``, answer them from the store or the slots, keep the batch."""
         fitted = fit(requests, self.book, self.slot_file, self.profile)
-        unfit = [r for r in fitted if r.unfit_reason]
-        for cause in sorted({r.unfit_cause for r in unfit}):
-            some = [r for r in unfit if r.unfit_cause == cause]
-            what = "fit no slot's context" if cause == PROMPT_TOO_LONG else "have no usable slot"
-            self.log.warning(
-                f"{label}: {len(some)} prompts {what} and are not sent, e.g.: "
-                f"{some[0].unfit_reason}"
-            )
+        warn_unfit(self.log.warning, label, fitted)
         batch = answer(
             self.store, fitted, self.slot_file, self.profile, options=self.options,
             progress=progress_logger(self.log.info, label),
         )  # fmt: skip
+        self.batches.append(batch)
+        return batch
+
+    def ask_stream(
+        self, first: Sequence[Planned], settled: Settled, label: str, roles: Iterable[str]
+    ) -> CompletionBatch:
+        """A round that grows: ``settled`` hears the requests answered or failed together
+        and returns the requests they made ready (of ``roles``), asked in the same dispatcher
+        batch (``stream.py``); keeps the batch."""
+        stream = Stream(
+            self.store, self.book, self.slot_file, self.profile, label, self.log.warning
+        )
+        batch = stream.run(
+            first, settled, roles, self.options, progress_logger(self.log.info, label)
+        )
         self.batches.append(batch)
         return batch
 

@@ -25,9 +25,9 @@ SELECT DISTINCT cell_key FROM {DATASET_RECIPE_CELLS.name}
 WHERE recipe = ? AND version = ? AND cell_key IN (SELECT unnest(?::VARCHAR[]))
 """
 
-_STORED = f"""
-SELECT cell_key, value, status, cause FROM {DATASET_RECIPE_CELLS.name}
-WHERE recipe = ? AND cell_key IN (SELECT unnest(?::VARCHAR[]))
+_ALL_STORED = f"""
+SELECT cell_key, any_value(value), any_value(status), any_value(cause)
+FROM {DATASET_RECIPE_CELLS.name} WHERE recipe = ? GROUP BY cell_key
 """
 
 
@@ -38,19 +38,17 @@ class StoredCell:
     cause: str | None
 
 
-def stored_cells(db_path: Path, recipe: str, keys: Sequence[str]) -> dict[str, StoredCell]:
-    """The cells of ``recipe`` with these keys, in any version (a preview's too)."""
-    if not keys or not db_path.exists():
+def recipe_cells(db_path: Path, recipe: str) -> dict[str, StoredCell]:
+    """Every stored cell of ``recipe``, in any version, by key: read once when a run starts,
+    so a row's next column is not a read of the file away."""
+    if not db_path.exists():
         return {}
     with storage.connect(db_path, read_only=True) as con:
         try:
-            found = con.execute(_STORED, [recipe, list(dict.fromkeys(keys))]).fetchall()
+            found = con.execute(_ALL_STORED, [recipe]).fetchall()
         except duckdb.CatalogException:
             return {}
-    out = {}
-    for key, value, status, cause in found:
-        out[key] = StoredCell(json.loads(value) if value is not None else None, status, cause)
-    return out
+    return {k: StoredCell(json.loads(v) if v is not None else None, s, c) for k, v, s, c in found}
 
 
 def write_cells(db_path: Path, rows: Sequence[RecipeCellRow]) -> int:
@@ -145,4 +143,10 @@ def make_view(db_path: Path, recipe: Recipe) -> str:
     return f"recipe_{recipe.name}"
 
 
-__all__ = ["StoredCell", "make_view", "recipe_view_sql", "stored_cells", "write_cells"]
+__all__ = [
+    "StoredCell",
+    "make_view",
+    "recipe_cells",
+    "recipe_view_sql",
+    "write_cells",
+]

@@ -1,24 +1,26 @@
-"""Generating a recipe's rows: wave by wave over the column graph, every LLM call through
+"""Generating a recipe's rows row by row, every LLM call through
 :class:`~model_foundry.lib.llm.LlmRun`.
 
-The columns are put in waves (``spec.levels``): a wave reads only columns of earlier waves.
-Each wave computes its seed, sampler, expression and validation cells in process and asks
-its LLM cells as one round of ``LlmRun.ask`` (plan, fit, dispatch under the slots' caps,
-store), then appends the wave's cells. This slice has a barrier between waves: a row's next
-column waits for the whole wave before it (see docs/recipes.md).
+A row's column begins as soon as the columns it reads are done in that row: seed, sampler,
+expression and validation cells are computed there and then, LLM cells are asked in the
+run's one growing round (``LlmRun.ask_stream``: plan, fit, dispatch under the slots' caps,
+store). No column waits for other rows, so while one row waits for its judge another row's
+first answer is already in flight. A pairwise judge's cell waits for both its orders. New
+cells are written in batches (``CELLS_PER_WRITE``, ``WRITE_EVERY_S``) and at the end.
 
 Exactly once: a cell's key hashes the recipe, the row, the column, the sample and what the
 cell read (for an LLM cell, its request key, which covers the rendered prompt and the
-parameters). Cells already stored (in any version, a preview's too) are taken as they are
-and not asked again; an answer paid for before a run was killed is in the completions store,
-so the next run takes it from there. A changed template changes the keys of its column and
-of the columns that read it, and only those are asked.
+parameters). Cells stored when the run starts (in any version, a preview's too) are taken
+as they are and not asked again; an answer paid for before a run was killed is in the
+completions store, so the next run takes it from there. A changed template changes the keys
+of its column and of the columns that read it, and only those are asked.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +31,7 @@ from model_foundry.lib.llm import Body, LlmRun, Request
 from model_foundry.lib.llm.request import Planned, canonical
 from model_foundry.lib.llm.run import Log, SlotSource
 from model_foundry.lib.recipes import samplers
-from model_foundry.lib.recipes.cells import StoredCell, make_view, stored_cells, write_cells
+from model_foundry.lib.recipes.cells import StoredCell, make_view, recipe_cells, write_cells
 from model_foundry.lib.recipes.pairwise import pairwise_messages, pairwise_value
 from model_foundry.lib.recipes.seeds import SeedRow, advance_mark, seed_rows
 from model_foundry.lib.recipes.spec import JUDGE_ROLE, PAIR_ORDERS, Column, Recipe, levels
@@ -150,109 +152,14 @@ def _tokens(counts: Iterable[int | None]) -> int | None:
     return sum(given) if given else None
 
 
-class _Wave:
-    """One wave's cells for every row: computed, taken from the store, or asked."""
+# A cell waiting for its requests (one, or a pairwise judge's two orders): its row, column,
+# sample, requests and cell key.
+_Cell = tuple[SeedRow, Column, int, list[Planned], str]
 
-    def __init__(self, gen: Generation, columns: Sequence[Column]) -> None:
-        self.gen = gen
-        self.columns = columns
-        self.cells: list[RecipeCellRow] = []
-
-    def ready(self, row: SeedRow, column: Column) -> dict[str, Any] | None:
-        """The row's values the column reads, or None while one of them is missing."""
-        values = self.gen.outcome.values[row.row_id]
-        if any(r not in values for r in column.reads):
-            self.gen.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
-            return None
-        return dict(values)
-
-    def keep(self, row: SeedRow, column: Column, sample: int, key: str, value: Any,
-             cause: str | None = None, **more: Any) -> None:  # fmt: skip
-        if sample == 0 and cause is None:
-            self.gen.outcome.values[row.row_id][column.name] = value
-        elif cause is not None:
-            self.gen.outcome.rejected_by_cause[f"{column.name}: {cause.split(' (')[0]}"] += 1
-            self.gen.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
-        self.cells.append(self.gen.cell(row, column, sample, key, value, cause, **more))
-        counts = self.gen.outcome.cells_by_column.setdefault(column.name, Counter())
-        counts["rejected" if cause else "ok"] += 1
-
-    def local(self) -> None:
-        for column in (c for c in self.columns if not c.is_llm):
-            for row in self.gen.rows:
-                values = self.ready(row, column)
-                if values is None:
-                    continue
-                value, cause = self.gen.compute(row, column, values)
-                # What it read, too: a validation of a new answer is a new cell even when it
-                # says the same.
-                read = {r: values[r] for r in column.reads}
-                key = _key(self.gen.recipe.name, row.row_id, column.name, 0, read, value)
-                self.keep(row, column, 0, key, value, cause)
-
-    def llm(self) -> None:
-        gen = self.gen
-        planned: list[tuple[SeedRow, Column, int, list[Planned], str]] = []
-        for column in (c for c in self.columns if c.is_llm):
-            for row in gen.rows:
-                values = self.ready(row, column)
-                if values is None:
-                    continue
-                for sample in range(column.samples):
-                    requests = cell_requests(gen.recipe, column, row.row_id, sample, values)
-                    ps = [gen.run.plan(r) for r in requests]
-                    key = _key(gen.recipe.name, row.row_id, column.name, sample, _requests_key(ps))
-                    planned.append((row, column, sample, ps, key))
-        stored = stored_cells(gen.db_path, gen.recipe.name, [k for *_, k in planned])
-        ask = [p for row, column, sample, ps, key in planned if key not in stored for p in ps]
-        gen.outcome.llm_cells_asked += len({p.key for p in ask})
-        batch = gen.run.ask(list({p.key: p for p in ask}.values()), gen.label) if ask else None
-        for row, column, sample, ps, key in planned:
-            if key in stored:
-                self.reuse(row, column, sample, key, stored[key])
-                continue
-            completions = [batch.results.get(p.key) if batch else None for p in ps]
-            if any(c is None for c in completions):
-                gen.outcome.llm_cells_unanswered += 1
-                gen.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
-                gen.outcome.pending.add(row.row_id)
-                continue
-            self.answered(row, column, sample, key, ps, completions)
-
-    def reuse(self, row: SeedRow, column: Column, sample: int, key: str,
-              cell: StoredCell) -> None:  # fmt: skip
-        self.gen.outcome.cells_reused += 1
-        self.keep(row, column, sample, key, cell.value, cell.cause if cell.status != "ok" else None)
-
-    def answered(self, row: SeedRow, column: Column, sample: int, key: str,
-                 ps: Sequence[Planned], completions: Sequence[Any]) -> None:  # fmt: skip
-        answers: list[Any] = []
-        cause: str | None = None
-        for p, completion in zip(ps, completions, strict=True):
-            text = completion.content
-            prompt = "\n".join(m["content"] for m in p.request.body.messages or [])
-            cause = cause or gate_cause(
-                self.gen.recipe, column, text, completion.finish_reason, prompt
-            )
-            value: Any = text.strip()
-            if column.schema() is not None:
-                try:
-                    value = json.loads(text)
-                except json.JSONDecodeError:
-                    cause = cause or "unparsed"
-            answers.append(value)
-        value = answers[0]
-        if column.is_pairwise:
-            # Kept as the judge gave them when an order is held back, for its cause's sake.
-            verdicts = dict(zip(PAIR_ORDERS, answers, strict=True))
-            value = verdicts if cause else pairwise_value(column, verdicts)
-        first = completions[0]
-        self.keep(
-            row, column, sample, key, value, cause, request_key=ps[0].key, slot=first.slot,
-            model=first.model,
-            prompt_tokens=_tokens(c.prompt_tokens for c in completions),
-            completion_tokens=_tokens(c.completion_tokens for c in completions),
-        )  # fmt: skip
+# New cells go to DuckDB this many at a time, or after this long, and at the end: one
+# transaction per cell would make the file's lock the pace of a run.
+CELLS_PER_WRITE = 500
+WRITE_EVERY_S = 2.0
 
 
 class Generation:
@@ -269,6 +176,17 @@ class Generation:
         self.label = f"recipe {recipe.name}"
         self.outcome = RecipeOutcome(recipe.name, version, rows=len(rows))
         self.outcome.values = {r.row_id: {} for r in rows}
+        # The columns in an order where each comes after those it reads.
+        self.order = [c for wave in levels(recipe) for c in wave]
+        # Per row: the columns begun, and each LLM column's samples not settled yet.
+        self.begun: dict[str, set[str]] = {r.row_id: set() for r in rows}
+        self.open: dict[str, Counter[str]] = {r.row_id: Counter() for r in rows}
+        self.waiting: dict[str, list[_Cell]] = {}
+        self.answers: dict[str, Any] = {}
+        self.stored: dict[str, StoredCell] = {}
+        self.cells: list[RecipeCellRow] = []
+        self.written_at = time.monotonic()
+        self.error: Exception | None = None
 
     def compute(
         self, row: SeedRow, column: Column, values: Mapping[str, Any]
@@ -296,13 +214,180 @@ class Generation:
         )  # fmt: skip
 
     def generate(self) -> RecipeOutcome:
-        for columns in levels(self.recipe):
-            wave = _Wave(self, columns)
-            wave.local()
-            wave.llm()
-            self.outcome.cells_written += write_cells(self.db_path, wave.cells)
+        self.stored = recipe_cells(self.db_path, self.recipe.name)
+        first = self.advance(self.rows)
+        if first:
+            roles = {str(c.role) for c in self.recipe.columns if c.is_llm}
+            self.run.ask_stream(first, self.settled, self.label, roles)
+        # Cells whose requests were never settled (the batch stopped early) have no answer;
+        # a pairwise cell waits under both its requests, and counts once.
+        left = {cell[4]: cell for cells in self.waiting.values() for cell in cells}
+        for row, column, *_ in left.values():
+            self.unanswered(row, column)
+        self.write(force=True)
+        if self.error is not None:
+            raise self.error
         self.outcome.view = make_view(self.db_path, self.recipe)
         return self.outcome
+
+    def done(self, row: SeedRow, name: str) -> bool:
+        """Whether the row's column has settled: computed, or every sample answered, taken
+        from the store or failed."""
+        return name in self.begun[row.row_id] and not self.open[row.row_id][name]
+
+    def advance(self, rows: Iterable[SeedRow]) -> list[Planned]:
+        """Begin every column of ``rows`` whose reads are done; the requests to ask. A cell
+        the store holds settles at once and may make more columns ready, so this goes on
+        until none begins."""
+        asks: list[Planned] = []
+        todo = list(rows)
+        while todo:
+            again: dict[str, SeedRow] = {}
+            for cell in [c for row in todo for c in self.begin(row)]:
+                row, column, sample, ps, key = cell
+                if key in self.stored:
+                    self.reuse(row, column, sample, key, self.stored[key])
+                elif all(p.key in self.answers for p in ps):
+                    self.take(cell)
+                else:
+                    for p in ps:
+                        if p.key in self.answers:
+                            continue
+                        if p.key not in self.waiting:
+                            self.outcome.llm_cells_asked += 1
+                            asks.append(p)
+                        self.waiting.setdefault(p.key, []).append(cell)
+                    continue
+                self.open[row.row_id][column.name] -= 1
+                again[row.row_id] = row
+            todo = list(again.values())
+        return asks
+
+    def begin(self, row: SeedRow) -> list[_Cell]:
+        """Compute the row's local columns that are ready, in order (one may read the one
+        before); plan the samples of its ready LLM columns."""
+        planned: list[_Cell] = []
+        for column in self.order:
+            if column.name in self.begun[row.row_id]:
+                continue
+            if not all(self.done(row, r) for r in column.reads):
+                continue
+            self.begun[row.row_id].add(column.name)
+            values = self.ready(row, column)
+            if values is None:
+                continue
+            if not column.is_llm:
+                value, cause = self.compute(row, column, values)
+                # What it read, too: a validation of a new answer is a new cell even when it
+                # says the same.
+                read = {r: values[r] for r in column.reads}
+                key = _key(self.recipe.name, row.row_id, column.name, 0, read, value)
+                self.keep(row, column, 0, key, value, cause)
+                continue
+            self.open[row.row_id][column.name] = column.samples
+            for sample in range(column.samples):
+                requests = cell_requests(self.recipe, column, row.row_id, sample, values)
+                ps = [self.run.plan(r) for r in requests]
+                key = _key(self.recipe.name, row.row_id, column.name, sample, _requests_key(ps))
+                planned.append((row, column, sample, ps, key))
+        return planned
+
+    def settled(self, done: Sequence[tuple[Planned, Any]]) -> list[Planned]:
+        """``LlmRun.ask_stream``'s callback: the cells waiting for these requests take their
+        answers (None: failed) once all of a cell's are in, and the requests of their rows'
+        columns that made ready."""
+        rows: dict[str, SeedRow] = {}
+        for p, completion in done:
+            self.answers[p.key] = completion
+            for cell in self.waiting.pop(p.key, []):
+                row, column, _, ps, _ = cell
+                if all(q.key in self.answers for q in ps):
+                    self.take(cell)
+                    self.open[row.row_id][column.name] -= 1
+                    rows[row.row_id] = row
+        asks: list[Planned] = []
+        if self.error is None:
+            try:
+                asks = self.advance(rows.values())
+            except Exception as exc:
+                # A cell that cannot be made (a template naming what an answer lacks) ends
+                # the run; nothing new is asked, and the answers still coming are kept as
+                # cells, written before the error is raised.
+                self.error = exc
+        self.write()
+        return asks
+
+    def write(self, force: bool = False) -> None:
+        due = time.monotonic() - self.written_at >= WRITE_EVERY_S
+        if self.cells and (force or due or len(self.cells) >= CELLS_PER_WRITE):
+            self.outcome.cells_written += write_cells(self.db_path, self.cells)
+            self.cells = []
+            self.written_at = time.monotonic()
+
+    def ready(self, row: SeedRow, column: Column) -> dict[str, Any] | None:
+        """The row's values the column reads, or None when one of them is held back."""
+        values = self.outcome.values[row.row_id]
+        if any(r not in values for r in column.reads):
+            self.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
+            return None
+        return dict(values)
+
+    def keep(self, row: SeedRow, column: Column, sample: int, key: str, value: Any,
+             cause: str | None = None, **more: Any) -> None:  # fmt: skip
+        if sample == 0 and cause is None:
+            self.outcome.values[row.row_id][column.name] = value
+        elif cause is not None:
+            self.outcome.rejected_by_cause[f"{column.name}: {cause.split(' (')[0]}"] += 1
+            self.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
+        self.cells.append(self.cell(row, column, sample, key, value, cause, **more))
+        counts = self.outcome.cells_by_column.setdefault(column.name, Counter())
+        counts["rejected" if cause else "ok"] += 1
+
+    def take(self, cell: _Cell) -> None:
+        row, column, sample, ps, key = cell
+        completions = [self.answers[p.key] for p in ps]
+        if any(c is None for c in completions):
+            self.unanswered(row, column)
+            return
+        self.answered(row, column, sample, key, ps, completions)
+
+    def unanswered(self, row: SeedRow, column: Column) -> None:
+        self.outcome.llm_cells_unanswered += 1
+        self.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
+        self.outcome.pending.add(row.row_id)
+
+    def reuse(self, row: SeedRow, column: Column, sample: int, key: str,
+              cell: StoredCell) -> None:  # fmt: skip
+        self.outcome.cells_reused += 1
+        self.keep(row, column, sample, key, cell.value, cell.cause if cell.status != "ok" else None)
+
+    def answered(self, row: SeedRow, column: Column, sample: int, key: str,
+                 ps: Sequence[Planned], completions: Sequence[Any]) -> None:  # fmt: skip
+        answers: list[Any] = []
+        cause: str | None = None
+        for p, completion in zip(ps, completions, strict=True):
+            text = completion.content
+            prompt = "\n".join(m["content"] for m in p.request.body.messages or [])
+            cause = cause or gate_cause(self.recipe, column, text, completion.finish_reason, prompt)
+            value: Any = text.strip()
+            if column.schema() is not None:
+                try:
+                    value = json.loads(text)
+                except json.JSONDecodeError:
+                    cause = cause or "unparsed"
+            answers.append(value)
+        value = answers[0]
+        if column.is_pairwise:
+            # Kept as the judge gave them when an order is held back, for its cause's sake.
+            verdicts = dict(zip(PAIR_ORDERS, answers, strict=True))
+            value = verdicts if cause else pairwise_value(column, verdicts)
+        first = completions[0]
+        self.keep(
+            row, column, sample, key, value, cause, request_key=ps[0].key, slot=first.slot,
+            model=first.model,
+            prompt_tokens=_tokens(c.prompt_tokens for c in completions),
+            completion_tokens=_tokens(c.completion_tokens for c in completions),
+        )  # fmt: skip
 
 
 def check_roles(recipe: Recipe, slot_file: SlotFile, profile: str | None) -> None:

@@ -19,6 +19,9 @@ How it keeps the promises in docs/design.md:
 - ``on_attempt`` sees every finished attempt, in order, off the event loop, so the caller can
   write it to DuckDB while other requests stream; wrapped in ``InBatches`` it gets the
   attempts that finished while it last ran all at once, to write in one short transaction.
+- A batch may grow: an ``InBatches(..., grows=True)`` returns the tasks its attempts made
+  ready, and they join the running batch under the same caps and places (``roles`` names the
+  roles they may have, so the batch starts workers on their slots).
 
 Routing decisions (``Router``) and backoff (``RetryPolicy``) are pure and tested on their own.
 
@@ -51,8 +54,10 @@ async def dispatch(
     *,
     on_attempt: OnAttempt | None = None,
     options: DispatchOptions | None = None,
+    roles: Iterable[str] = (),
 ) -> DispatchResult:
-    """Run ``tasks`` on the live slots of ``profile``; every attempt goes to ``on_attempt``.
+    """Run ``tasks`` on the live slots of ``profile``; every attempt goes to ``on_attempt``
+    (a growing one may add tasks of ``roles`` while the batch runs).
 
     Raises ``NoSlotForRoleError`` before sending anything when a task's role has no live slot,
     and ``ValueError`` on duplicate task keys. Slot errors never raise: they become error
@@ -65,7 +70,7 @@ async def dispatch(
             raise ValueError(f"duplicate task key {t.key!r}: keys must be unique within a batch")
         seen.add(t.key)
     slot_file = slot_file or load_slot_file()
-    batch = Batch(task_list, slot_file, profile, on_attempt, options or DispatchOptions())
+    batch = Batch(task_list, slot_file, profile, on_attempt, options or DispatchOptions(), roles)
     if not task_list:
         return DispatchResult([], {}, [], {}, 0.0)
     return await batch.run()
@@ -78,10 +83,11 @@ def run_dispatch(
     *,
     on_attempt: OnAttempt | None = None,
     options: DispatchOptions | None = None,
+    roles: Iterable[str] = (),
 ) -> DispatchResult:
     """Synchronous ``dispatch`` for assets and the CLI; safe to call under a running loop."""
     coro_args = (tasks, slot_file, profile)
-    kwargs: dict[str, Any] = {"on_attempt": on_attempt, "options": options}
+    kwargs: dict[str, Any] = {"on_attempt": on_attempt, "options": options, "roles": roles}
     try:
         asyncio.get_running_loop()
     except RuntimeError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Iterable, Sequence
 
 from model_foundry.lib.slots.client import SlotClient
 from model_foundry.lib.slots.config import Slot, SlotFile
@@ -33,11 +34,12 @@ class Batch:
         profile: str | None,
         on_attempt: OnAttempt | None,
         options: DispatchOptions,
+        roles: Iterable[str] = (),
     ) -> None:
         self.options = options
         self.slot_file = slot_file
         self.profile = slot_file.resolve_profile(profile)
-        self.router = Router(route_tiers(tasks, slot_file, self.profile))
+        self.router = Router(route_tiers(tasks, slot_file, self.profile, roles))
         self.slots: dict[str, Slot] = {n: slot_file.slots[n] for n in self.router.slots()}
         self.queue = WorkQueue(families=options.families)
         # Server slots are named only for a batch with families: a batch without keeps the
@@ -47,16 +49,37 @@ class Batch:
         for t in tasks:
             self.queue.add(t)
         self.thinking = {
-            role: slot_file.thinking_for_role(role) for role in {t.role for t in tasks}
+            role: slot_file.thinking_for_role(role) for role in {t.role for t in tasks} | set(roles)
         }
+        self.keys = {t.key for t in tasks}
         self.progress = Progress(options.batch_timeout_s)
         self.recorder = Recorder(on_attempt, options.record_in_thread, self.progress)
+        self.recorder.on_new = self.add
         self.ledger = Ledger(
             self.slots, options, self.router, self.queue, self.progress, self.recorder
         )
 
+    def add(self, tasks: Sequence[Task]) -> None:
+        """Tasks joining the running batch (a growing ``on_attempt``): the same queue, caps
+        and places as the rest. Raises ``ValueError`` on a key the batch has had, or a role
+        it was not started with."""
+        for t in tasks:
+            if t.key in self.keys:
+                raise ValueError(f"duplicate task key {t.key!r}: keys must be unique in a batch")
+            if t.role not in self.thinking:
+                raise ValueError(f"role {t.role!r} was not named when the batch started")
+        self.router.add_routes(route_tiers(list(tasks), self.slot_file, self.profile))
+        for t in tasks:
+            self.keys.add(t.key)
+            self.queue.add(t)
+        self.progress.notify()
+
     def finished(self) -> bool:
-        return self.progress.stopping or (len(self.queue) == 0 and self.ledger.total_in_flight == 0)
+        if self.progress.stopping:
+            return True
+        idle = len(self.queue) == 0 and self.ledger.unsettled == 0
+        # A growing batch may still get work from the attempts not yet recorded.
+        return idle and not (self.recorder.grows and self.recorder.unrecorded)
 
     def no_work_for(self, slot: str) -> bool:
         """Stop waiting for a token: the batch is over or other workers took the work."""

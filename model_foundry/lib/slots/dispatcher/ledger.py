@@ -46,11 +46,16 @@ class Ledger:
         self.in_flight = dict.fromkeys(slots, 0)
         self.consecutive_failures = dict.fromkeys(slots, 0)
         self.total_in_flight = 0
+        # Taken from the queue and not settled yet (in flight, or between its answer and
+        # ``settle``): the batch is not idle while one is.
+        self.unsettled = 0
         self.errors = 0
 
     @contextlib.contextmanager
     def request_on(self, slot: str) -> Iterator[None]:
-        """Counts one request in flight on ``slot`` while the block runs."""
+        """Counts one request in flight on ``slot`` while the block runs; it stays unsettled
+        until ``settle``."""
+        self.unsettled += 1
         self.in_flight[slot] += 1
         self.total_in_flight += 1
         summary = self.summaries[slot]
@@ -79,6 +84,7 @@ class Ledger:
             self.final[item.task.key] = attempt
         self.attempts.append(attempt)
         self.recorder.put(attempt)
+        self.unsettled -= 1
         n = len(self.attempts)
         if (
             n >= self.options.min_attempts_before_stop

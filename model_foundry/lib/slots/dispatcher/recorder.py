@@ -2,6 +2,9 @@
 
 An ``on_attempt`` wrapped in :class:`InBatches` gets every attempt that finished while the
 previous call ran, as one list, so a store can write them in one transaction (group commit).
+One that ``grows`` returns the tasks those attempts made ready (a recipe row's next column),
+and they join the running batch (``Batch.add``): the batch ends only once every attempt is
+recorded and nothing new came of it.
 A DuckDB file is one writer at a time across processes: with the inbox drains holding it, one
 transaction per attempt made a run's pace the lock's, not the slots' (the freshness test's
 summaries were stored about a minute after they were answered).
@@ -17,14 +20,17 @@ from typing import Any
 
 from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.dispatcher.progress import Progress
+from model_foundry.lib.slots.dispatcher.tasks import Task
 
 
 @dataclass(frozen=True)
 class InBatches:
     """An ``on_attempt`` that takes the attempts waiting to be recorded together, oldest
-    first. A list holds one attempt when nothing else is waiting."""
+    first. A list holds one attempt when nothing else is waiting. With ``grows``, ``record``
+    returns the new tasks to run in the same batch (an iterable of ``Task``, maybe empty)."""
 
     record: Callable[[Sequence[Attempt]], Any]
+    grows: bool = False
 
 
 OnAttempt = Callable[[Attempt], Any] | Callable[[Attempt], Awaitable[Any]] | InBatches
@@ -40,8 +46,17 @@ class Recorder:
         self.progress = progress
         self._records: asyncio.Queue[Attempt | None] = asyncio.Queue()
         self.error: BaseException | None = None
+        # Attempts put and not yet recorded: a growing batch is not over while any is.
+        self.unrecorded = 0
+        # Where the tasks a growing ``on_attempt`` returns go (``Batch.add``).
+        self.on_new: Callable[[Sequence[Task]], None] | None = None
+
+    @property
+    def grows(self) -> bool:
+        return isinstance(self.on_attempt, InBatches) and self.on_attempt.grows
 
     def put(self, attempt: Attempt) -> None:
+        self.unrecorded += 1
         self._records.put_nowait(attempt)
 
     def close(self) -> None:
@@ -61,23 +76,28 @@ class Recorder:
                     # Losing the record of an attempt breaks resumability: stop and surface it.
                     self.error = exc
                     self.progress.stop(f"on_attempt failed: {type(exc).__name__}: {exc}")
+            self.unrecorded -= len(attempts)
+            # Workers waiting for the last attempts' record wake to new work or to finish.
+            self.progress.notify()
             if None in waiting:
                 return
 
     async def _record(self, on_attempt: OnAttempt, attempts: list[Attempt]) -> None:
         if isinstance(on_attempt, InBatches):
-            await self._call(on_attempt.record, attempts)
+            new = await self._call(on_attempt.record, attempts)
+            if on_attempt.grows and new and self.on_new is not None:
+                self.on_new(list(new))
             return
         for attempt in attempts:
             await self._call(on_attempt, attempt)
 
-    async def _call(self, fn: Callable[[Any], Any], arg: Any) -> None:
+    async def _call(self, fn: Callable[[Any], Any], arg: Any) -> Any:
         if inspect.iscoroutinefunction(fn):
-            await fn(arg)
-            return
+            return await fn(arg)
         result = await asyncio.to_thread(fn, arg) if self.in_thread else fn(arg)
         if inspect.isawaitable(result):
-            await result
+            return await result
+        return result
 
 
 __all__ = ["InBatches", "OnAttempt", "Recorder"]

@@ -17,11 +17,14 @@ from model_foundry.lib.slots.config import NoSlotForRoleError, SlotFile
 from model_foundry.lib.slots.dispatcher.tasks import Task
 
 
-def route_tiers(tasks: list[Task], slot_file: SlotFile, profile: str) -> dict[str, list[list[str]]]:
-    """Each route's slot names by tier; raises ``NoSlotForRoleError`` for a route no live slot
-    serves, before anything is sent."""
+def route_tiers(
+    tasks: list[Task], slot_file: SlotFile, profile: str, roles: Iterable[str] = ()
+) -> dict[str, list[list[str]]]:
+    """Each route's slot names by tier (``roles``: more roles, whose tasks a growing batch
+    gets later); raises ``NoSlotForRoleError`` for a route no live slot serves, before
+    anything is sent."""
     tiers: dict[str, list[list[str]]] = {}
-    for role in sorted({t.role for t in tasks}):
+    for role in sorted({t.role for t in tasks} | set(roles)):
         role_tiers = slot_file.role_tiers(role, profile)
         if not role_tiers:
             raise NoSlotForRoleError(
@@ -65,6 +68,23 @@ class Router:
 
     def slots(self) -> list[str]:
         return list(self.roles_of_slot)
+
+    def add_routes(self, tiers: dict[str, list[list[str]]]) -> None:
+        """Routes a growing batch meets later: a task narrowed to some of its role's slots.
+        Only slots the batch already has workers on may serve them."""
+        for route, route_tiers_ in tiers.items():
+            if route in self.tiers:
+                continue
+            unknown = {s for tier in route_tiers_ for s in tier} - set(self.roles_of_slot)
+            if unknown:
+                raise ValueError(
+                    f"route {route!r} needs slots {sorted(unknown)} this batch has no workers "
+                    "on: name its role when the batch starts"
+                )
+            self.tiers[route] = route_tiers_
+            for tier in route_tiers_:
+                for slot in tier:
+                    self.roles_of_slot[slot].append(route)
 
     def cooling(self, slot: str, now: float) -> bool:
         return self.cooling_until.get(slot, 0.0) > now

@@ -1,5 +1,6 @@
 """Dataset recipes on the slot simulator with a real DuckDB file: every column type, cells
-asked exactly once, a changed template re-asking only what it changes."""
+asked exactly once, a changed template re-asking only what it changes, rows generated row by
+row."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from model_foundry.lib.datasets.export_hygiene import export_hygiene
 from model_foundry.lib.recipes.export import export_recipe, recipe_export_request
 from model_foundry.lib.recipes.generate import PREVIEW_VERSION
 from model_foundry.lib.recipes.spec import RecipeError, parse_recipe
+from model_foundry.lib.slots.config import load_slot_file
+from model_foundry_tests.pipeline_helpers import slot_simulator_process
 from model_foundry_tests.recipe_helpers import (
     EVERY_COLUMN,
     PAIRWISE,
@@ -23,7 +26,7 @@ from model_foundry_tests.recipe_helpers import (
     generate,
     write_recipe,
 )
-from model_foundry_tests.slot_fixtures import Slots, requests_served
+from model_foundry_tests.slot_fixtures import Slots, requests_served, set_faults
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -156,6 +159,68 @@ def test_a_role_the_slot_file_lacks_fails_at_run_time_in_one_sentence(
         "'poet' (it has: "
     )
     assert requests_served(fast_slots) == served
+
+
+TWO_COLUMNS: dict = {
+    "name": "two_columns",
+    "seed": {"file": "seed.jsonl"},
+    "columns": [
+        {"name": "query", "type": "seed"},
+        {"name": "answer", "type": "llm_text", "role": "worker", "prompt": "{{ query }}"},
+        {"name": "facts", "type": "llm_text", "role": "cheap", "prompt": "Facts: {{ answer }}"},
+    ],
+}
+
+
+def test_a_rows_next_column_is_asked_before_other_rows_first_column_is_done(
+    tmp_path, db_path
+) -> None:
+    """Row by row: no barrier between columns, so some row's ``facts`` is sent while other
+    rows' ``answer`` is yet to be sent (the worker slot's 3 places take 30 answers in ten
+    turns)."""
+    seeds = [f"{q} (variant {i})" for i in range(8) for q in QUESTIONS][:30]
+    folder = tmp_path / "rows"
+    write_recipe(folder, TWO_COLUMNS, seeds=seeds)
+    with slot_simulator_process(tmp_path / "sim", speed=4) as path:
+        outcome = generate(folder, TWO_COLUMNS, db_path, Slots(path, tmp_path / "locks"))
+    assert outcome.complete_rows() == 30 and outcome.llm_cells_asked == 60
+    started = {
+        r["column_name"]: r for r in _rows(
+            db_path, "SELECT c.column_name, min(l.started_at) AS first, "
+            "max(l.started_at) AS last FROM dataset_recipe_cells c JOIN llm_completions l "
+            "USING (request_key) GROUP BY 1")
+    }  # fmt: skip
+    assert started["facts"]["first"] < started["answer"]["last"], started
+
+
+def test_a_run_that_lost_a_column_reasks_only_its_cells_and_nothing_twice(
+    tmp_path, db_path, fast_slots
+) -> None:
+    """The judge's slot refuses every request: the run keeps the rest and asks again only
+    the judge's cells, and no request is answered twice."""
+    folder = tmp_path / "lost"
+    write_recipe(folder, EVERY_COLUMN)
+    slots = Slots(fast_slots, tmp_path / "locks")
+    judge = load_slot_file(fast_slots).slots["grandpa"]
+    n = len(QUESTIONS)
+    set_faults(judge, error_rate=1.0, error_status=400)
+    try:
+        first = generate(folder, EVERY_COLUMN, db_path, slots)
+    finally:
+        set_faults(judge, error_rate=0.0, error_status=500)
+    assert first.llm_cells_asked == 4 * n and first.llm_cells_unanswered == n
+    assert all(first.blocked[row] == {"score", "is_python"} for row in first.values)
+    served = requests_served(fast_slots)
+    again = generate(folder, EVERY_COLUMN, db_path, slots)
+    assert again.llm_cells_asked == n and again.cells_reused == 3 * n
+    assert requests_served(fast_slots) == served + n
+    assert again.llm_cells_unanswered == 0
+    twice = _rows(db_path, "SELECT request_key FROM llm_completions WHERE status = 'ok' "
+                  "GROUP BY 1 HAVING count(*) > 1")  # fmt: skip
+    assert twice == []
+    cells = _rows(db_path, "SELECT count(*) AS n FROM dataset_recipe_cells "
+                  "WHERE column_name = 'score'")  # fmt: skip
+    assert cells == [{"n": n}]
 
 
 def test_a_pairwise_judge_asks_both_orders_once_with_a_shared_prefix(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.dispatcher import (
     DispatchResult,
+    InBatches,
     RetryPolicy,
     Task,
     dispatch,
@@ -314,3 +316,53 @@ def test_families_run_where_their_prompt_is_cached_and_keep_the_slot_full(
     # On: every prompt computed about once (10 of 40 requests), the rest from the cache.
     assert prompt - cached["on"] < 0.4 * prompt, (prompt, cached)
     assert cached["on"] > cached["off"], cached
+
+
+def test_a_growing_batch_runs_the_tasks_its_answers_make_ready_within_the_caps(
+    tmp_path: Path,
+) -> None:
+    """Each worker answer makes two cheap tasks ready: they join the running batch, start
+    before the worker tasks are all done, and no slot has more than ``parallel`` in flight."""
+
+    def follow(attempts: Sequence[Attempt]) -> list[Task]:
+        return [
+            Task(f"{a.key}-then-{i}", "test", "cheap", Body(text=f"after {a.key} {i}"))
+            for a in attempts
+            if a.ok and a.role == "worker"
+            for i in range(2)
+        ]
+
+    async def go() -> tuple[DispatchResult, dict]:
+        sf = shipped_slot_file()
+        async with SlotSimulator(sf, free_ports=True, latency=_latency(100.0)) as sim:
+            result = await dispatch(
+                chat_tasks("worker", 12), sim.slot_file, "standard",
+                options=fast_options(tmp_path), roles=["cheap"],
+                on_attempt=InBatches(follow, grows=True),
+            )  # fmt: skip
+            return result, sim.stats()
+
+    result, stats = run(go())
+    assert result.ok_count == 12 + 24 and not result.undone
+    later = [a for a in result.attempts if a.role == "cheap"]
+    assert len(later) == 24 and {a.slot for a in later} == {"kindergarten"}
+    last_worker_start = max(a.started_at for a in result.attempts if a.role == "worker")
+    assert min(a.started_at for a in later) < last_worker_start
+    for name, parallel in [("naughty", 3), ("kindergarten", 5)]:
+        assert stats[name]["max_in_flight"] <= parallel, stats[name]
+        assert result.slots[name].max_in_flight <= parallel
+
+
+def test_a_growing_batch_rejects_a_role_it_was_not_started_with(tmp_path: Path) -> None:
+    def follow(attempts: Sequence[Attempt]) -> list[Task]:
+        return [Task(f"{a.key}-then", "test", "summary", Body(text="x")) for a in attempts]
+
+    async def go() -> DispatchResult:
+        async with SlotSimulator(shipped_slot_file(), free_ports=True, speed=50) as sim:
+            return await dispatch(
+                chat_tasks("worker", 1), sim.slot_file, "standard",
+                options=fast_options(tmp_path), on_attempt=InBatches(follow, grows=True),
+            )  # fmt: skip
+
+    with pytest.raises(ValueError, match="role 'summary' was not named"):
+        run(go())

@@ -46,6 +46,15 @@ def test_router_moves_work_to_the_next_tier_while_a_slot_cools_down() -> None:
     assert r.active_tier("worker", now=15) == []  # everything cooling: work waits
 
 
+def test_a_growing_batch_adds_a_narrowed_route_only_over_slots_it_has_workers_on() -> None:
+    r = Router({"worker": [["naughty"], ["kindergarten"]]})
+    r.add_routes({"worker@naughty": [["naughty"]]})
+    assert r.roles_for("naughty", now=0) == ["worker", "worker@naughty"]
+    assert r.roles_for("kindergarten", now=0) == []
+    with pytest.raises(ValueError, match="no workers on"):
+        r.add_routes({"judge": [["grandpa"]]})
+
+
 def test_work_queue_is_fifo_and_holds_retries_until_ready() -> None:
     q = WorkQueue()
     for t in chat_tasks("a", 3):
