@@ -76,11 +76,9 @@ class DispatchOptions:
     # Families (``Task.family``) run where their prefix is cached, and on a runtime whose
     # server slots can be named (llama.cpp ``id_slot``) each request runs in the server slot of
     # its place. Off: one line in order, the server chooses (``bench prefill`` compares both).
-    # Off by default: under the Dagster daemon, with families on, summaries of sessions stored
-    # in the freshness test's first half came in one late run and the inbox cycle doubled
-    # (a pinned request waits for its server slot, which another run's unpinned request may
-    # hold); on only where asked until that is understood.
-    families: bool = False
+    # On by default. It was off while the freshness test failed with it on; the cause was
+    # the completions store's one transaction per attempt, not families (docs/slots.md).
+    families: bool = True
     # No new task starts after this many seconds; in-flight ones finish (they have timeouts).
     batch_timeout_s: float | None = None
     # Run a synchronous ``on_attempt`` in a worker thread so a slow database write never
