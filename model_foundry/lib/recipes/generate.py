@@ -162,6 +162,43 @@ CELLS_PER_WRITE = 500
 WRITE_EVERY_S = 2.0
 
 
+def compute(recipe: Recipe, row: SeedRow, column: Column,
+            values: Mapping[str, Any]) -> tuple[Any, str | None]:  # fmt: skip
+    """A seed, sampler, expression or validation cell's value, and why it is held back."""
+    if column.type == "seed":
+        return row.values.get(str(column.seed_field)), None
+    if column.type == "sampler":
+        return samplers.sample(column, recipe.random_seed, row.row_id), None
+    if column.type == "expression":
+        return render(str(column.expr), values), None
+    cause = validate(column, values[str(column.target)], values)
+    return cause is None, cause
+
+
+def answer_value(recipe: Recipe, column: Column, ps: Sequence[Planned],
+                 completions: Sequence[Any]) -> tuple[Any, str | None]:  # fmt: skip
+    """An LLM cell's value from its requests' answers (a pairwise judge's two verdicts made
+    one), and the first gate or parse failure that holds it back."""
+    answers: list[Any] = []
+    cause: str | None = None
+    for p, completion in zip(ps, completions, strict=True):
+        text = completion.content
+        prompt = "\n".join(m["content"] for m in p.request.body.messages or [])
+        cause = cause or gate_cause(recipe, column, text, completion.finish_reason, prompt)
+        value: Any = text.strip()
+        if column.schema() is not None:
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError:
+                cause = cause or "unparsed"
+        answers.append(value)
+    if not column.is_pairwise:
+        return answers[0], cause
+    # Kept as the judge gave them when an order is held back, for its cause's sake.
+    verdicts = dict(zip(PAIR_ORDERS, answers, strict=True))
+    return (verdicts if cause else pairwise_value(column, verdicts)), cause
+
+
 class Generation:
     """One recipe over its rows in one ``LlmRun`` (see the module doc)."""
 
@@ -187,19 +224,6 @@ class Generation:
         self.cells: list[RecipeCellRow] = []
         self.written_at = time.monotonic()
         self.error: Exception | None = None
-
-    def compute(
-        self, row: SeedRow, column: Column, values: Mapping[str, Any]
-    ) -> tuple[Any, str | None]:
-        """A seed, sampler, expression or validation cell's value, and why it is held back."""
-        if column.type == "seed":
-            return row.values.get(str(column.seed_field)), None
-        if column.type == "sampler":
-            return samplers.sample(column, self.recipe.random_seed, row.row_id), None
-        if column.type == "expression":
-            return render(str(column.expr), values), None
-        cause = validate(column, values[str(column.target)], values)
-        return cause is None, cause
 
     def cell(self, row: SeedRow, column: Column, sample: int, key: str, value: Any,
              cause: str | None, **more: Any) -> RecipeCellRow:  # fmt: skip
@@ -277,7 +301,7 @@ class Generation:
             if values is None:
                 continue
             if not column.is_llm:
-                value, cause = self.compute(row, column, values)
+                value, cause = compute(self.recipe, row, column, values)
                 # What it read, too: a validation of a new answer is a new cell even when it
                 # says the same.
                 read = {r: values[r] for r in column.reads}
@@ -363,24 +387,7 @@ class Generation:
 
     def answered(self, row: SeedRow, column: Column, sample: int, key: str,
                  ps: Sequence[Planned], completions: Sequence[Any]) -> None:  # fmt: skip
-        answers: list[Any] = []
-        cause: str | None = None
-        for p, completion in zip(ps, completions, strict=True):
-            text = completion.content
-            prompt = "\n".join(m["content"] for m in p.request.body.messages or [])
-            cause = cause or gate_cause(self.recipe, column, text, completion.finish_reason, prompt)
-            value: Any = text.strip()
-            if column.schema() is not None:
-                try:
-                    value = json.loads(text)
-                except json.JSONDecodeError:
-                    cause = cause or "unparsed"
-            answers.append(value)
-        value = answers[0]
-        if column.is_pairwise:
-            # Kept as the judge gave them when an order is held back, for its cause's sake.
-            verdicts = dict(zip(PAIR_ORDERS, answers, strict=True))
-            value = verdicts if cause else pairwise_value(column, verdicts)
+        value, cause = answer_value(self.recipe, column, ps, completions)
         first = completions[0]
         self.keep(
             row, column, sample, key, value, cause, request_key=ps[0].key, slot=first.slot,
