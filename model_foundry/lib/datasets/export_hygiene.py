@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import tempfile
 from array import array
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,21 @@ class SpooledClusters:
         return found.cluster
 
 
+def scrubbed_record(
+    record: dict[str, Any],
+    text: dict[str, Any],
+    scrub: Callable[[Any], tuple[Any, Mapping[str, int]]],
+) -> tuple[dict[str, Any], Mapping[str, int]]:
+    """``record`` with ``text`` (some of its fields, and under ``messages`` the text of each
+    message) scrubbed in one pass and put back; what was found, counted."""
+    clean, counts = scrub(text)
+    out = {**record, **{k: v for k, v in clean.items() if k != "messages"}}
+    out["messages"] = [
+        {**m, **c} for m, c in zip(record.get("messages") or [], clean["messages"], strict=True)
+    ]
+    return out, counts
+
+
 class ExportHygiene:
     """Hygiene for one dataset of one DuckDB file."""
 
@@ -75,12 +90,7 @@ class ExportHygiene:
         text["messages"] = [
             {key: m.get(key) for key in _MESSAGE_TEXT} for m in record.get("messages") or []
         ]
-        clean, counts = self.scrubber.scrub(text)
-        out = {**record, **{k: v for k, v in clean.items() if k != "messages"}}
-        out["messages"] = [
-            {**m, **c} for m, c in zip(record.get("messages") or [], clean["messages"], strict=True)
-        ]
-        return out, counts
+        return scrubbed_record(record, text, self.scrubber.scrub)
 
     def scrub_value(self, value: Any) -> tuple[Any, Mapping[str, int]]:
         return self.scrubber.scrub(value)
@@ -110,4 +120,4 @@ def export_hygiene(db_path: Path, dataset: str, test_share: float) -> ExportHygi
     return ExportHygiene(db_path, dataset, RecordScrubber.from_settings(), test_share)
 
 
-__all__ = ["ExportHygiene", "SpooledClusters", "export_hygiene"]
+__all__ = ["ExportHygiene", "SpooledClusters", "export_hygiene", "scrubbed_record"]

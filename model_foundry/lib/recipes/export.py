@@ -32,7 +32,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from model_foundry.lib import settings, storage
-from model_foundry.lib.datasets.export_hygiene import ExportHygiene
+from model_foundry.lib.datasets.export_hygiene import ExportHygiene, scrubbed_record
 from model_foundry.lib.datasets.layouts import HYGIENE_FIELDS, MESSAGE, Layout, sample_openai
 from model_foundry.lib.datasets.names import export_dir
 from model_foundry.lib.datasets.prepare import ClusterIndex, Gates, prepare
@@ -243,12 +243,7 @@ class RecipeHygiene:
     def scrub(self, record: dict[str, Any]) -> tuple[dict[str, Any], Mapping[str, int]]:
         text = {k: record.get(k) for k in self.text_fields}
         text["messages"] = [{"content": m.get("content")} for m in record.get("messages") or []]
-        clean, counts = self.inner.scrub_value(text)
-        out = {**record, **{k: v for k, v in clean.items() if k != "messages"}}
-        out["messages"] = [
-            {**m, **c} for m, c in zip(record.get("messages") or [], clean["messages"], strict=True)
-        ]
-        return out, counts
+        return scrubbed_record(record, text, self.inner.scrub_value)
 
     def scrub_value(self, value: Any) -> tuple[Any, Mapping[str, int]]:
         return self.inner.scrub_value(value)
