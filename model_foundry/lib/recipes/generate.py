@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from model_foundry.lib.datasets.judge import VERDICT_MAX_TOKENS
 from model_foundry.lib.llm import Body, LlmRun, Request
 from model_foundry.lib.llm.request import Planned, canonical
 from model_foundry.lib.llm.run import Log, SlotSource
@@ -123,6 +124,8 @@ def llm_request(recipe: Recipe, column: Column, row_id: str, sample: int,
     if schema is not None:
         # As the judge does: the schema is a parameter, part of the key, spelled per runtime.
         params["json_schema"] = dict(schema)
+    if column.type == "llm_judge" and "max_tokens" not in column.params:
+        params["max_tokens"] = verdict_tokens(column)
     if order is None:
         return Request(recipe_task(recipe.name, column.name), str(column.role),
                        Body(messages=_messages(column, values)), params=params)  # fmt: skip
@@ -130,6 +133,21 @@ def llm_request(recipe: Recipe, column: Column, row_id: str, sample: int,
     return Request(recipe_task(recipe.name, column.name), str(column.role),
                    Body(messages=pairwise_messages(column, values, order)), params=params,
                    family=f"{recipe_task(recipe.name, column.name)}:{row_id}")  # fmt: skip
+
+
+# What each score beyond the dataset judge's two adds to a verdict: its name, its number, the
+# JSON around them and some of the whitespace the grammar allows between fields.
+SCORE_TOKENS = 16
+
+
+def verdict_tokens(column: Column) -> int:
+    """A judge column's ``max_tokens`` when its params set none: the dataset judge's budget
+    (``VERDICT_MAX_TOKENS``: two scores and a reason of at most ``REASON_MAX`` characters),
+    and ``SCORE_TOKENS`` more for each further score. A slot's smaller default would cut the
+    verdict short, and a verdict cut short never parses (a real model's were, in
+    ``demo --real``)."""
+    scores = len(column.scores) * (2 if column.is_pairwise else 1)
+    return VERDICT_MAX_TOKENS + SCORE_TOKENS * max(0, scores - 2)
 
 
 def cell_requests(recipe: Recipe, column: Column, row_id: str, sample: int,

@@ -20,6 +20,7 @@ from typing import Any
 import jsonschema
 
 from model_foundry.lib.datasets.gates import GateConfig, GateConfigError, gate_settings
+from model_foundry.lib.datasets.judge import REASON_MAX
 from model_foundry.lib.errors import UserError
 from model_foundry.lib.recipes.templates import TemplateError, columns_read
 
@@ -145,7 +146,7 @@ class Column:
                 for s in self.scores
                 for suffix in suffixes
             }
-            props["reason"] = {"type": "string", "maxLength": 400}
+            props["reason"] = {"type": "string", "maxLength": REASON_MAX}
             return {
                 "type": "object",
                 "properties": props,

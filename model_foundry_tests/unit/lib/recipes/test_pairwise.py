@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import copy
 
-from model_foundry.lib.recipes.generate import cell_requests
+from model_foundry.lib.datasets.judge import REASON_MAX, VERDICT_MAX_TOKENS
+from model_foundry.lib.recipes.generate import SCORE_TOKENS, cell_requests
 from model_foundry.lib.recipes.pairwise import pairwise_messages, pairwise_value
 from model_foundry.lib.recipes.spec import parse_recipe
 from model_foundry_tests.recipe_helpers import PAIRWISE
@@ -63,3 +64,19 @@ def test_the_winner_is_the_answer_both_orders_prefer_else_a_tie() -> None:
     both_tie = pairwise_value(judge, {"ab": _verdict((5, 5), (2, 2)),
                                       "ba": _verdict((5, 5), (2, 2))})  # fmt: skip
     assert both_tie["winner"] == "tie" and both_tie["agree"] is True
+
+
+def test_a_judge_is_given_the_tokens_its_verdict_needs_unless_its_params_say() -> None:
+    recipe, judge = _judge()
+    # Two scores for each of two answers: two more than the dataset judge's verdict holds.
+    [ab, _] = cell_requests(recipe, judge, "row1", 0, VALUES)
+    assert ab.params["max_tokens"] == VERDICT_MAX_TOKENS + 2 * SCORE_TOKENS
+    assert ab.params["json_schema"]["properties"]["reason"]["maxLength"] == REASON_MAX
+
+    attributes = copy.deepcopy(PAIRWISE)
+    attributes["columns"][-1]["params"] = {"max_tokens": 40}
+    own = parse_recipe(attributes, "r/defs.yaml")
+    [ab, _] = cell_requests(own, own.column("preference"), "row1", 0, VALUES)
+    assert ab.params["max_tokens"] == 40
+    answer = recipe.column("answer")
+    assert cell_requests(recipe, answer, "row1", 0, VALUES)[0].params["max_tokens"] == 64

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from model_foundry.lib.datasets.judge import REASON_MAX
 from model_foundry.lib.recipes.generate import check_roles
 from model_foundry.lib.recipes.spec import RecipeError, dependants, levels, parse_recipe
 from model_foundry_tests.recipe_helpers import EVERY_COLUMN, PAIRWISE
@@ -161,7 +162,7 @@ def test_a_judge_column_has_its_rubric_as_a_schema_with_typed_sub_columns() -> N
         "type": "object",
         "properties": {
             "helpful": {"type": "integer", "minimum": 1, "maximum": 5},
-            "reason": {"type": "string", "maxLength": 400},
+            "reason": {"type": "string", "maxLength": REASON_MAX},
         },
         "required": ["helpful", "reason"],
         "additionalProperties": False,
