@@ -8,6 +8,7 @@ test asserts the model's wording."""
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import subprocess
@@ -35,6 +36,7 @@ from model_foundry.lib.llm import Body, CompletionStore, LlmRun, Request
 from model_foundry.lib.llm import request as llm_request
 from model_foundry.lib.llm.answer import answer
 from model_foundry.lib.llm.causes import failure_causes
+from model_foundry.lib.recipes.generate import recipe_task
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.template_check import (
@@ -49,6 +51,7 @@ from model_foundry.lib.summaries.translations import Translations
 from model_foundry.lib.tables.datasets import DatasetSampleRow
 from model_foundry_tests.pipeline_helpers import clean_env
 from model_foundry_tests.real_llama import gemma_server, metrics
+from model_foundry_tests.recipe_helpers import PAIRWISE, QUESTIONS, generate, write_recipe
 from model_foundry_tests.slot_fixtures import fast_options, write_yaml
 
 pytestmark = pytest.mark.timeout(300)
@@ -446,3 +449,55 @@ def test_summaries_are_translated_into_the_other_script_on_real_weights(
         assert any(s is not None and s >= 0.5 and r.gate is None for r, s in into), into
     # None that is not is kept: each such one carries the cause it is held back for.
     assert all(r.gate is not None for r, s in shares if s is None or s < 0.5), shares
+
+
+def test_a_recipe_with_a_pairwise_judge_runs_on_real_weights(
+    gemma: llama_server.LlamaServer, tmp_path: Path
+) -> None:
+    # Two roles answer, the judge compares them in both orders under the verdict schema. The
+    # judge slot's default (64 tokens) is below what a verdict needs; the recipe's judge is
+    # given its own budget (generate.verdict_tokens), so every verdict ends by itself. The
+    # gates are off: a base model's answers are often cut off or echoed, and held back they
+    # would leave the judge nothing to compare.
+    path = _slot_file(
+        tmp_path / "slots.yaml",
+        {
+            "naughty": _slot(gemma, roles=["worker"], max_tokens=24),
+            "kindergarten": _slot(gemma, roles=["cheap"], max_tokens=24),
+            "grandpa": _slot(gemma, roles=[], parallel=1, max_tokens=64),
+        },
+    )
+    attributes = {**copy.deepcopy(PAIRWISE), "gates": False}
+    # The cheap answer shorter: at temperature 0 the two answers would be the same text, and
+    # the judge's two orders one request (the same prompt, asked once).
+    attributes["columns"][2]["params"] = {"max_tokens": 12}
+    folder = tmp_path / "recipe"
+    write_recipe(folder, attributes, seeds=QUESTIONS[:2])
+    slots = SlotsResource(slot_file=str(path), limiter="flock")
+    db = tmp_path / "recipe.duckdb"
+
+    first = generate(folder, attributes, db, slots).metadata()
+
+    assert first["rows"] == 2 and first["rows_complete"] == 2, first
+    # Two answers and the judge's two orders per row.
+    assert first["llm_cells_asked"] == 8 and first["llm_cells_unanswered"] == 0, first
+    with duckdb.connect(str(db), read_only=True) as con:
+        finished = con.execute(
+            "SELECT finish_reason, count(*) FROM llm_completions WHERE task = ? GROUP BY 1",
+            [recipe_task("pairwise", "preference")],
+        ).fetchall()
+        verdicts = con.execute(
+            "SELECT preference_winner, preference_agree, preference_helpful_a, "
+            "preference_helpful_b FROM recipe_pairwise"
+        ).fetchall()
+    assert finished == [("stop", 4)], finished
+    assert len(verdicts) == 2
+    for winner, agree, helpful_a, helpful_b in verdicts:
+        assert winner in {"answer", "cheap_answer", "tie"}
+        assert isinstance(agree, bool)
+        assert 1 <= helpful_a <= 10 and 1 <= helpful_b <= 10
+    # Run again: every LLM cell (three a row) is taken from the file, nothing is asked or
+    # written.
+    again = generate(folder, attributes, db, slots).metadata()
+    assert again["llm_cells_asked"] == 0 and again["cells_reused"] == 6, again
+    assert again["cells_written"] == 0, again
