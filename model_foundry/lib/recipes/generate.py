@@ -33,7 +33,7 @@ from model_foundry.lib.llm.request import Planned, canonical
 from model_foundry.lib.llm.run import Log, SlotSource
 from model_foundry.lib.recipes import samplers
 from model_foundry.lib.recipes.cells import StoredCell, make_view, recipe_cells, write_cells
-from model_foundry.lib.recipes.pairwise import pairwise_messages, pairwise_value
+from model_foundry.lib.recipes.pairwise import judge_system, pairwise_messages, pairwise_value
 from model_foundry.lib.recipes.seeds import SeedRow, advance_mark, seed_rows
 from model_foundry.lib.recipes.spec import JUDGE_ROLE, PAIR_ORDERS, Column, Recipe, levels
 from model_foundry.lib.recipes.templates import render
@@ -108,7 +108,10 @@ def request_seed(recipe: Recipe, row_id: str, column: Column, sample: int) -> in
 
 def _messages(column: Column, values: Mapping[str, Any]) -> list[dict[str, str]]:
     messages = []
-    if column.system:
+    if column.type == "llm_judge":
+        # The judge reads its rubric and the verdict's shape; the schema only constrains.
+        messages.append({"role": "system", "content": judge_system(column, values)})
+    elif column.system:
         messages.append({"role": "system", "content": render(column.system, values)})
     messages.append({"role": "user", "content": render(str(column.prompt), values)})
     return messages

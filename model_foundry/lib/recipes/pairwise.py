@@ -34,14 +34,35 @@ def _shown(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def _instructions(column: Column) -> str:
+POINTWISE_SYSTEM = (
+    "You score the answer in the request below on every criterion of the rubric, judging only "
+    "how well it serves what was asked."
+)
+
+
+def _reply(fields: list[tuple[str, str]]) -> str:
+    """The verdict's shape, spelled out on one line: a model that sees it writes compact JSON,
+    where the schema's grammar alone would let it spend its tokens on whitespace."""
+    shown = ", ".join([*(f'"{name}": <{what}>' for name, what in fields),
+                       '"reason": "<one short sentence>"'])  # fmt: skip
+    return f"Reply with JSON only, on one line: {{{shown}}}"
+
+
+def judge_system(column: Column, values: Mapping[str, Any]) -> str:
+    """A judge column's system turn: its instructions (``system`` rendered over the row's
+    ``values``, else the built-in ones), the rubric, and the verdict's shape. A pairwise judge
+    scores both answers."""
     rubric = "\n".join(f"- {s.name} ({s.low}-{s.high}): {s.description}" for s in column.scores)
-    fields = ", ".join(f'"{s.name}_1", "{s.name}_2"' for s in column.scores)
-    return (
-        f"{column.system or PAIRWISE_SYSTEM}\n\nRubric:\n{rubric}\n\n"
-        f"Reply with JSON only: {fields} (the scores of Answer 1 and Answer 2) and "
-        '"reason" (one short sentence).'
-    )
+    if column.is_pairwise:
+        fields = [(f"{s.name}_{i}", f"{s.low}-{s.high} for Answer {i}")
+                  for s in column.scores for i in (1, 2)]  # fmt: skip
+        intro = PAIRWISE_SYSTEM
+    else:
+        fields = [(s.name, f"{s.low}-{s.high}") for s in column.scores]
+        intro = POINTWISE_SYSTEM
+    if column.system:
+        intro = render(column.system, values)
+    return f"{intro}\n\nRubric:\n{rubric}\n\n{_reply(fields)}"
 
 
 def pairwise_messages(column: Column, values: Mapping[str, Any], order: str) -> list[dict]:
@@ -52,7 +73,7 @@ def pairwise_messages(column: Column, values: Mapping[str, Any], order: str) -> 
     shared = render(str(column.prompt), values)
     answers = f"Answer 1:\n{_shown(first)}\n\nAnswer 2:\n{_shown(second)}"
     return [
-        {"role": "system", "content": _instructions(column)},
+        {"role": "system", "content": judge_system(column, values)},
         {"role": "user", "content": f"{shared}\n\n{answers}"},
     ]
 
@@ -88,4 +109,10 @@ def pairwise_value(column: Column, verdicts: Mapping[str, Mapping[str, Any]]) ->
     return value
 
 
-__all__ = ["PAIRWISE_SYSTEM", "pairwise_messages", "pairwise_value"]
+__all__ = [
+    "PAIRWISE_SYSTEM",
+    "POINTWISE_SYSTEM",
+    "judge_system",
+    "pairwise_messages",
+    "pairwise_value",
+]

@@ -7,9 +7,9 @@ import copy
 
 from model_foundry.lib.datasets.judge import REASON_MAX, VERDICT_MAX_TOKENS
 from model_foundry.lib.recipes.generate import SCORE_TOKENS, cell_requests
-from model_foundry.lib.recipes.pairwise import pairwise_messages, pairwise_value
+from model_foundry.lib.recipes.pairwise import POINTWISE_SYSTEM, pairwise_messages, pairwise_value
 from model_foundry.lib.recipes.spec import parse_recipe
-from model_foundry_tests.recipe_helpers import PAIRWISE
+from model_foundry_tests.recipe_helpers import EVERY_COLUMN, PAIRWISE
 
 VALUES = {"query": "how do I compact a file", "answer": "Run CHECKPOINT.",
           "cheap_answer": "Copy it."}  # fmt: skip
@@ -80,3 +80,23 @@ def test_a_judge_is_given_the_tokens_its_verdict_needs_unless_its_params_say() -
     assert ab.params["max_tokens"] == 40
     answer = recipe.column("answer")
     assert cell_requests(recipe, answer, "row1", 0, VALUES)[0].params["max_tokens"] == 64
+
+
+def test_a_pointwise_judge_reads_its_rubric_and_the_verdicts_shape() -> None:
+    attributes = copy.deepcopy(EVERY_COLUMN)
+    recipe = parse_recipe(attributes, "r/defs.yaml")
+    values = {"question": "Why vacuum?", "answer": "To reclaim space.", "facts": {"topic": "db"}}
+    [request] = cell_requests(recipe, recipe.column("score"), "row1", 0, values)
+    system, user = request.body.messages
+    assert system["role"] == "system" and system["content"].startswith(POINTWISE_SYSTEM)
+    assert "- helpful (1-5): Does it help?" in system["content"]
+    assert system["content"].endswith(
+        'Reply with JSON only, on one line: {"helpful": <1-5>, "reason": "<one short sentence>"}'
+    )
+    assert user["content"] == "Q: Why vacuum?\nA: To reclaim space.\nTopic: db"
+
+    # The column's own system replaces the built-in instructions, rendered over the row.
+    attributes["columns"][6]["system"] = "Judge answers to: {{ question }}"
+    own = parse_recipe(attributes, "r/defs.yaml")
+    [request] = cell_requests(own, own.column("score"), "row1", 0, values)
+    assert request.body.messages[0]["content"].startswith("Judge answers to: Why vacuum?\n\n")
