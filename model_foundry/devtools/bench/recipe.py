@@ -10,8 +10,9 @@ It runs twice, each on a simulator started afresh with a DuckDB file of its own 
 run on the same file would answer from the store):
 
 - ``rows``: ``Generation``, row by row (``lib/recipes/generate.py``);
-- ``barrier``: column after column over buffers of ``buffer`` rows, as NVIDIA Data Designer
-  generates: each buffer's column is one round of ``LlmRun.ask``, waited for before the next.
+- ``barrier``: column after column over buffers of ``buffer`` rows, as column-at-a-time
+  generators do (Data Designer's builder before 0.9's async scheduler): each buffer's column
+  is one round of ``LlmRun.ask``, waited for before the next.
 
 Both ask through the same ``LlmRun`` with the same slot caps. Per run: the makespan, the
 slot-fill ratio (request time the client saw, over parallel x makespan, summed over the
