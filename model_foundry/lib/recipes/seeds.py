@@ -104,19 +104,6 @@ def _file_rows(recipe: Recipe, path: Path) -> list[dict[str, Any]]:
         raise
 
 
-def _sql_rows(recipe: Recipe, sql: str, db_path: Path) -> list[dict[str, Any]]:
-    if not db_path.exists():
-        raise recipe.error("seed.sql", f"no DuckDB file at {db_path} to query")
-    with storage.connect(db_path, read_only=True) as con:
-        try:
-            cursor = con.execute(sql)
-            names = [d[0] for d in cursor.description or ()]
-            return [_plain(dict(zip(names, r, strict=True))) for r in cursor.fetchall()]
-        except duckdb.Error as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise recipe.error("seed.sql", f"DuckDB refused it ({first})") from None
-
-
 def read_mark(con: duckdb.DuckDBPyConnection, recipe: str) -> SeedMark:
     try:
         # fetchall: a result left open would block the seed's query on this connection.
@@ -137,36 +124,45 @@ def past_mark(rel: duckdb.DuckDBPyRelation, column: str, mark: SeedMark) -> duck
     return rel
 
 
-def _incremental_rows(
-    recipe: Recipe, sql: str, column: str, db_path: Path
-) -> tuple[list[dict[str, Any]], SeedMark]:
-    """The query's rows past the recipe's mark (each with its position), and the mark."""
+def _sql_rows(
+    recipe: Recipe, sql: str, db_path: Path, position: str | None = None
+) -> tuple[list[dict[str, Any]], SeedMark | None]:
+    """The query's rows; for an incremental seed (``position``, its position column) only
+    those past the recipe's mark, and the mark."""
     if not db_path.exists():
         raise recipe.error("seed.sql", f"no DuckDB file at {db_path} to query")
     with storage.connect(db_path, read_only=True) as con:
-        mark = read_mark(con, recipe.name)
+        mark = read_mark(con, recipe.name) if position is not None else None
         try:
-            rel = con.sql(sql)
-            if rel is None:
-                raise recipe.error("seed.sql", "is not a query that returns rows")
-            if column not in rel.columns:
-                raise recipe.error(
-                    "seed.incremental",
-                    f"the query's rows have no column {column!r} "
-                    f"(they have: {', '.join(rel.columns)})",
-                )
-            kind = str(rel.types[rel.columns.index(column)])
-            if kind not in _INTEGERS:
-                raise recipe.error(
-                    "seed.incremental", f"column {column!r} is {kind}, not an integer position"
-                )
-            rel = past_mark(rel, column, mark)
+            if position is None or mark is None:
+                cursor = con.execute(sql)
+                names = [d[0] for d in cursor.description or ()]
+                return [_plain(dict(zip(names, r, strict=True))) for r in cursor.fetchall()], None
+            rel = _positioned(recipe, con.sql(sql), position, mark)
             names = rel.columns
-            rows = [_plain(dict(zip(names, r, strict=True))) for r in rel.fetchall()]
+            return [_plain(dict(zip(names, r, strict=True))) for r in rel.fetchall()], mark
         except duckdb.Error as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise recipe.error("seed.sql", f"DuckDB refused it ({first})") from None
-    return rows, mark
+
+
+def _positioned(
+    recipe: Recipe, rel: duckdb.DuckDBPyRelation | None, column: str, mark: SeedMark
+) -> duckdb.DuckDBPyRelation:
+    """The query's relation past ``mark``, its position column checked."""
+    if rel is None:
+        raise recipe.error("seed.sql", "is not a query that returns rows")
+    if column not in rel.columns:
+        raise recipe.error(
+            "seed.incremental",
+            f"the query's rows have no column {column!r} (they have: {', '.join(rel.columns)})",
+        )
+    kind = str(rel.types[rel.columns.index(column)])
+    if kind not in _INTEGERS:
+        raise recipe.error(
+            "seed.incremental", f"column {column!r} is {kind}, not an integer position"
+        )
+    return past_mark(rel, column, mark)
 
 
 def _incremental(
@@ -228,12 +224,8 @@ def seed_rows(
     if recipe.seed.file is not None:
         path = Path(recipe.seed.file)
         raw = _file_rows(recipe, path if path.is_absolute() else base_dir / path)
-    elif recipe.seed.incremental is not None:
-        raw, mark = _incremental_rows(
-            recipe, str(recipe.seed.sql), recipe.seed.incremental, db_path
-        )
     else:
-        raw = _sql_rows(recipe, str(recipe.seed.sql), db_path)
+        raw, mark = _sql_rows(recipe, str(recipe.seed.sql), db_path, recipe.seed.incremental)
     fields = {c.seed_field for c in recipe.columns if c.type == "seed"}
     if raw:
         missing = sorted(f for f in fields if f not in raw[0])
