@@ -162,7 +162,7 @@ def _register_slots(bench_sub: Subparsers) -> None:
         "--samples",
         type=int,
         default=1,
-        help="each prompt asked this many times, its samples one family (default 1; one process)",
+        help="each prompt asked this many times, its samples one family (default 1)",
     )
     p.add_argument(
         "--nats-server",

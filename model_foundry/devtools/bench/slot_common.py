@@ -132,7 +132,10 @@ def slot_rows(
         rows[s.name] = {
             "parallel": s.parallel,
             "max_in_flight": stats[s.name]["max_in_flight"],
+            # Sequences answered, and the requests that carried them (fewer where the samples
+            # of one prompt went as one request with n choices).
             "completed": stats[s.name]["completed"],
+            "requests": stats[s.name]["requests"],
             "mean_latency_s": round(mean_latency[s.name], 4),
             "mean_request_s": round(busy / n, 4) if n else None,
             "busy_share": round(busy / (s.parallel * seconds), 3) if seconds > 0 else None,

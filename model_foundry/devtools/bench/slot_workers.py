@@ -57,6 +57,7 @@ def worker_command(
     out: Path,
     profile: str = "standard",
     lease_ttl_s: float = 30.0,
+    samples: int = 1,
 ) -> list[str]:
     return [
         sys.executable,
@@ -84,6 +85,8 @@ def worker_command(
         profile,
         "--lease-ttl",
         str(lease_ttl_s),
+        "--samples",
+        str(samples),
     ]
 
 
@@ -104,7 +107,7 @@ async def _wait_for_go(barrier: Path, name: str, timeout_s: float = 120.0) -> No
 async def run_worker(args: argparse.Namespace) -> dict[str, Any]:
     """One worker: its share of the bench prompts through the dispatcher with NATS leases."""
     slot_file = load_slot_file(args.slots)
-    tasks, _ = plan(slot_file, args.profile, args.prompts, args.speed)
+    tasks, _ = plan(slot_file, args.profile, args.prompts, args.speed, args.samples)
     mine = worker_share(tasks, args.index, args.workers)
     options = DispatchOptions(
         lock_dir=args.lock_dir,
@@ -134,11 +137,17 @@ async def run_worker(args: argparse.Namespace) -> dict[str, Any]:
 def worker_share(tasks: list[Task], index: int, workers: int) -> list[Task]:
     """Worker ``index``'s tasks: every slot's tasks dealt round-robin on their own, so each
     worker has a share of every slot (dealing the interleaved list as a whole gave one worker
-    all 51 translator prompts, since they come in groups of three with the other slots')."""
-    by_slot: dict[str, list[Task]] = {}
+    all 51 translator prompts, since they come in groups of three with the other slots').
+    The samples of one prompt (a family) go to one worker together, as one run asks them."""
+    by_slot: dict[str, dict[str, list[Task]]] = {}
     for t in tasks:
-        by_slot.setdefault(t.role, []).append(t)
-    mine = {t.key for ts in by_slot.values() for t in ts[index::workers]}
+        by_slot.setdefault(t.role, {}).setdefault(t.family or t.key, []).append(t)
+    mine = {
+        t.key
+        for families in by_slot.values()
+        for family in list(families.values())[index::workers]
+        for t in family
+    }
     return [t for t in tasks if t.key in mine]
 
 
@@ -160,6 +169,7 @@ def _worker_main(argv: list[str]) -> int:
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--profile", default="standard")
     p.add_argument("--lease-ttl", type=float, default=30.0)
+    p.add_argument("--samples", type=int, default=1)
     args = p.parse_args(argv)
     report = asyncio.run(run_worker(args))
     tmp = args.out.with_suffix(".tmp")
@@ -187,9 +197,10 @@ async def bench_slot_workers(
     speed: float = 2.0,
     nats_binary: str | None = None,
     lease_ttl_s: float = 30.0,
+    samples: int = 1,
 ) -> dict[str, Any]:
     slot_file = slot_file or load_slot_file()
-    tasks, mean_latency = plan(slot_file, profile, prompts, speed)
+    tasks, mean_latency = plan(slot_file, profile, prompts, speed, samples)
     live = slot_file.live_slots(profile)
     with tempfile.TemporaryDirectory(prefix="mf-bench-workers-") as tmp:
         work = Path(tmp)
@@ -213,6 +224,7 @@ async def bench_slot_workers(
                             out=outs[i],
                             profile=profile,
                             lease_ttl_s=lease_ttl_s,
+                            samples=samples,
                         ),
                         env=worker_env(),
                         stdin=subprocess.DEVNULL,
@@ -249,6 +261,7 @@ async def bench_slot_workers(
         "ok": sum(r["ok"] for r in reports),
         "errors": sum(r["errors"] for r in reports) + sum(r["undone"] for r in reports),
         "speed": speed,
+        "samples": samples,
         "kv_ops": _combine_ops(reports),
         "kv_ops_per_request": _combine_ops(reports)["per_request"],
         "per_worker": [

@@ -107,8 +107,6 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         slot_file = load_slot_file(args.slots)
-        if getattr(args, "workers", 1) > 1 and getattr(args, "samples", 1) > 1:
-            raise RuntimeError("--samples runs in one process: leave out --workers")
         if getattr(args, "workers", 1) > 1:
             report = run_bench_slot_workers(
                 args.prompts,
@@ -117,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
                 profile=args.profile,
                 speed=args.speed,
                 nats_binary=args.nats_server,
+                samples=getattr(args, "samples", 1),
             )
         else:
             report = run_bench_slots(

@@ -149,10 +149,15 @@ class SimAnswer:
     # Of prompt_tokens, those the place it ran in held already (``prompt_cache.py``); None
     # where the simulated server keeps no such count.
     cached_tokens: int | None = None
+    # A later choice of a request with ``n`` choices: its prompt pass was the first choice's.
+    shares_prompt: bool = False
 
     @property
     def computed_prompt_tokens(self) -> int:
-        """The prompt tokens the server had to compute: those its cache did not hold."""
+        """The prompt tokens the server had to compute: those its cache did not hold (none,
+        for a choice that shares the first choice's prompt pass)."""
+        if self.shares_prompt:
+            return 0
         return self.prompt_tokens - (self.cached_tokens or 0)
 
 

@@ -103,11 +103,13 @@ class Generation:
                 return self.sim.error_response(
                     400, "request body is not JSON", "invalid_request_error"
                 )
-            answer = (
-                answer_chat(body, self.sim.reasoning_style, self.sim.runtime.requested_schema(body))
-                if chat
-                else answer_completion(body)
-            )
+            choices = self._choices(body)
+            if isinstance(choices, str):
+                visit.leave()
+                return self.sim.error_response(400, choices, "invalid_request_error")
+            visit.count(choices)
+            answers = [self._answer(body, chat, j) for j in range(choices)]
+            answer = answers[0]
             request_text = json.dumps(body.get("messages") if chat else body.get("prompt"))
             fault = self._pick_fault(request_text, answer.prompt_tokens)
             if fault == "drop" and not body.get("stream"):
@@ -119,12 +121,10 @@ class Generation:
                 return self.sim.error_response(*fault)
             cache = self.sim.prompt_cache
             choose = None if cache is None else partial(cache.choose, prompt=answer.prompt_pieces)
-            async with self.sim.queue.processing(choose, self._pinned(body)) as place:
-                if cache is not None:
-                    answer.cached_tokens = cache.reuse(
-                        place, answer.prompt_pieces, tokenizer.pieces(answer.content)
-                    )
-                reply = self._reply(answer, chat, visit.leave, arrived)
+            queue = self.sim.queue
+            async with queue.processing(choose, self._pinned(body), choices) as places:
+                self._meet_cache(places, answers)
+                reply = self._reply(answers, chat, visit.leave, arrived)
                 return await reply.write(
                     request,
                     stream=bool(body.get("stream")),
@@ -134,6 +134,42 @@ class Generation:
         finally:
             visit.leave()
 
+    def _choices(self, body: dict[str, Any]) -> int | str:
+        """How many choices the request asks (``n``; llama.cpp's ``n_cmpl`` too), or why the
+        server refuses it: like llama.cpp's, at most ``parallel`` (each choice holds a place)."""
+        n = body.get("n_cmpl", body.get("n", 1))
+        if n is None:
+            return 1
+        if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= self.sim.slot.parallel:
+            return f"n must be an integer from 1 to {self.sim.slot.parallel}"
+        return n
+
+    def _answer(self, body: dict[str, Any], chat: bool, choice: int) -> SimAnswer:
+        """Choice ``choice``'s answer: as the request alone with its seed plus ``choice``, the
+        way both servers seed the choices of one request."""
+        if choice:
+            body = {**body, "seed": (body.get("seed") or 0) + choice}
+        if chat:
+            return answer_chat(
+                body, self.sim.reasoning_style, self.sim.runtime.requested_schema(body)
+            )
+        return answer_completion(body)
+
+    def _meet_cache(self, places: list[int], answers: list[SimAnswer]) -> None:
+        """The first choice reuses what its place held; the others copy its prompt pass, so
+        none of their prompt is computed (on llama.cpp the prompt's state is copied into their
+        places; vLLM's choices share its cached blocks)."""
+        cache, first = self.sim.prompt_cache, answers[0]
+        if cache is not None:
+            first.cached_tokens = cache.reuse(
+                places[0], first.prompt_pieces, tokenizer.pieces(first.content)
+            )
+        for place, other in zip(places[1:], answers[1:], strict=True):
+            other.shares_prompt = True
+            if cache is not None:
+                other.cached_tokens = other.prompt_tokens
+                cache.copy(place, (*other.prompt_pieces, *tokenizer.pieces(other.content)))
+
     def _pinned(self, body: dict[str, Any]) -> int | None:
         """The server slot a request names (llama.cpp ``id_slot``; -1: none), if any."""
         field = self.sim.runtime.slot_pin
@@ -142,22 +178,23 @@ class Generation:
             return value
         return None
 
-    def _reply(self, answer: SimAnswer, chat: bool, leave: Any, arrived: float) -> Reply:
+    def _reply(self, answers: list[SimAnswer], chat: bool, leave: Any, arrived: float) -> Reply:
         speed = self.sim.speed / max(self.sim.faults.slowdown, 1e-6)
+        answer = answers[0]
         return Reply(
             runtime=self.sim.runtime,
             model=self.sim.slot.model,
-            answer=answer,
+            answers=answers,
             chat=chat,
             request_number=self.sim.stats.requests,
             # Only what the cache did not hold is computed, as on the real server.
             prompt_s=self.sim.latency.prompt_s(answer.computed_prompt_tokens, speed),
-            gen_s=self.sim.latency.gen_s(answer.completion_tokens, speed),
+            gen_s=[self.sim.latency.gen_s(a.completion_tokens, speed) for a in answers],
             reasoning_field="reasoning"
             if self.sim.reasoning_style == "reasoning"
             else "reasoning_content",
             max_chunks=self.sim.max_chunks,
-            on_finished=lambda done: self._finished(answer, done),
+            on_finished=self._finished,
             leave=leave,
             on_dropped=self._dropped,
             arrived=arrived,
@@ -172,10 +209,12 @@ class Generation:
         self.sim.stats.dropped += 1
 
     def _finished(self, answer: SimAnswer, done: Finished) -> None:
-        self.sim.stats.completed += 1
-        self.sim.stats.prompt_tokens += answer.prompt_tokens
-        self.sim.stats.cached_tokens += answer.cached_tokens or 0
-        self.sim.stats.completion_tokens += answer.completion_tokens
+        stats = self.sim.stats
+        stats.completed += 1
+        # A request's prompt counts once, however many choices read it.
+        stats.prompt_tokens += 0 if answer.shares_prompt else answer.prompt_tokens
+        stats.cached_tokens += 0 if answer.shares_prompt else (answer.cached_tokens or 0)
+        stats.completion_tokens += answer.completion_tokens
         self.sim.prometheus.finished(done)
 
 

@@ -69,5 +69,12 @@ class PromptCache:
         self._last_used[place] = self._clock
         return cached
 
+    def copy(self, place: int, tokens: Sequence[str]) -> None:
+        """``place`` now holds ``tokens`` without computing them: a choice of an ``n``
+        request, whose prompt's state was copied from the first choice's place."""
+        self.held[place] = tuple(tokens)
+        self._clock += 1
+        self._last_used[place] = self._clock
+
 
 __all__ = ["SLOT_PROMPT_SIMILARITY", "PromptCache", "common_prefix"]

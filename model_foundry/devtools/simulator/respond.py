@@ -22,15 +22,17 @@ class Reply:
 
     runtime: Runtime
     model: str
-    answer: SimAnswer
+    # One per choice (``n``); the first one's prompt pass is every choice's.
+    answers: list[SimAnswer]
     chat: bool
     request_number: int
     prompt_s: float
-    gen_s: float
+    # Per choice: how long generating its answer takes.
+    gen_s: list[float]
     reasoning_field: str
     max_chunks: int
-    # Called with the finished request's numbers once the answer is complete.
-    on_finished: Callable[[Finished], None]
+    # Called with each choice's answer and numbers once that answer is complete.
+    on_finished: Callable[[SimAnswer, Finished], None]
     # Called right before the last bytes go out (see ``queue.Visit``).
     leave: Callable[[], None]
     # Called when the ``drop`` fault cuts the stream.
@@ -40,21 +42,38 @@ class Reply:
     _begin: float = field(default=0.0, init=False)
 
     @property
+    def answer(self) -> SimAnswer:
+        return self.answers[0]
+
+    @property
     def usage(self) -> dict[str, Any]:
+        """The usage of the whole response: the first choice's where the server reports each
+        choice's own (llama.cpp keeps only the first's in a whole JSON answer), else one for
+        all choices (vLLM: the prompt once, every choice's generated tokens)."""
+        if self.runtime.usage_per_choice:
+            return self.usage_of(0)
         a = self.answer
+        generated = sum(x.completion_tokens for x in self.answers)
+        return self._usage(a.prompt_tokens, generated, a.cached_tokens)
+
+    def usage_of(self, choice: int) -> dict[str, Any]:
+        a = self.answers[choice]
+        return self._usage(a.prompt_tokens, a.completion_tokens, a.cached_tokens)
+
+    def _usage(self, prompt: int, generated: int, cached: int | None) -> dict[str, Any]:
         usage: dict[str, Any] = {
-            "prompt_tokens": a.prompt_tokens,
-            "completion_tokens": a.completion_tokens,
-            "total_tokens": a.prompt_tokens + a.completion_tokens,
+            "prompt_tokens": prompt,
+            "completion_tokens": generated,
+            "total_tokens": prompt + generated,
         }
-        if self.runtime.reports_cached_tokens and a.cached_tokens is not None:
-            usage["prompt_tokens_details"] = {"cached_tokens": a.cached_tokens}
+        if self.runtime.reports_cached_tokens and cached is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": cached}
         return usage
 
-    def timings(self) -> dict[str, Any] | None:
+    def timings(self, choice: int = 0) -> dict[str, Any] | None:
         if not self.runtime.sends_timings:
             return None
-        a, prompt_s, gen_s = self.answer, self.prompt_s, self.gen_s
+        a, prompt_s, gen_s = self.answers[choice], self.prompt_s, self.gen_s[choice]
         # llama.cpp's prompt_n counts the tokens computed, cache_n those reused.
         computed = a.computed_prompt_tokens
         timings: dict[str, Any] = {} if a.cached_tokens is None else {"cache_n": a.cached_tokens}
@@ -76,9 +95,10 @@ class Reply:
             "choices": choices,
         }
 
-    def _finished(self, begin: float, now: float) -> None:
-        a = self.answer
+    def _finished(self, begin: float, now: float, choice: int = 0) -> None:
+        a = self.answers[choice]
         self.on_finished(
+            a,
             Finished(
                 prompt_tokens=a.computed_prompt_tokens,
                 cached_tokens=a.cached_tokens or 0,
@@ -87,9 +107,9 @@ class Reply:
                 # Like vLLM's: from arrival, queueing included, to the first token.
                 ttft_s=begin - self.arrived + self.prompt_s,
                 e2e_s=now - self.arrived,
-                prompt_s=self.prompt_s,
-                gen_s=self.gen_s,
-            )
+                prompt_s=0.0 if a.shares_prompt else self.prompt_s,
+                gen_s=self.gen_s[choice],
+            ),
         )
 
     async def write(
@@ -100,6 +120,8 @@ class Reply:
         self._begin = loop.time()
         if not stream:
             return await self._whole()
+        if len(self.answers) > 1:
+            return await self._stream_choices(request, include_usage=include_usage)
         return await self._stream(request, include_usage=include_usage, drop=drop)
 
     async def _sleep_until(self, offset_s: float) -> None:
@@ -108,30 +130,36 @@ class Reply:
         await asyncio.sleep(max(0.0, self._begin + offset_s - loop.time()))
 
     async def _whole(self) -> web.Response:
-        a = self.answer
-        await self._sleep_until(self.prompt_s + self.gen_s)
-        if self.chat:
-            message: dict[str, Any] = {"role": "assistant", "content": a.content}
-            if a.reasoning:
-                message[self.reasoning_field] = a.reasoning
-            choice: dict[str, Any] = {"index": 0, "message": message}
-        else:
-            choice = {"index": 0, "text": a.content, "logprobs": None}
-        choice["finish_reason"] = a.finish_reason
-        payload = self._envelope("chat.completion" if self.chat else "text_completion", [choice])
+        await self._sleep_until(self.prompt_s + max(self.gen_s))
+        choices = []
+        for index, a in enumerate(self.answers):
+            if self.chat:
+                message: dict[str, Any] = {"role": "assistant", "content": a.content}
+                if a.reasoning:
+                    message[self.reasoning_field] = a.reasoning
+                choice: dict[str, Any] = {"index": index, "message": message}
+            else:
+                choice = {"index": index, "text": a.content, "logprobs": None}
+            choice["finish_reason"] = a.finish_reason
+            choices.append(choice)
+        payload = self._envelope("chat.completion" if self.chat else "text_completion", choices)
         payload["usage"] = self.usage
         timings = self.timings()
         if timings:
             payload["timings"] = timings
-        self._finished(self._begin, asyncio.get_running_loop().time())
+        now = asyncio.get_running_loop().time()
+        for index in range(len(self.answers)):
+            self._finished(self._begin, now, index)
         self.leave()
         return web.json_response(payload)
 
-    def _piece(self, text: str, *, reasoning: bool = False, finish: str | None = None) -> dict:
+    def _piece(
+        self, text: str, *, reasoning: bool = False, finish: str | None = None, index: int = 0
+    ) -> dict:
         if self.chat:
             delta: dict[str, Any] = {self.reasoning_field: text} if reasoning else {"content": text}
-            return {"index": 0, "delta": delta, "finish_reason": finish}
-        return {"index": 0, "text": text, "logprobs": None, "finish_reason": finish}
+            return {"index": index, "delta": delta, "finish_reason": finish}
+        return {"index": index, "text": text, "logprobs": None, "finish_reason": finish}
 
     async def _stream(
         self, request: web.Request, *, include_usage: bool, drop: bool
@@ -155,7 +183,7 @@ class Reply:
             await send(
                 {"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}
             )
-        per_piece = self.gen_s / max(len(pieces), 1)
+        per_piece = self.gen_s[0] / max(len(pieces), 1)
         for i, (text, is_reasoning) in enumerate(pieces):
             await send(self._piece(text, reasoning=is_reasoning))
             if drop and i == 0:
@@ -175,6 +203,63 @@ class Reply:
             if timings:
                 extra["timings"] = timings
             await send(None, extra)
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+    def _pieces(self, choice: int) -> list[tuple[str, bool]]:
+        a = self.answers[choice]
+        pieces: list[tuple[str, bool]] = [(a.reasoning, True)] if a.reasoning else []
+        return pieces + [(p, False) for p in split_text(a.content, self.max_chunks)]
+
+    async def _stream_choices(
+        self, request: web.Request, *, include_usage: bool
+    ) -> web.StreamResponse:
+        """A stream of several choices, their pieces interleaved by time. As llama.cpp does,
+        each choice's last chunk is followed by that choice's own usage and timings; as vLLM
+        does, one usage for all comes at the end."""
+        resp = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await resp.prepare(request)
+        obj = "chat.completion.chunk" if self.chat else "text_completion"
+
+        async def send(choice: dict[str, Any] | None, extra: dict[str, Any] | None = None) -> None:
+            chunk = self._envelope(obj, [choice] if choice else [])
+            chunk.update(extra or {})
+            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+
+        # (when, choice, piece number): the piece number past the last is the choice's end.
+        events: list[tuple[float, int, int]] = []
+        for j in range(len(self.answers)):
+            pieces = self._pieces(j)
+            per_piece = self.gen_s[j] / max(len(pieces), 1)
+            events += [(self.prompt_s + per_piece * i, j, i) for i in range(len(pieces))]
+            events.append((self.prompt_s + self.gen_s[j], j, len(pieces)))
+        await self._sleep_until(self.prompt_s)
+        if self.chat:
+            for j in range(len(self.answers)):
+                role = {"role": "assistant", "content": ""}
+                await send({"index": j, "delta": role, "finish_reason": None})
+        for when, j, i in sorted(events):
+            await self._sleep_until(when)
+            pieces = self._pieces(j)
+            if i < len(pieces):
+                text, is_reasoning = pieces[i]
+                await send(self._piece(text, reasoning=is_reasoning, index=j))
+                continue
+            await send(self._piece("", finish=self.answers[j].finish_reason, index=j))
+            self._finished(self._begin, asyncio.get_running_loop().time(), j)
+            if self.runtime.usage_per_choice:
+                extra: dict[str, Any] = {"usage": self.usage_of(j)} if include_usage else {}
+                timings = self.timings(j)
+                if timings:
+                    extra["timings"] = timings
+                if extra:
+                    await send(None, extra)
+        self.leave()
+        if include_usage and not self.runtime.usage_per_choice:
+            await send(None, {"usage": self.usage})
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         return resp

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -434,6 +434,9 @@ class _Collected:
     # The usage object as JSON, for the fields beyond the two counts (prompt_tokens_details).
     usage: Mapping[str, Any] | None = None
     runtime: Runtime | None = None
+    # A later choice of an ``n`` request whose prompt pass was the first choice's: all its
+    # prompt tokens were reused, not computed (``_Choices.share_usage``).
+    shared_prompt: bool = False
 
     def take_usage(self, usage: Any) -> None:
         if usage is not None:
@@ -445,6 +448,8 @@ class _Collected:
     def cached_prompt_tokens(self) -> int | None:
         """What the runtime reads as reused prompt tokens; None where it cannot be true (more
         than the prompt held) or the response did not say."""
+        if self.shared_prompt:
+            return self.prompt_tokens
         if self.runtime is None:
             return None
         cached = self.runtime.cached_tokens(self.usage, self.timings)
@@ -520,61 +525,144 @@ class SlotClient:
         attempt: int = 1,
     ) -> Attempt:
         """Send one request and return its ``Attempt``; errors become error attempts."""
-        slot = self.slot
-        result = Attempt(
-            key=key,
-            task=task,
-            role=role,
-            slot=slot.name,
-            model=slot.model,
-            runtime=slot.runtime,
-            status="error",
+        (result,) = await self.run_choices(
+            keys=[key], task=task, role=role, body=body, params=params, thinking=thinking,
             attempt=attempt,
-        )
+        )  # fmt: skip
+        return result
+
+    async def run_choices(
+        self,
+        *,
+        keys: Sequence[str],
+        task: str,
+        role: str,
+        body: Body,
+        params: Mapping[str, Any] | None = None,
+        thinking: bool | None = None,
+        attempt: int = 1,
+    ) -> list[Attempt]:
+        """Send one request with one choice per key (``n`` when more than one) and return an
+        ``Attempt`` per key, choice i answering ``keys[i]``; errors fail them all."""
+        slot = self.slot
+        results = [_failed(key, task, role, slot, attempt) for key in keys]
         t0 = time.perf_counter()
-        got = _Collected(
-            plamo=slot.prompt_format == "plamo-translate",
-            reasoning_fields=slot.server.reasoning_fields,
-            runtime=slot.server,
+        got = _Choices(
+            [
+                _Collected(
+                    plamo=slot.prompt_format == "plamo-translate",
+                    reasoning_fields=slot.server.reasoning_fields,
+                    runtime=slot.server,
+                )
+                for _ in keys
+            ]
         )
         req: dict[str, Any] = {}
         try:
             req = build_request(slot, body, params, thinking=thinking)
+            if len(keys) > 1:
+                req["n"] = len(keys)
             async with asyncio.timeout(self.request_timeout_s):
                 await self._send(req, got, t0)
         except Exception as exc:
-            result.error_class, result.error, result.http_status = describe_error(exc)
-            result.retryable = is_retryable(exc)
+            failed = describe_error(exc)
+            for result in results:
+                result.error_class, result.error, result.http_status = failed
+                result.retryable = is_retryable(exc)
         else:
-            result.status = "ok"
-        finish(result, got, t0, time.perf_counter())
-        if result.ok and not (result.content or "").strip():
-            reject_empty_answer(result, req.get("max_tokens"))
-        return result
+            for result in results:
+                result.status = "ok"
+        t_end = time.perf_counter()
+        got.share_usage()
+        for result, collected in zip(results, got.each, strict=True):
+            finish(result, collected, t0, t_end)
+            if result.ok and not (result.content or "").strip():
+                reject_empty_answer(result, req.get("max_tokens"))
+        return results
 
-    async def _send(self, req: dict[str, Any], got: _Collected, t0: float) -> None:
+    async def _send(self, req: dict[str, Any], got: _Choices, t0: float) -> None:
         chat = self.slot.api == "chat"
         endpoint = self._client.chat.completions if chat else self._client.completions
         response = await endpoint.create(**req)
         if not req.get("stream"):
-            got.take_usage(response.usage)
-            got.timings = _extra(response, "timings")
-            for choice in response.choices[:1]:
-                got.take_choice(choice, delta=False, now=time.perf_counter())
-            got.first_token_at = None
+            got.take_usage(response.usage, _extra(response, "timings"))
+            now = time.perf_counter()
+            for choice in response.choices:
+                got.take_choice(choice, delta=False, now=now)
+            for collected in got.each:
+                collected.first_token_at = None
             return
         try:
             async for chunk in response:
                 now = time.perf_counter()
-                if chunk.usage is not None:
-                    got.take_usage(chunk.usage)
+                for choice in chunk.choices or ():
+                    got.take_choice(choice, delta=chat, now=now)
                 timings = _extra(chunk, "timings")
-                if timings:
-                    got.timings = timings
-                if chunk.choices:
-                    got.take_choice(chunk.choices[0], delta=chat, now=now)
+                if chunk.usage is not None or timings:
+                    got.take_usage(chunk.usage, timings)
         finally:
             await response.close()
+
+
+def _failed(key: str, task: str, role: str, slot: Slot, attempt: int) -> Attempt:
+    """An attempt that failed until its answer says otherwise."""
+    return Attempt(
+        key=key, task=task, role=role, slot=slot.name, model=slot.model, runtime=slot.runtime,
+        status="error", attempt=attempt,
+    )  # fmt: skip
+
+
+@dataclass
+class _Choices:
+    """What a response carried, per choice (``index``), and its usage: once per choice
+    (llama.cpp's stream: right after that choice's last chunk) or once for all of them."""
+
+    each: list[_Collected]
+    # The usage and timings that came once for every choice together.
+    whole: _Collected | None = None
+    last_finished: int = 0
+    usages: int = 0
+
+    def _of(self, choice: Any) -> _Collected:
+        index = getattr(choice, "index", 0) or 0
+        return self.each[index] if 0 <= index < len(self.each) else self.each[0]
+
+    def take_choice(self, choice: Any, *, delta: bool, now: float) -> None:
+        collected = self._of(choice)
+        collected.take_choice(choice, delta=delta, now=now)
+        if choice.finish_reason:
+            self.last_finished = self.each.index(collected)
+
+    def take_usage(self, usage: Any, timings: Mapping[str, Any] | None) -> None:
+        one = len(self.each) == 1
+        per_choice = one or self.each[0].runtime is None or self.each[0].runtime.usage_per_choice
+        target = self.each[self.last_finished if not one else 0]
+        if not per_choice:
+            target = self.whole = self.whole or _Collected(runtime=self.each[0].runtime)
+        if usage is not None:
+            target.take_usage(usage)
+            self.usages += 1
+        if timings:
+            target.timings = timings
+
+    def share_usage(self) -> None:
+        """Usage that came once for all choices: the first choice's row carries it (its
+        generated tokens are those of every choice); every other choice read the same prompt
+        and computed none of it (the first choice's prompt pass is theirs), and its own
+        generated tokens were not reported, so they stay None."""
+        whole = self.whole
+        if whole is None and len(self.each) > 1 and self.usages == 1:
+            # A whole JSON answer from llama.cpp keeps only its first choice's usage.
+            whole = self.each[0]
+        if whole is None or len(self.each) == 1:
+            return
+        first = self.each[0]
+        first.prompt_tokens, first.completion_tokens = whole.prompt_tokens, whole.completion_tokens
+        first.usage, first.timings = whole.usage, whole.timings
+        for other in self.each[1:]:
+            other.prompt_tokens = whole.prompt_tokens
+            other.completion_tokens = None
+            other.shared_prompt = True
 
 
 def finish(result: Attempt, got: _Collected, t0: float, t_end: float) -> Attempt:

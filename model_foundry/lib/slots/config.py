@@ -77,6 +77,10 @@ class Slot(_Strict):
     base_url: str
     model: str = Field(min_length=1)
     parallel: int = Field(ge=1, le=256)
+    # The most samples of one prompt sent as one request (``n`` choices), each holding one
+    # of the ``parallel`` places while it runs. Unset: the runtime's choice (vLLM: up to
+    # ``parallel``; llama.cpp: 1, one request per sample). 1 turns it off.
+    samples_per_request: int | None = Field(default=None, ge=1, le=256)
     # Tokens one request may use (prompt + answer). Unset: asked from the server (llama.cpp
     # /props, vLLM /v1/models); set it when the server hides those or to stay below them.
     context_tokens: int | None = Field(default=None, ge=64)
@@ -126,6 +130,22 @@ class Slot(_Strict):
         if self.prompt_format == "plamo-translate" and self.api != "completions":
             raise ValueError("prompt_format: plamo-translate needs api: completions")
         return self
+
+    @model_validator(mode="after")
+    def _samples_fit_parallel(self) -> Slot:
+        if self.samples_per_request is not None and self.samples_per_request > self.parallel:
+            raise ValueError(
+                f"samples_per_request: {self.samples_per_request} is more than parallel "
+                f"({self.parallel}); each sample of a request holds one of the slot's places"
+            )
+        return self
+
+    @property
+    def samples_at_once(self) -> int:
+        """The most samples one request to this slot carries (``samples_per_request``)."""
+        if self.samples_per_request is not None:
+            return self.samples_per_request
+        return self.parallel if self.server.joins_samples else 1
 
     @property
     def server(self) -> Runtime:

@@ -52,19 +52,20 @@ class Ledger:
         self.errors = 0
 
     @contextlib.contextmanager
-    def request_on(self, slot: str) -> Iterator[None]:
-        """Counts one request in flight on ``slot`` while the block runs; it stays unsettled
-        until ``settle``."""
-        self.unsettled += 1
-        self.in_flight[slot] += 1
-        self.total_in_flight += 1
+    def request_on(self, slot: str, sequences: int = 1) -> Iterator[None]:
+        """Counts a request of ``sequences`` choices in flight on ``slot`` while the block runs
+        (in flight counts sequences, as the servers' caps do); each stays unsettled until
+        ``settle``."""
+        self.unsettled += sequences
+        self.in_flight[slot] += sequences
+        self.total_in_flight += sequences
         summary = self.summaries[slot]
         summary.max_in_flight = max(summary.max_in_flight, self.in_flight[slot])
         try:
             yield
         finally:
-            self.in_flight[slot] -= 1
-            self.total_in_flight -= 1
+            self.in_flight[slot] -= sequences
+            self.total_in_flight -= sequences
 
     def settle(self, slot: str, item: Pending, attempt: Attempt) -> None:
         """Book an attempt: retry, cool the slot down, stop the batch, or finish the task."""

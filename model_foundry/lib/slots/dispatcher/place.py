@@ -45,6 +45,27 @@ class HeldPlace:
         self.since = time.monotonic()
         return self.held is not None
 
+    async def take_free(self, most: int) -> list[Any]:
+        """Up to ``most`` more places of the slot that are free right now, never waiting for
+        one (a request with ``n`` choices holds one place per choice); each one lost sets
+        :attr:`lost` too. Give them back with :meth:`release_extra` after the request."""
+        extra: list[Any] = []
+        while len(extra) < most:
+            held = await self.limiter.acquire(
+                self.slot,
+                _once(),
+                on_lost=self.lost.set,
+                wake=_at_once,
+            )
+            if held is None:
+                break
+            extra.append(held)
+        return extra
+
+    async def release_extra(self, extra: list[Any]) -> None:
+        for held in extra:
+            await self.limiter.release(held)
+
     async def after_request(self) -> None:
         if self.lost.is_set():
             # Taken over while held: nothing to give back (the limiter knows).
@@ -56,6 +77,17 @@ class HeldPlace:
         held, self.held = self.held, None
         if held is not None:
             await self.limiter.release(held, handoff_s=handoff_s)
+
+
+def _once() -> Callable[[], bool]:
+    """A ``give_up`` that lets the limiter look once: False the first time, then True."""
+    looked = iter((False,))
+    return lambda: next(looked, True)
+
+
+async def _at_once() -> bool:
+    """A ``wake`` that never waits: a place that is not free right now is not waited for."""
+    return True
 
 
 __all__ = ["HeldPlace"]

@@ -219,6 +219,25 @@ class WorkQueue:
             return self._member(most, place)
         return None
 
+    def siblings(self, item: Pending, most: int, *, take: bool = False) -> list[Pending]:
+        """Up to ``most`` first tries waiting right behind ``item`` in its line (its family's
+        members, or its route's fresh tasks) that are the next samples of its sample group,
+        seeds counting up from ``item``'s; taken out of the queue when ``take``."""
+        if item.task.sample is None or most <= 0 or item.attempt > 1:
+            return []
+        group, seed = item.task.sample
+        family = self._family_of(item)
+        line = family.members if family is not None else self.fresh.get(item.task.route)
+        found: list[Pending] = []
+        for waiting in itertools.islice(line or (), most):
+            if waiting.task.sample != (group, seed + len(found) + 1) or waiting.attempt > 1:
+                break
+            found.append(waiting)
+        if take and line:
+            for _ in found:
+                line.popleft()
+        return found
+
     def _family_of(self, item: Pending) -> Family | None:
         if not self.families_on or item.task.family is None:
             return None

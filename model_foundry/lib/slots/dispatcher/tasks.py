@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +30,22 @@ class Task:
     # Tasks whose prompts share a long prefix name the same family (``WorkQueue``): they run
     # one after another where the prefix is cached. Not part of the key: it changes no answer.
     family: str | None = None
+
+    @functools.cached_property
+    def sample(self) -> tuple[str, int] | None:
+        """The sample group of a task with an integer ``seed`` and the seed: the tasks that
+        differ from it only in their seed (the samples of one prompt) share the group. A slot
+        that takes several samples in one request (``Slot.samples_per_request``) sends those
+        with consecutive seeds together, as one request with ``n`` choices: choice j of a
+        request with seed s samples with seed s + j on llama.cpp and vLLM alike, as the task
+        with that seed would alone."""
+        seed = self.params.get("seed")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            return None
+        rest = {k: v for k, v in self.params.items() if k != "seed"}
+        asked = [self.task, self.role, self.body.as_dict(), rest, self.only_slots]
+        spelled = json.dumps(asked, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(spelled.encode("utf-8")).hexdigest(), seed
 
     @property
     def route(self) -> str:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Mapping
-from typing import Protocol
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, Protocol
 
 from model_foundry.lib.slots.client import Attempt, SlotClient
 from model_foundry.lib.slots.config import Slot
@@ -86,11 +86,31 @@ class SlotWorker:
             )
             if item is None:
                 continue
-            with batch.ledger.request_on(name):
+            siblings, extra = await self._join_samples(item)
+            members = [item, *siblings]
+            with batch.ledger.request_on(name, len(members)):
                 thinking = batch.thinking.get(item.task.role)
-                attempt = await send(self.client, item, place.lost, thinking, self._pin(index))
+                attempts = await send(self.client, members, place.lost, thinking, self._pin(index))
+            await place.release_extra(extra)
             await place.after_request()
-            batch.ledger.settle(name, item, attempt)
+            for member, attempt in zip(members, attempts, strict=True):
+                batch.ledger.settle(name, member, attempt)
+
+    async def _join_samples(self, item: Pending) -> tuple[list[Pending], list[Any]]:
+        """The samples to send with ``item`` as one request with ``n`` choices, and the extra
+        places they hold: as many of its waiting sample siblings as the slot takes at once
+        (``Slot.samples_at_once``) and as have a place free right now. Never waits for a
+        place: waiting for k free places would leave the slot part idle, so k is split."""
+        queue, most = self.batch.queue, self.slot.samples_at_once - 1
+        wanted = len(queue.siblings(item, most))
+        if wanted == 0:
+            return [], []
+        extra = await self.place.take_free(wanted)
+        siblings = queue.siblings(item, len(extra), take=True)
+        spare = extra[len(siblings) :]
+        if spare:
+            await self.place.release_extra(spare)
+        return siblings, extra[: len(siblings)]
 
     def _pin(self, index: int | None) -> dict[str, int]:
         """The server slot a request runs in: its place's, on a runtime with fixed server
@@ -108,22 +128,24 @@ class SlotWorker:
 
 async def send(
     client: SlotClient,
-    item: Pending,
+    items: Sequence[Pending],
     lost: asyncio.Event,
     thinking: bool | None,
     pin: Mapping[str, int] | None = None,
-) -> Attempt:
-    """One request; cancelled (and retried later) if its slot lease is lost meanwhile.
-    ``pin`` (``SlotWorker._pin``) goes with the request, outside its key."""
+) -> list[Attempt]:
+    """One request for ``items`` (one, or the samples of one prompt as ``n`` choices, their
+    seeds counting up from the first's); cancelled (and retried later) if a place's lease is
+    lost meanwhile. ``pin`` (``SlotWorker._pin``) goes with the request, outside its key."""
+    first = items[0].task
     request = asyncio.ensure_future(
-        client.run(
-            key=item.task.key,
-            task=item.task.task,
-            role=item.task.role,
-            body=item.task.body,
-            params={**item.task.params, **pin} if pin else item.task.params,
+        client.run_choices(
+            keys=[i.task.key for i in items],
+            task=first.task,
+            role=first.role,
+            body=first.body,
+            params={**first.params, **pin} if pin else first.params,
             thinking=thinking,
-            attempt=item.attempt,
+            attempt=items[0].attempt,
         )
     )
     watch = asyncio.ensure_future(lost.wait())
@@ -138,6 +160,10 @@ async def send(
             await asyncio.gather(request, return_exceptions=True)
     if not request.cancelled():
         return request.result()
+    return [_lease_lost(client, item) for item in items]
+
+
+def _lease_lost(client: SlotClient, item: Pending) -> Attempt:
     slot = client.slot
     return Attempt(
         key=item.task.key,

@@ -76,6 +76,14 @@ class LlamaCpp:
     # a request for a busy one waits until it is free (``server-context.cpp``
     # ``get_available_slot``, "requested slot is unavailable, defer task").
     slot_pin: str | None = "id_slot"
+    # ``n`` (``n_cmpl``, at most ``--parallel``) prefills once and copies the prompt to n
+    # server slots, the request waiting until n are free at once; child j samples with
+    # ``seed + j`` (``server-task.h`` ``add_child``). Off unless the slot file asks for it:
+    # on 2 CPU cores it made generated tokens/s fall to 0.53 of one request per sample.
+    joins_samples = False
+    # In a stream each choice's last chunk is followed by its own usage (``server-task.cpp``
+    # ``to_json_oaicompat_chat_stream``); a whole JSON answer keeps the first choice's only.
+    usage_per_choice = True
 
     def context_url(self, base_url: str) -> str:
         return f"{server_root(base_url)}{self.endpoints.context}"

@@ -176,12 +176,12 @@ def test_the_simulator_runs_a_pinned_request_in_its_server_slot_once_free() -> N
         q = SlotQueue(3)
         order: list[int] = []
         started = asyncio.Event()
-        async with q.processing(pinned=1) as first:
+        async with q.processing(pinned=1) as (first,):
             order.append(first)
             # 4 wraps around to server slot 1, busy: the request waits in the queue.
             waiting = asyncio.ensure_future(_take(q, 4, started))
             await started.wait()
-            async with q.processing() as other:
+            async with q.processing() as (other,):
                 order.append(other)  # an unpinned request takes a free one meanwhile
             assert not waiting.done() and q.free_ids == [2, 0]
         order.append(await waiting)
@@ -192,5 +192,5 @@ def test_the_simulator_runs_a_pinned_request_in_its_server_slot_once_free() -> N
 
 async def _take(q: SlotQueue, pinned: int, started: asyncio.Event) -> int:
     started.set()
-    async with q.processing(pinned=pinned) as got:
+    async with q.processing(pinned=pinned) as (got,):
         return got
