@@ -68,7 +68,18 @@ _FIELDS: Mapping[str, set[str]] = {
 }
 # The two orders of a pairwise judge: the first column's answer read first, then the second's.
 PAIR_ORDERS = ("ab", "ba")
-_TOP = {"name", "description", "seed", "rows", "random_seed", "schedule", "columns", "gates"}
+_TOP = {
+    "name",
+    "description",
+    "seed",
+    "rows",
+    "random_seed",
+    "schedule",
+    "columns",
+    "gates",
+    "export",
+}
+_EXPORT = {"on_schedule"}
 
 
 class RecipeError(UserError):
@@ -196,6 +207,8 @@ class Recipe:
     description: str | None = None
     gates: GateConfig = field(default_factory=GateConfig)
     gates_on: bool = True
+    # ``export: {on_schedule: true}``: the recipe's job (and so its schedule) exports too.
+    export_on_schedule: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     def column(self, name: str) -> Column:
@@ -531,6 +544,22 @@ def _seed(source: str, raw: Any) -> Seed:
     return Seed(sql=_str(source, "seed.sql", raw["sql"]))
 
 
+def _export_on_schedule(source: str, raw: Any) -> bool:
+    """``export: {on_schedule: true|false}``; unset: false."""
+    if raw is None:
+        return False
+    if not isinstance(raw, dict):
+        raise _fail(source, "export", "must be a mapping such as {on_schedule: true}")
+    unknown = sorted(set(raw) - _EXPORT)
+    if unknown:
+        raise _fail(source, f"export.{unknown[0]}",
+                    f"is not a field of export ({', '.join(sorted(_EXPORT))})")  # fmt: skip
+    on = raw.get("on_schedule", False)
+    if not isinstance(on, bool):
+        raise _fail(source, "export.on_schedule", "must be true or false")
+    return on
+
+
 def parse_recipe(raw: Any, source: str, *, default_name: str | None = None) -> Recipe:
     """A checked :class:`Recipe` from a defs.yaml's ``attributes``; :class:`RecipeError`
     naming ``source`` and the field otherwise."""
@@ -577,6 +606,7 @@ def parse_recipe(raw: Any, source: str, *, default_name: str | None = None) -> R
         description=_str(source, "description", raw.get("description"), required=False),
         gates=gates,
         gates_on=gates_on,
+        export_on_schedule=_export_on_schedule(source, raw.get("export")),
         raw=raw,
     )
 

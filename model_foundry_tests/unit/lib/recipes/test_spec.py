@@ -273,3 +273,25 @@ def test_an_incremental_seed_names_its_position_column() -> None:
     raw = {**copy.deepcopy(EVERY_COLUMN), "seed": {"sql": "SELECT 1", "incremental": "seq"}}
     seed = parse_recipe(raw, SOURCE).seed
     assert seed is not None and (seed.sql, seed.incremental) == ("SELECT 1", "seq")
+
+
+@pytest.mark.parametrize(
+    ("export", "sentence"),
+    [
+        (True, f"{SOURCE}: export: must be a mapping such as {{on_schedule: true}}"),
+        ({"on_shedule": True}, f"{SOURCE}: export.on_shedule: is not a field of export "
+         "(on_schedule)"),
+        ({"on_schedule": "yes"}, f"{SOURCE}: export.on_schedule: must be true or false"),
+    ],
+    ids=["not-mapping", "unknown", "not-bool"],
+)  # fmt: skip
+def test_a_bad_export_field_is_one_sentence(export: Any, sentence: str) -> None:
+    assert _sentence({**copy.deepcopy(EVERY_COLUMN), "export": export}) == sentence
+
+
+def test_export_on_schedule_is_off_unless_the_recipe_asks() -> None:
+    assert parse_recipe(copy.deepcopy(EVERY_COLUMN), SOURCE).export_on_schedule is False
+    raw = {**copy.deepcopy(EVERY_COLUMN), "export": {"on_schedule": True}}
+    assert parse_recipe(raw, SOURCE).export_on_schedule is True
+    raw["export"] = {"on_schedule": False}
+    assert parse_recipe(raw, SOURCE).export_on_schedule is False
