@@ -297,8 +297,9 @@ class DatasetRecipe(dg.Component, dg.Resolvable, dg.Model):
     columns: Annotated[
         Any,
         _field(
-            "The columns, each {name, type, ...}; type: seed, sampler, expression, llm_text, "
-            "llm_structured, llm_judge, validation (docs/recipes.md)."
+            "The columns, each {name, type, ...}; type: seed, sampler, expression, llm_text "
+            "(prompt, or text: the bare text for a translator), llm_structured, llm_judge, "
+            "validation (docs/recipes.md)."
         ),
     ] = None
 

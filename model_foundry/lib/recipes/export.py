@@ -164,7 +164,8 @@ def _messages(
     if column is None or answer is None or column.name not in values:
         return []
     try:
-        turns = [("user", render(str(column.prompt), values))]
+        # A text column's request is its bare text: the user turn, with no system turn.
+        turns = [("user", render(str(column.text or column.prompt), values))]
         if column.system:
             turns.insert(0, ("system", render(column.system, values)))
     except jinja2.TemplateError:  # a value it reads is missing: the row is held back anyway
