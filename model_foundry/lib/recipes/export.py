@@ -374,11 +374,11 @@ def export_fingerprint(db_path: Path, recipe: Recipe, request: RecipeExport) -> 
     license, the test share, and the ``run`` cells stored (how many and the newest's time:
     the cells table is append-only, so any new cell changes them). Recorded in the
     manifest; two exports with one fingerprint hold the same rows."""
-    with storage.connect(db_path, read_only=True) as con:
-        cells, newest = con.execute(_CELLS_SEEN, [recipe.name, CELLS_VERSION]).fetchone() or (
-            0,
-            None,
-        )
+    # Not read-only, as the export's other reads are not: DuckDB refuses a connection to a
+    # file this process holds open under another configuration.
+    with storage.connect(db_path) as con:
+        found = con.execute(_CELLS_SEEN, [recipe.name, CELLS_VERSION]).fetchone()
+    cells, newest = found or (0, None)
     given = {"recipe": dict(recipe.raw), "license": request.license,
              "test_share": request.test_share, "cells": int(cells), "newest": newest}  # fmt: skip
     text = json.dumps(given, sort_keys=True, ensure_ascii=False, default=str)
