@@ -6,12 +6,16 @@ from __future__ import annotations
 import copy
 import json
 import logging
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from model_foundry.lib import storage
+from model_foundry.lib.events import SEMANTIC_SEARCH, InboxEvent, validate_message
+from model_foundry.lib.inbox.store import write_batch
+from model_foundry.lib.publish import make_event
 from model_foundry.lib.recipes.generate import RUN_VERSION, RecipeOutcome, run_recipe
 from model_foundry.lib.recipes.spec import parse_recipe
 from model_foundry.lib.tables.summaries import SESSION_SUMMARIES, SummaryRow
@@ -68,6 +72,35 @@ PAIRWISE: dict[str, Any] = {
                     {"name": "clear", "description": "Is it easy to follow?"}]},
     ],
 }  # fmt: skip
+
+
+# An incremental SQL seed over the inbox: each run takes the searches past the last mark.
+NEW_SEARCHES: dict[str, Any] = {
+    "name": "new_searches",
+    "seed": {
+        "sql": f"SELECT payload ->> '$.query' AS query, commit_seq FROM pipeline_event_inbox "
+        f"WHERE subject = '{SEMANTIC_SEARCH}'",
+        "incremental": "commit_seq",
+    },
+    "columns": [
+        {"name": "query", "type": "seed"},
+        {"name": "answer", "type": "llm_text", "role": "cheap", "prompt": "{{ query }}",
+         "params": {"max_tokens": 32}},
+    ],
+}  # fmt: skip
+
+_SEQ = {"next": 1}
+
+
+def land_searches(db: Path, queries: list[str]) -> None:
+    """One inbox commit of semantic searches, through the inbox's own writer."""
+    parsed = []
+    for q in queries:
+        event = make_event(SEMANTIC_SEARCH, {"query": q}, "session-1")
+        parsed.append(validate_message(event.subject, event.body, _SEQ["next"], datetime.now(UTC)))
+        _SEQ["next"] += 1
+    assert all(isinstance(p, InboxEvent) for p in parsed)
+    storage.run_in_transaction(db, lambda con: write_batch(con, "EVENTS", parsed, []))
 
 
 def write_recipe(folder: Path, attributes: dict[str, Any], seeds: list[str] = QUESTIONS) -> Path:

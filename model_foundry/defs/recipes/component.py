@@ -4,11 +4,12 @@
 this folder; each recipe becomes the asset ``recipe_<name>`` (its generated rows, in the
 ``datasets`` group), the job ``recipe_<name>_job`` and, with ``schedule``, the schedule
 ``recipe_<name>_schedule``, and the asset ``recipe_<name>_export`` (its rows exported with
-the datasets' hygiene, ``lib/recipes/export.py``; outside the job, so a scheduled run does
-not write a new version each time). The attributes are checked by ``lib/recipes/spec.py``, not by
-Dagster's own validation, so that a bad recipe never takes the code location down: it still
-becomes its asset, which fails with the one sentence naming the file and the field (and the
-sentence is logged while the definitions load, which ``dg check defs`` shows).
+the datasets' hygiene, ``lib/recipes/export.py``; outside the job unless the recipe says
+``export: {on_schedule: true}``, and then told to write no version when no cell is new).
+The attributes are checked by ``lib/recipes/spec.py``, not by Dagster's own validation, so
+that a bad recipe never takes the code location down: it still becomes its asset, which
+fails with the one sentence naming the file and the field (and the sentence is logged while
+the definitions load, which ``dg check defs`` shows).
 """
 
 # No ``from __future__ import annotations``: Dagster reads the nested assets' annotations.
@@ -18,6 +19,9 @@ from pathlib import Path
 from typing import Annotated, Any, Self
 
 import dagster as dg
+from dagster._core.definitions.unresolved_asset_job_definition import (
+    UnresolvedAssetJobDefinition,
+)
 from dagster._utils.schedules import is_valid_cron_string
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -50,6 +54,13 @@ class RecipeExportConfig(dg.Config):
     license: str | None = Field(default=None, description="The card's license; unset: unknown.")
     test_share: float = Field(default=0.05, description="Share of new seed rows sent to test.")
     output_dir: str | None = Field(default=None, description="Export root; unset: datasets/.")
+    skip_unchanged: bool = Field(
+        default=False,
+        description=(
+            "Write no version when a finished one holds the same rows, recipe, license and "
+            "test share (the recipe's job sets it with export: {on_schedule: true})."
+        ),
+    )
 
 
 def _export(context: dg.AssetExecutionContext, recipe: Recipe, config: RecipeExportConfig,
@@ -62,6 +73,7 @@ def _export(context: dg.AssetExecutionContext, recipe: Recipe, config: RecipeExp
         export_recipe,
         nothing_kept_warning,
         recipe_export_request,
+        unchanged_export,
     )
 
     try:
@@ -69,6 +81,14 @@ def _export(context: dg.AssetExecutionContext, recipe: Recipe, config: RecipeExp
             version=config.version, license=config.license, test_share=config.test_share,
             output_dir=config.output_dir, run=f"dagster run {context.run.run_id}",
         )  # fmt: skip
+        same = unchanged_export(duckdb.database, recipe, request) if config.skip_unchanged else None
+        if same is not None:
+            # A scheduled tick with no new cell: the version written before holds these rows.
+            context.log.info(f"recipe {recipe.name}: no new cells since version {same}; "
+                             "no version written")  # fmt: skip
+            return dg.MaterializeResult(metadata=dagster_metadata(
+                {"unchanged": True, "version": same,
+                 "export_path": str(request.out_root / recipe.name / same)}))  # fmt: skip
         hygiene = export_hygiene(Path(duckdb.database), recipe.name, config.test_share)
         outcome = export_recipe(duckdb.database, recipe, request, hygiene)
     except (UserError, ValueError) as exc:
@@ -157,7 +177,7 @@ def recipe_definitions(raw: Any, source: Path) -> dg.Definitions:
     ) -> dg.MaterializeResult:
         return _export(context, recipe, config, duckdb)
 
-    job = dg.define_asset_job(f"recipe_{recipe.name}_job", selection=[key])
+    job = _job(recipe)
     schedules = []
     if recipe.schedule:
         schedules.append(
@@ -170,6 +190,19 @@ def recipe_definitions(raw: Any, source: Path) -> dg.Definitions:
             )
         )
     return dg.Definitions(assets=[recipe_rows, recipe_export], jobs=[job], schedules=schedules)
+
+
+def _job(recipe: Recipe) -> UnresolvedAssetJobDefinition:
+    """``recipe_<name>_job``: the rows; with ``export: {on_schedule: true}`` the export too,
+    after them, told to write no version when the rows are those of one already written."""
+    if not recipe.export_on_schedule:
+        return dg.define_asset_job(f"recipe_{recipe.name}_job", selection=[recipe_key(recipe.name)])
+    export = export_key(recipe.name)
+    return dg.define_asset_job(
+        f"recipe_{recipe.name}_job",
+        selection=[recipe_key(recipe.name), export],
+        config={"ops": {export.to_python_identifier(): {"config": {"skip_unchanged": True}}}},
+    )
 
 
 def _broken(name: str, sentence: str) -> dg.Definitions:
@@ -253,11 +286,20 @@ class DatasetRecipe(dg.Component, dg.Resolvable, dg.Model):
     gates: Annotated[
         Any, _field("Quality gates: false to switch off, or {skip: [...], thresholds}.")
     ] = None
+    export: Annotated[
+        Any,
+        _field(
+            "{on_schedule: true}: the job (and so the schedule) exports after each run, "
+            "writing no version when no cell is new.",
+            [{"on_schedule": True}],
+        ),
+    ] = None
     columns: Annotated[
         Any,
         _field(
-            "The columns, each {name, type, ...}; type: seed, sampler, expression, llm_text, "
-            "llm_structured, llm_judge, validation (docs/recipes.md)."
+            "The columns, each {name, type, ...}; type: seed, sampler, expression, llm_text "
+            "(prompt, or text: the bare text for a translator), llm_structured, llm_judge, "
+            "validation (docs/recipes.md)."
         ),
     ] = None
 

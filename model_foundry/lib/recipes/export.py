@@ -19,6 +19,7 @@ the cells held back by cause.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -37,7 +38,7 @@ from model_foundry.lib.datasets.layouts import HYGIENE_FIELDS, MESSAGE, Layout, 
 from model_foundry.lib.datasets.names import export_dir
 from model_foundry.lib.datasets.prepare import ClusterIndex, Gates, prepare
 from model_foundry.lib.datasets.published import ExportOutcome, ExportTarget, write_prepared
-from model_foundry.lib.datasets.versions import choose_version
+from model_foundry.lib.datasets.versions import MANIFEST, choose_version
 from model_foundry.lib.errors import UserError
 from model_foundry.lib.recipes.spec import LLM_TYPES, Column, Recipe
 from model_foundry.lib.recipes.templates import render
@@ -163,7 +164,8 @@ def _messages(
     if column is None or answer is None or column.name not in values:
         return []
     try:
-        turns = [("user", render(str(column.prompt), values))]
+        # A text column's request is its bare text: the user turn, with no system turn.
+        turns = [("user", render(str(column.text or column.prompt), values))]
         if column.system:
             turns.insert(0, ("system", render(column.system, values)))
     except jinja2.TemplateError:  # a value it reads is missing: the row is held back anyway
@@ -361,6 +363,53 @@ def count_rows(db_path: Path, recipe: Recipe) -> int:
     return int(n)
 
 
+_CELLS_SEEN = (
+    f"SELECT count(*), max(created_at)::VARCHAR FROM {DATASET_RECIPE_CELLS.name} "
+    "WHERE recipe = ? AND version = ?"
+)
+
+
+def export_fingerprint(db_path: Path, recipe: Recipe, request: RecipeExport) -> str:
+    """What an export's rows and card are made of, as a hash: the recipe as written, the
+    license, the test share, and the ``run`` cells stored (how many and the newest's time:
+    the cells table is append-only, so any new cell changes them). Recorded in the
+    manifest; two exports with one fingerprint hold the same rows."""
+    # Not read-only, as the export's other reads are not: DuckDB refuses a connection to a
+    # file this process holds open under another configuration.
+    with storage.connect(db_path) as con:
+        found = con.execute(_CELLS_SEEN, [recipe.name, CELLS_VERSION]).fetchone()
+    cells, newest = found or (0, None)
+    given = {"recipe": dict(recipe.raw), "license": request.license,
+             "test_share": request.test_share, "cells": int(cells), "newest": newest}  # fmt: skip
+    text = json.dumps(given, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def exported_as(out_root: Path, name: str, fingerprint: str) -> str | None:
+    """The finished version of ``name`` under ``out_root`` whose manifest records
+    ``fingerprint``, or None: that version already holds the rows an export would write."""
+    folder = out_root / name
+    if not folder.is_dir():
+        return None
+    for manifest in sorted(folder.glob(f"*/{MANIFEST}")):
+        try:
+            recorded = json.loads(manifest.read_text(encoding="utf-8")).get("recipe") or {}
+        except (OSError, json.JSONDecodeError):
+            continue
+        if recorded.get("fingerprint") == fingerprint:
+            return manifest.parent.name
+    return None
+
+
+def unchanged_export(db_path: str | Path, recipe: Recipe, request: RecipeExport) -> str | None:
+    """The finished version that already holds what exporting ``request`` would write (same
+    fingerprint), or None, also when nothing is stored yet (the export then says why)."""
+    db = Path(db_path)
+    if request.version is not None or not count_rows(db, recipe):
+        return None
+    return exported_as(request.out_root, recipe.name, export_fingerprint(db, recipe, request))
+
+
 @dataclass(frozen=True)
 class RecipeExport:
     """What to export: the export root, the version (None: the UTC date, suffixed), the
@@ -407,6 +456,9 @@ def export_recipe(
             "first"
         )
     version = choose_version(request.out_root, recipe.name, request.version)
+    # Taken before the rows are read: a cell stored meanwhile then makes the next export's
+    # fingerprint differ (a new version), never match rows this export lacks.
+    fingerprint = export_fingerprint(db, recipe, request)
     layout = recipe_layout(recipe)
     chat = chat_column(recipe)
     text_fields = [n for n, t in column_fields(recipe) if t == pa.string()]
@@ -438,6 +490,7 @@ def export_recipe(
             "name": recipe.name,
             "cells_version": CELLS_VERSION,
             "chat_column": chat.name if chat is not None else None,
+            "fingerprint": fingerprint,
             **shown,
         }
         return write_prepared(db, target, layout, prepared, made_by, recipe=about)
@@ -486,8 +539,10 @@ __all__ = [
     "check_exportable",
     "column_fields",
     "column_figures",
+    "export_fingerprint",
     "export_metadata",
     "export_recipe",
+    "exported_as",
     "held_back",
     "nothing_kept_warning",
     "own_type",
@@ -496,4 +551,5 @@ __all__ = [
     "row_record",
     "row_text",
     "stored_rows",
+    "unchanged_export",
 ]

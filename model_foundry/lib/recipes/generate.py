@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from model_foundry.lib.datasets.gates import body_text, target_language
 from model_foundry.lib.datasets.judge import VERDICT_MAX_TOKENS
 from model_foundry.lib.llm import Body, LlmRun, Request
 from model_foundry.lib.llm.request import Planned, canonical
@@ -129,6 +130,15 @@ def llm_request(recipe: Recipe, column: Column, row_id: str, sample: int,
         params["json_schema"] = dict(schema)
     if column.type == "llm_judge" and "max_tokens" not in column.params:
         params["max_tokens"] = verdict_tokens(column)
+    if column.text is not None:
+        # As the pipeline's translations ask: the bare text, its languages as parameters (a
+        # translator slot's prompt format reads them; a chat slot it falls back to is given
+        # the translation instruction, slots.client).
+        for key in ("source_lang", "target_lang"):
+            if (lang := getattr(column, key)) is not None:
+                params[key] = render(lang, values)
+        return Request(recipe_task(recipe.name, column.name), str(column.role),
+                       Body(text=render(column.text, values)), params=params)  # fmt: skip
     if order is None:
         return Request(recipe_task(recipe.name, column.name), str(column.role),
                        Body(messages=_messages(column, values)), params=params)  # fmt: skip
@@ -204,8 +214,11 @@ def answer_value(recipe: Recipe, column: Column, ps: Sequence[Planned],
     cause: str | None = None
     for p, completion in zip(ps, completions, strict=True):
         text = completion.content
-        prompt = "\n".join(m["content"] for m in p.request.body.messages or [])
-        cause = cause or gate_cause(recipe, column, text, completion.finish_reason, prompt)
+        prompt = body_text(p.request.body.as_dict())
+        # A text column's answer is a translation when it names a target: the script gate too.
+        target = target_language([], p.request.params) if column.text is not None else None
+        cause = cause or gate_cause(recipe, column, text, completion.finish_reason, prompt,
+                                    target_lang=target)  # fmt: skip
         value: Any = text.strip()
         if column.schema() is not None:
             try:

@@ -4,10 +4,12 @@ file and the field that is wrong.
 A recipe is a small graph of named columns (the vocabulary of NVIDIA NeMo Data Designer's
 column types, which a user of it will recognise): ``seed`` (a field of the seed rows),
 ``sampler``, ``expression``, ``llm_text``, ``llm_structured``, ``llm_judge`` and
-``validation``. Everything that can be checked without the slot file or the seed rows is
-checked here: field names and types, templates that name columns the recipe lacks, cycles,
-JSON schemas. What needs the slot file (roles) or the seed rows (their fields) is checked by
-the run (``generate.py``), in the same form of sentence.
+``validation``. An ``llm_text`` column gives a ``prompt`` (chat turns) or a ``text`` (the bare
+text, as the pipeline's translations send a translator slot). Everything that can be checked
+without the slot file or the seed rows is checked here: field names and types, templates that
+name columns the recipe lacks, cycles, JSON schemas. What needs the slot file (roles) or the
+seed rows (their fields) is checked by the run (``generate.py``), in the same form of
+sentence.
 """
 
 from __future__ import annotations
@@ -44,7 +46,17 @@ _FIELDS: Mapping[str, set[str]] = {
     "seed": {"field"},
     "sampler": {"sampler", "values", "weights", "low", "high", "integer"},
     "expression": {"expr"},
-    "llm_text": {"role", "system", "prompt", "params", "samples", "thinking"},
+    "llm_text": {
+        "role",
+        "system",
+        "prompt",
+        "params",
+        "samples",
+        "thinking",
+        "text",
+        "source_lang",
+        "target_lang",
+    },
     "llm_structured": {
         "role",
         "system",
@@ -66,9 +78,22 @@ _FIELDS: Mapping[str, set[str]] = {
         "min_similarity",
     },
 }
+# A text column's fields: the bare text and the languages sent with it as request parameters.
+TEXT_FIELDS = ("text", "source_lang", "target_lang")
 # The two orders of a pairwise judge: the first column's answer read first, then the second's.
 PAIR_ORDERS = ("ab", "ba")
-_TOP = {"name", "description", "seed", "rows", "random_seed", "schedule", "columns", "gates"}
+_TOP = {
+    "name",
+    "description",
+    "seed",
+    "rows",
+    "random_seed",
+    "schedule",
+    "columns",
+    "gates",
+    "export",
+}
+_EXPORT = {"on_schedule"}
 
 
 class RecipeError(UserError):
@@ -111,6 +136,11 @@ class Column:
     samples: int = 1
     thinking: bool | None = None
     output_format: Mapping[str, Any] | None = None
+    # llm_text asked with the bare text (a translator's body), not chat turns; its languages
+    # are templates too, sent as the request's ``source_lang``/``target_lang``.
+    text: str | None = None
+    source_lang: str | None = None
+    target_lang: str | None = None
     scores: tuple[Score, ...] = ()
     # llm_judge, pairwise: the two columns compared (YAML ``compare``), a's then b's
     compare: tuple[str, ...] = ()
@@ -196,6 +226,8 @@ class Recipe:
     description: str | None = None
     gates: GateConfig = field(default_factory=GateConfig)
     gates_on: bool = True
+    # ``export: {on_schedule: true}``: the recipe's job (and so its schedule) exports too.
+    export_on_schedule: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     def column(self, name: str) -> Column:
@@ -256,7 +288,7 @@ def _check_schema(source: str, where: str, value: Any, *, structured: bool) -> d
 def _templates(column: Mapping[str, Any], kind: str) -> dict[str, str]:
     keys = {
         "expression": ("expr",),
-        "llm_text": ("system", "prompt"),
+        "llm_text": ("system", "prompt", *TEXT_FIELDS),
         "llm_structured": ("system", "prompt"),
         "llm_judge": ("system", "prompt"),
     }.get(kind, ())
@@ -291,12 +323,35 @@ def _sampler(source: str, at: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _text(source: str, at: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """An ``llm_text`` column's ``text`` and its languages, or {} for one with a prompt."""
+    if raw.get("text") is None:
+        given = [k for k in TEXT_FIELDS if raw.get(k) is not None]
+        if given:
+            raise _fail(source, f"{at}.{given[0]}", "is for a column with text (the bare "
+                        "text a translator is sent), not a prompt")  # fmt: skip
+        return {}
+    if raw.get("prompt") is not None:
+        raise _fail(source, f"{at}.text", "and prompt are both given: a column sends either "
+                    "the bare text or a prompt")  # fmt: skip
+    if raw.get("system") is not None:
+        raise _fail(source, f"{at}.system", "is not sent with text (the bare text has no "
+                    "system turn)")  # fmt: skip
+    params = raw.get("params") or {}
+    for key in ("source_lang", "target_lang"):
+        if isinstance(params, dict) and key in params:
+            raise _fail(source, f"{at}.params.{key}", f"is set by the column's {key}")
+    return {k: _str(source, f"{at}.{k}", raw.get(k), required=k == "text") for k in TEXT_FIELDS}
+
+
 def _llm(source: str, at: str, raw: Mapping[str, Any], kind: str) -> dict[str, Any]:
     default_role = JUDGE_ROLE if kind == "llm_judge" else None
+    text = _text(source, at, raw) if kind == "llm_text" else {}
     out: dict[str, Any] = {
         "role": _str(source, f"{at}.role", raw.get("role", default_role)),
-        "prompt": _str(source, f"{at}.prompt", raw.get("prompt")),
+        "prompt": None if text else _str(source, f"{at}.prompt", raw.get("prompt")),
         "system": _str(source, f"{at}.system", raw.get("system"), required=False),
+        **text,
     }
     params = raw.get("params") or {}
     if not isinstance(params, dict):
@@ -451,6 +506,7 @@ def _check_graph(source: str, columns: Sequence[Column]) -> None:
                     key = "expr"
                 if read in c.compare:
                     key = "compare"
+                key = next((k for k in TEXT_FIELDS if read in _reads(getattr(c, k))), key)
                 raise _fail(source, f"columns.{c.name}.{key}",
                             f"names column {read!r}, which the recipe does not have")  # fmt: skip
             if read == c.name:
@@ -459,6 +515,10 @@ def _check_graph(source: str, columns: Sequence[Column]) -> None:
     if cycle:
         raise _fail(source, f"columns.{cycle[0]}",
                     f"is part of a cycle ({' -> '.join([*cycle, cycle[0]])})")  # fmt: skip
+
+
+def _reads(template: str | None) -> set[str]:
+    return columns_read(template) if template is not None else set()
 
 
 def find_cycle(columns: Sequence[Column]) -> list[str] | None:
@@ -531,6 +591,22 @@ def _seed(source: str, raw: Any) -> Seed:
     return Seed(sql=_str(source, "seed.sql", raw["sql"]))
 
 
+def _export_on_schedule(source: str, raw: Any) -> bool:
+    """``export: {on_schedule: true|false}``; unset: false."""
+    if raw is None:
+        return False
+    if not isinstance(raw, dict):
+        raise _fail(source, "export", "must be a mapping such as {on_schedule: true}")
+    unknown = sorted(set(raw) - _EXPORT)
+    if unknown:
+        raise _fail(source, f"export.{unknown[0]}",
+                    f"is not a field of export ({', '.join(sorted(_EXPORT))})")  # fmt: skip
+    on = raw.get("on_schedule", False)
+    if not isinstance(on, bool):
+        raise _fail(source, "export.on_schedule", "must be true or false")
+    return on
+
+
 def parse_recipe(raw: Any, source: str, *, default_name: str | None = None) -> Recipe:
     """A checked :class:`Recipe` from a defs.yaml's ``attributes``; :class:`RecipeError`
     naming ``source`` and the field otherwise."""
@@ -577,6 +653,7 @@ def parse_recipe(raw: Any, source: str, *, default_name: str | None = None) -> R
         description=_str(source, "description", raw.get("description"), required=False),
         gates=gates,
         gates_on=gates_on,
+        export_on_schedule=_export_on_schedule(source, raw.get("export")),
         raw=raw,
     )
 
@@ -586,6 +663,7 @@ __all__ = [
     "JUDGE_ROLE",
     "LLM_TYPES",
     "PAIR_ORDERS",
+    "TEXT_FIELDS",
     "Column",
     "Recipe",
     "RecipeError",

@@ -94,11 +94,17 @@ def validate(column: Column, value: Any, values: Mapping[str, Any] | None = None
 
 
 def gate_cause(
-    recipe: Recipe, column: Column, answer: str, finish_reason: str | None, prompt: str
+    recipe: Recipe,
+    column: Column,
+    answer: str,
+    finish_reason: str | None,
+    prompt: str,
+    target_lang: str | None = None,
 ) -> str | None:
     """The quality gate an LLM cell fails (``gates.py``'s causes), or None. A structured
     answer is checked against its schema (``unparsed``) and for being cut off; the gates on
-    prose (repetition, echo, script) would read its JSON keys as words."""
+    prose (repetition, echo, script) would read its JSON keys as words. ``target_lang``
+    (``ja``/``en``) is a translation's, for the script gate."""
     if not recipe.gates_on:
         return None
     schema: Mapping[str, Any] | None = column.schema()
@@ -106,7 +112,7 @@ def gate_cause(
     if schema is not None:
         config = replace(config, skip=config.skip | _PROSE_GATES)
     return gate(answer, finish_reason=finish_reason, prompt=prompt, json_schema=schema,
-                config=config)  # fmt: skip
+                target_lang=target_lang, config=config)  # fmt: skip
 
 
 __all__ = ["SIMILARITY_NGRAM", "gate_cause", "similarity", "validate"]

@@ -6,50 +6,18 @@ from __future__ import annotations
 
 import copy
 import re
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import jinja2
 import pytest
 
 from model_foundry.lib import storage
-from model_foundry.lib.events import SEMANTIC_SEARCH, InboxEvent, validate_message
-from model_foundry.lib.inbox.store import write_batch
-from model_foundry.lib.publish import make_event
 from model_foundry.lib.recipes.seeds import SeedMark, SeedRow, advance_mark, past_mark, read_mark
 from model_foundry.lib.recipes.spec import RecipeError, parse_recipe
-from model_foundry_tests.recipe_helpers import QUESTIONS, generate
+from model_foundry_tests.recipe_helpers import NEW_SEARCHES, QUESTIONS, generate, land_searches
 from model_foundry_tests.slot_fixtures import Slots, requests_served
 
 pytestmark = pytest.mark.timeout(300)
-
-NEW_SEARCHES: dict[str, Any] = {
-    "name": "new_searches",
-    "seed": {
-        "sql": f"SELECT payload ->> '$.query' AS query, commit_seq FROM pipeline_event_inbox "
-        f"WHERE subject = '{SEMANTIC_SEARCH}'",
-        "incremental": "commit_seq",
-    },
-    "columns": [
-        {"name": "query", "type": "seed"},
-        {"name": "answer", "type": "llm_text", "role": "cheap", "prompt": "{{ query }}",
-         "params": {"max_tokens": 32}},
-    ],
-}  # fmt: skip
-
-_SEQ = {"next": 1}
-
-
-def _searches(db: Path, queries: list[str]) -> None:
-    """One inbox commit of semantic searches, through the inbox's own writer."""
-    parsed = []
-    for q in queries:
-        event = make_event(SEMANTIC_SEARCH, {"query": q}, "session-1")
-        parsed.append(validate_message(event.subject, event.body, _SEQ["next"], datetime.now(UTC)))
-        _SEQ["next"] += 1
-    assert all(isinstance(p, InboxEvent) for p in parsed)
-    storage.run_in_transaction(db, lambda con: write_batch(con, "EVENTS", parsed, []))
 
 
 def _rows(db: Path, sql: str, *params: object) -> list[tuple]:
@@ -64,15 +32,15 @@ def _mark(db: Path) -> SeedMark:
 
 def test_the_second_run_takes_only_the_new_rows_numbered_on(tmp_path, db_path, fast_slots) -> None:
     slots = Slots(fast_slots, tmp_path / "locks")
-    _searches(db_path, QUESTIONS[:2])
-    _searches(db_path, QUESTIONS[2:3])
+    land_searches(db_path, QUESTIONS[:2])
+    land_searches(db_path, QUESTIONS[2:3])
     first = generate(tmp_path, NEW_SEARCHES, db_path, slots)
     assert first.rows == 3 and first.llm_cells_asked == 3 and first.complete_rows() == 3
     (last_commit,) = _rows(db_path, "SELECT max(commit_seq) FROM pipeline_event_inbox")[0]
     assert _mark(db_path) == SeedMark(last_commit, 3)
     assert first.metadata()["seed_mark"] == last_commit
 
-    _searches(db_path, QUESTIONS[3:])
+    land_searches(db_path, QUESTIONS[3:])
     served = requests_served(fast_slots)
     second = generate(tmp_path, NEW_SEARCHES, db_path, slots)
     # Only the new search: one row, one request.
@@ -92,7 +60,7 @@ def test_a_run_that_fails_before_its_cells_are_stored_keeps_the_old_mark(
     tmp_path, db_path, fast_slots
 ) -> None:
     slots = Slots(fast_slots, tmp_path / "locks")
-    _searches(db_path, QUESTIONS[:2])
+    land_searches(db_path, QUESTIONS[:2])
     broken = copy.deepcopy(NEW_SEARCHES)
     # Renders only at run time, after the answers are stored: the run dies in its last wave.
     broken["columns"].append({"name": "broken", "type": "expression", "expr": "{{ answer.x }}"})
@@ -138,7 +106,7 @@ def test_the_mark_stops_before_the_first_row_still_waiting_for_an_answer(db_path
 def test_a_position_column_the_query_lacks_is_one_sentence(
     tmp_path, db_path, fast_slots, sql: str, sentence: str
 ) -> None:
-    _searches(db_path, QUESTIONS[:1])
+    land_searches(db_path, QUESTIONS[:1])
     bad = copy.deepcopy(NEW_SEARCHES)
     bad["seed"]["sql"] = sql
     with pytest.raises(RecipeError) as caught:
@@ -147,8 +115,8 @@ def test_a_position_column_the_query_lacks_is_one_sentence(
 
 
 def test_the_mark_reaches_the_inbox_scan_so_old_row_groups_are_skipped(db_path) -> None:
-    _searches(db_path, QUESTIONS[:2])
-    _searches(db_path, QUESTIONS[2:])
+    land_searches(db_path, QUESTIONS[:2])
+    land_searches(db_path, QUESTIONS[2:])
     with storage.connect(db_path, read_only=True) as con:
         rel = past_mark(con.sql(NEW_SEARCHES["seed"]["sql"]), "commit_seq", SeedMark(1, 2))
         plan = rel.explain()

@@ -242,3 +242,18 @@ def test_a_pairwise_judge_exports_its_winner_agreement_and_scores_typed() -> Non
     assert record["preference_helpful_a"] == 8.5 and record["preference_clear_b"] == 3.0
     assert '"winner": "answer"' in record["preference"]
     assert record["gate"] is None
+
+
+def test_a_text_columns_chat_is_its_bare_text_and_the_answer() -> None:
+    raw = copy.deepcopy(EVERY_COLUMN)
+    raw["columns"] = [c for c in raw["columns"] if c["name"] in ("query", "tone", "question")]
+    raw["columns"].append({"name": "translation", "type": "llm_text", "role": "translator",
+                           "text": "{{ question }}", "target_lang": "Japanese"})  # fmt: skip
+    recipe = _recipe(raw)
+    cells = {k: v for k, v in _cells().items() if k in ("query", "tone", "question")}
+    cells["translation"] = Cell("[Japanese] ...", "ok", None, "translator", "plamo", 8, 4)
+    record = row_record(recipe, "r1", 0, cells, chat_column(recipe))
+    turns = [(m["role"], m["content"]) for m in record["messages"]]
+    assert turns == [("user", "In a formal tone: how do I compact a file?"),
+                     ("assistant", "[Japanese] ...")]  # fmt: skip
+    assert record["slots"] == ["translator"] and record["gate"] is None

@@ -273,3 +273,86 @@ def test_an_incremental_seed_names_its_position_column() -> None:
     raw = {**copy.deepcopy(EVERY_COLUMN), "seed": {"sql": "SELECT 1", "incremental": "seq"}}
     seed = parse_recipe(raw, SOURCE).seed
     assert seed is not None and (seed.sql, seed.incremental) == ("SELECT 1", "seq")
+
+
+@pytest.mark.parametrize(
+    ("export", "sentence"),
+    [
+        (True, f"{SOURCE}: export: must be a mapping such as {{on_schedule: true}}"),
+        ({"on_shedule": True}, f"{SOURCE}: export.on_shedule: is not a field of export "
+         "(on_schedule)"),
+        ({"on_schedule": "yes"}, f"{SOURCE}: export.on_schedule: must be true or false"),
+    ],
+    ids=["not-mapping", "unknown", "not-bool"],
+)  # fmt: skip
+def test_a_bad_export_field_is_one_sentence(export: Any, sentence: str) -> None:
+    assert _sentence({**copy.deepcopy(EVERY_COLUMN), "export": export}) == sentence
+
+
+def test_export_on_schedule_is_off_unless_the_recipe_asks() -> None:
+    assert parse_recipe(copy.deepcopy(EVERY_COLUMN), SOURCE).export_on_schedule is False
+    raw = {**copy.deepcopy(EVERY_COLUMN), "export": {"on_schedule": True}}
+    assert parse_recipe(raw, SOURCE).export_on_schedule is True
+    raw["export"] = {"on_schedule": False}
+    assert parse_recipe(raw, SOURCE).export_on_schedule is False
+
+
+def _text_column(**fields: Any) -> dict[str, Any]:
+    raw = copy.deepcopy(EVERY_COLUMN)
+    answer = raw["columns"][_column("answer")]
+    for key in ("prompt", "system"):
+        answer.pop(key)
+    answer.update({"role": "translator", "text": "{{ question }}", **fields})
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("raw", "sentence"),
+    [
+        (
+            _text_column(prompt="{{ question }}"),
+            f"{SOURCE}: columns.answer.text: and prompt are both given: a column sends either "
+            "the bare text or a prompt",
+        ),
+        (
+            _text_column(system="Translate."),
+            f"{SOURCE}: columns.answer.system: is not sent with text (the bare text has no "
+            "system turn)",
+        ),
+        (
+            _text_column(text="{{ qestion }}"),
+            f"{SOURCE}: columns.answer.text: names column 'qestion', which the recipe does not "
+            "have",
+        ),
+        (
+            _text_column(target_lang="{{ languge }}"),
+            f"{SOURCE}: columns.answer.target_lang: names column 'languge', which the recipe "
+            "does not have",
+        ),
+        (
+            _text_column(params={"target_lang": "Japanese"}),
+            f"{SOURCE}: columns.answer.params.target_lang: is set by the column's target_lang",
+        ),
+        (
+            _changed("answer", source_lang="English"),
+            f"{SOURCE}: columns.answer.source_lang: is for a column with text (the bare text a "
+            "translator is sent), not a prompt",
+        ),
+        (
+            _changed("facts", text="{{ answer }}"),
+            f"{SOURCE}: columns.facts.text: is not a field of a llm_structured column",
+        ),
+    ],
+    ids=["text-and-prompt", "text-and-system", "text-unknown-column", "lang-unknown-column",
+         "lang-in-params", "lang-without-text", "text-on-structured"],
+)  # fmt: skip
+def test_a_bad_text_column_is_one_sentence(raw: dict[str, Any], sentence: str) -> None:
+    assert _sentence(raw) == sentence
+
+
+def test_a_text_column_reads_the_columns_its_text_and_languages_name() -> None:
+    raw = _text_column(source_lang="English", target_lang="{{ tone }}")
+    answer = parse_recipe(raw, SOURCE).column("answer")
+    assert (answer.text, answer.prompt, answer.system) == ("{{ question }}", None, None)
+    assert (answer.source_lang, answer.target_lang) == ("English", "{{ tone }}")
+    assert answer.reads == ("question", "tone")
