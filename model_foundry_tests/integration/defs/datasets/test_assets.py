@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import duckdb
 import pandas as pd
 import pytest
 
 from model_foundry.defs.datasets.assets import dataset_samples
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
+from model_foundry.devtools.bench.slot_common import get_json
+from model_foundry.lib.slots.config import load_slot_file
 from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.pipeline_helpers import (
     rows,
@@ -116,3 +119,64 @@ def test_export_read_back_with_pandas_holds_what_the_table_holds(
     assert short["jsonl_rows"] == 0 and short["removed_by_filter"] == {"empty": 0, "truncated": 20}
     assert not list((out / "ft" / "v2" / "openai").glob("*.jsonl"))
     assert not list(out.glob("ft/*/chat.jsonl"))
+
+
+def _requests_by_slot(slot_path: Path) -> dict[str, tuple[int, int]]:
+    """Per simulated slot: (requests received, sequences answered) so far."""
+    out = {}
+    for slot in load_slot_file(slot_path).slots.values():
+        stats = get_json(slot.base_url.removesuffix("/v1") + "/_sim/stats")
+        out[slot.name] = (stats["requests"], stats["completed"])
+    return out
+
+
+def test_samples_go_as_one_request_with_n_and_a_rerun_asks_only_the_missing_one(
+    tmp_path: Path, db_path: Path, fast_slots: Path
+) -> None:
+    """naughty (vLLM) takes the samples of one prompt as one request with n choices;
+    kindergarten (llama.cpp) asks one request per sample. Either way each choice is a row of
+    its own under its own sample key, and choice j carries the seed of sample j."""
+    prompts = write_prompts(tmp_path / "prompts" / "p.jsonl", 2)
+    config = {
+        "name": "n3",
+        "version": "v1",
+        "prompt_dir": str(prompts.parent),
+        "include_chat_sessions": False,
+        "samples_per_prompt": 3,
+        "output_dir": str(tmp_path / "datasets"),
+        "export": False,
+    }
+    before = _requests_by_slot(fast_slots)
+    first = metadata(collect(db_path, fast_slots, config))
+    after = _requests_by_slot(fast_slots)
+    asked = {n: (after[n][0] - before[n][0], after[n][1] - before[n][1]) for n in after}
+    # Two prompts x three samples on each role: two requests on naughty, six on kindergarten.
+    assert asked["naughty"] == (2, 6) and asked["kindergarten"] == (6, 6), asked
+    assert first["samples_written"] == 12
+
+    got = rows(
+        db_path,
+        "SELECT request_key, role, prompt_id, sample_index, response FROM dataset_samples "
+        "WHERE dataset = 'n3' AND version = 'v1' ORDER BY role, prompt_id, sample_index",
+    )
+    assert len({r[0] for r in got}) == 12
+    for _key, _role, _prompt, index, response in got:
+        assert response.endswith(f"#{index}"), response
+
+    # One naughty sample's stored answer is lost: the next run asks for it alone.
+    lost = next(r[0] for r in got if r[1] == "naughty" and r[3] == 1)
+    with duckdb.connect(str(db_path)) as con:
+        con.execute("DELETE FROM llm_completions WHERE request_key = ?", [lost])
+    before = _requests_by_slot(fast_slots)
+    again = metadata(collect(db_path, fast_slots, {**config, "version": "v2"}))
+    after = _requests_by_slot(fast_slots)
+    assert again["sent"] == 1 and again["reused_from_store"] == 11
+    changed = {n: d for n in after if (d := after[n][0] - before[n][0])}
+    assert changed == {"naughty": 1}
+    resent = rows(
+        db_path,
+        "SELECT response FROM dataset_samples WHERE dataset = 'n3' AND version = 'v2' "
+        "AND request_key = ?",
+        lost,
+    )
+    assert resent[0][0].endswith("#1")

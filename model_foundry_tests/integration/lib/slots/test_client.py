@@ -129,3 +129,46 @@ def test_unreachable_slot_is_a_retryable_error() -> None:
     a = run(go())
     assert a.status == "error" and a.retryable
     assert a.error_class == "APIConnectionError"
+
+
+async def _ask_choices(slot_name: str, stream: bool) -> tuple[list[Attempt], Attempt, dict]:
+    """Three choices of one request with seed 5, then the request alone with seed 6."""
+    data = shipped_data()
+    data["slots"][slot_name]["stream"] = stream
+    async with SlotSimulator(slot_file_from(data), free_ports=True, speed=50) as sim:
+        async with SlotClient(sim.slot_file.slots[slot_name]) as client:
+            ask = {"task": "test", "role": slot_name, "body": Body(messages=MSG)}
+            choices = await client.run_choices(keys=["a", "b", "c"], params={"seed": 5}, **ask)
+            stats = dict(sim.stats()[slot_name])
+            alone = await client.run(key="x", params={"seed": 6}, **ask)
+        return choices, alone, stats
+
+
+@pytest.mark.parametrize("stream", [True, False])
+@pytest.mark.parametrize("slot_name", ["naughty", "kindergarten"])
+def test_one_request_with_n_choices_answers_each_key_as_its_seed_would(
+    slot_name: str, stream: bool
+) -> None:
+    choices, alone, stats = run(_ask_choices(slot_name, stream))
+    # One request, three sequences in flight at once: the server's cap counts sequences.
+    assert stats["requests"] == 1 and stats["completed"] == 3 and stats["max_in_flight"] == 3
+    assert [a.key for a in choices] == ["a", "b", "c"]
+    assert all(a.ok and a.finish_reason == "stop" for a in choices)
+    # Choice j samples with seed 5 + j, so choice 1 is what seed 6 gives alone.
+    assert [a.content.rsplit("#", 1)[1] for a in choices] == ["5", "6", "7"]
+    assert choices[1].content == alone.content
+    prompt = alone.prompt_tokens
+    assert all(a.prompt_tokens == prompt for a in choices)
+    # The later choices computed none of the prompt: the first choice's pass was theirs.
+    assert [a.cached_prompt_tokens for a in choices[1:]] == [prompt, prompt]
+    generated = alone.completion_tokens
+    if slot_name == "kindergarten" and stream:
+        # llama.cpp streams each choice's own usage right after its last chunk.
+        assert [a.completion_tokens for a in choices] == [generated] * 3
+    elif slot_name == "kindergarten":
+        # Its whole JSON answer keeps only the first choice's usage.
+        assert [a.completion_tokens for a in choices] == [generated, None, None]
+    else:
+        # vLLM's usage covers every choice at once: the first row carries it.
+        assert [a.completion_tokens for a in choices] == [3 * generated, None, None]
+        assert choices[0].cached_prompt_tokens is None  # vLLM does not say by default

@@ -366,3 +366,40 @@ def test_a_growing_batch_rejects_a_role_it_was_not_started_with(tmp_path: Path) 
 
     with pytest.raises(ValueError, match="role 'summary' was not named"):
         run(go())
+
+
+def test_samples_of_one_prompt_go_as_one_request_holding_a_place_each(tmp_path: Path) -> None:
+    """naughty (vLLM) takes up to parallel samples per request by default; kindergarten
+    (llama.cpp) only where its slot file says so. Each choice's attempt answers its own
+    task, and the slot never has more sequences in flight than ``parallel``."""
+    from model_foundry.devtools.bench.slot_common import bench_task
+
+    async def go() -> tuple[DispatchResult, dict]:
+        data = shipped_data()
+        data["slots"]["kindergarten"]["samples_per_request"] = 2
+        sf = slot_file_from(data)
+        async with SlotSimulator(sf, free_ports=True, speed=20) as sim:
+            tasks = [bench_task(sim.slot_file.slots["naughty"], i, 3) for i in range(12)]
+            tasks += [bench_task(sim.slot_file.slots["kindergarten"], i, 4) for i in range(8)]
+            result = await dispatch(
+                tasks, sim.slot_file, "standard", options=fast_options(tmp_path)
+            )
+            return result, sim.stats()
+
+    result, stats = run(go())
+    assert result.ok_count == 20 and result.error_count == 0
+    by_key = {a.key: a for a in result.attempts}
+    # Sample i of a prompt carries seed i % samples, whichever choice of a request it was.
+    for key, attempt in by_key.items():
+        i = int(key.rsplit("-", 1)[1])
+        samples = 3 if "naughty" in key else 4
+        assert attempt.content.endswith(f"#{i % samples}"), (key, attempt.content)
+    # naughty: four prompts, one request of three choices each. kindergarten: at most two per
+    # request, and fewer where a worker found no second place free (k is split, not waited
+    # for); the first request always finds one (nothing else is in flight yet).
+    assert (stats["naughty"]["requests"], stats["naughty"]["completed"]) == (4, 12)
+    assert 4 <= stats["kindergarten"]["requests"] < 8 and stats["kindergarten"]["completed"] == 8
+    assert stats["naughty"]["max_in_flight"] == 3
+    assert stats["kindergarten"]["max_in_flight"] <= 5
+    # The dispatcher's own count is in sequences too.
+    assert result.slots["naughty"].max_in_flight == 3
