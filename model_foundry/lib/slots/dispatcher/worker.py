@@ -115,6 +115,7 @@ async def send(
 ) -> Attempt:
     """One request; cancelled (and retried later) if its slot lease is lost meanwhile.
     ``pin`` (``SlotWorker._pin``) goes with the request, outside its key."""
+    rendered = item.task.rendered.get(client.slot.name)
     request = asyncio.ensure_future(
         client.run(
             key=item.task.key,
@@ -124,6 +125,7 @@ async def send(
             params={**item.task.params, **pin} if pin else item.task.params,
             thinking=thinking,
             attempt=item.attempt,
+            rendered=rendered.pinned(pin) if rendered is not None else None,
         )
     )
     watch = asyncio.ensure_future(lost.wait())
