@@ -51,7 +51,7 @@ def answer(
     batch.reused = len(done)
     todo = [r for k, r in unique.items() if k not in done]
     unfit = [r for r in todo if r.unfit_reason is not None]
-    record_unfit(store, unfit, batch, slot_file, profile)
+    record_unfit(store, unfit, batch, slot_file)
     todo = [r for r in todo if r.unfit_reason is None]
     batch.sent = len(todo)
     if todo:
@@ -95,13 +95,12 @@ def record_unfit(
     unfit: list[Planned],
     batch: CompletionBatch,
     slot_file: SlotFile,
-    profile: str | None,
 ) -> None:
     """Record each request no slot can take once (not again while its reason stays the
     same)."""
+    attempts = [unfit_attempt(r, slot_file) for r in unfit]
     recorded = store.last_errors([r.key for r in unfit])
-    for r in unfit:
-        attempt = unfit_attempt(r, slot_file, profile)
+    for r, attempt in zip(unfit, attempts, strict=True):
         batch.unfit[r.key] = r.unfit_reason or ""
         batch.unfit_attempts.append(attempt)
         if recorded.get(r.key) != (r.unfit_cause, r.unfit_reason):

@@ -11,7 +11,8 @@ so two roles that resolve to the same slot and model (a dataset asked of ``summa
 ``kindergarten``) are two requests, not one.
 
 Fitting narrows a planned request to the slots whose context windows hold it, or says why
-none does (``lib/slots/fit.py``).
+none does (``lib/slots/fit.py``), and keeps the request as rendered for each slot it counted
+on: the slot sends that rendering, so a request is rendered once.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.client import Attempt, Rendered
 from model_foundry.lib.slots.config import Slot, SlotFile
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import Task
@@ -82,10 +83,14 @@ class Planned:
     key: str
     model: str
     output_params: dict[str, Any]
-    # Set by ``fit``: the slots whose context holds it (None: any), or why none does.
+    # The slot that would serve it first (whose ``model`` is in the key).
+    slot: str
+    # Set by ``fit``: the slots whose context holds it (None: any), or why none does, and
+    # the request as each slot that counted it will send it.
     only_slots: tuple[str, ...] | None = None
     unfit_reason: str | None = None
     unfit_cause: str = PROMPT_TOO_LONG
+    rendered: Mapping[str, Rendered] = field(default_factory=dict)
 
     @property
     def task(self) -> str:
@@ -104,6 +109,7 @@ class Planned:
             params=dict(self.request.params),
             only_slots=self.only_slots,
             family=self.request.family,
+            rendered=self.rendered,
         )
 
     def request_json(self) -> str:
@@ -119,7 +125,8 @@ def plan(request: Request, slot_file: SlotFile, profile: str | None = None) -> P
     """
     slot = slot_file.slots_for_role(request.role, profile)[0]
     effective = output_params(slot, request.params, slot_file.thinking_for_role(request.role))
-    return Planned(request, request_key(request, slot.model, effective), slot.model, effective)
+    key = request_key(request, slot.model, effective)
+    return Planned(request, key, slot.model, effective, slot.name)
 
 
 def fit(
@@ -133,23 +140,27 @@ def fit(
         )
         fitted.append(
             dataclasses.replace(
-                r, only_slots=found.only_slots, unfit_reason=found.reason, unfit_cause=found.cause
+                r,
+                only_slots=found.only_slots,
+                unfit_reason=found.reason,
+                unfit_cause=found.cause,
+                rendered=found.rendered,
             )
         )
     return fitted
 
 
-def unfit_attempt(request: Planned, slot_file: SlotFile, profile: str | None) -> Attempt:
+def unfit_attempt(request: Planned, slot_file: SlotFile) -> Attempt:
     """The recorded failure of a request no slot can take (no context holds it, or every
-    slot's template drops the messages): never sent, not retried."""
-    slot = slot_file.slots_for_role(request.role, profile)[0]
+    slot's template drops the messages): never sent, not retried; it names the slot the
+    request was planned for."""
     return Attempt(
         key=request.key,
         task=request.task,
         role=request.role,
-        slot=slot.name,
+        slot=request.slot,
         model=request.model,
-        runtime=slot.runtime,
+        runtime=slot_file.slots[request.slot].runtime,
         status="error",
         error_class=request.unfit_cause,
         error=request.unfit_reason,

@@ -87,7 +87,7 @@ class Stream:
             warn_unfit(self.warn, self.label, fitted)
             done = self.store.finished(r.key for r in fitted)
             unfit = [r for r in fitted if r.key not in done and r.unfit_reason is not None]
-            record_unfit(self.store, unfit, self.batch, self.slot_file, self.profile)
+            record_unfit(self.store, unfit, self.batch, self.slot_file)
             self.batch.failed += [r.key for r in unfit]
             now: list[tuple[Planned, Completion | None]] = []
             for r in fitted:

@@ -409,6 +409,54 @@ def build_request(
     return req
 
 
+# Tokens kept for the answer when a request names no max_tokens (chat slots may leave it
+# unset; the server then generates until its own limit).
+DEFAULT_ANSWER_RESERVE = 512
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A request as one slot is sent it: ``build_request``'s keyword arguments. Fitting
+    counts it against the slot's context window and the slot's worker sends it, so a request
+    is rendered once for each slot it may go to. Read it, never change it."""
+
+    kwargs: Mapping[str, Any]
+
+    @property
+    def counted(self) -> Body:
+        """What the slot's server counts: the chat messages, or the completions prompt."""
+        if "messages" in self.kwargs:
+            return Body(messages=self.kwargs["messages"])
+        return Body(prompt=self.kwargs["prompt"])
+
+    @property
+    def reserve(self) -> int:
+        """Tokens to keep free for the answer: its ``max_tokens``, or the default reserve."""
+        value = self.kwargs.get("max_tokens")
+        return int(value) if isinstance(value, int) and value > 0 else DEFAULT_ANSWER_RESERVE
+
+    def pinned(self, pin: Mapping[str, Any] | None) -> Rendered:
+        """This request with ``pin`` (``SlotWorker._pin``: the server slot it runs in, outside
+        its key) among the server's own fields, where ``build_request`` puts a parameter it
+        does not know."""
+        if not pin:
+            return self
+        req = dict(self.kwargs)
+        req["extra_body"] = {**req.get("extra_body", {}), **pin}
+        return Rendered(req)
+
+
+def render(
+    slot: Slot,
+    body: Body,
+    params: Mapping[str, Any] | None = None,
+    *,
+    thinking: bool | None = None,
+) -> Rendered:
+    """``body`` rendered for ``slot`` (``build_request``), to count and to send."""
+    return Rendered(build_request(slot, body, params, thinking=thinking))
+
+
 def _extra(obj: Any, name: str) -> Any:
     """A field the OpenAI types do not declare (``reasoning``, ``timings``), if present."""
     if obj is None:
@@ -523,11 +571,13 @@ class SlotClient:
         params: Mapping[str, Any] | None = None,
         thinking: bool | None = None,
         attempt: int = 1,
+        rendered: Rendered | None = None,
     ) -> Attempt:
-        """Send one request and return its ``Attempt``; errors become error attempts."""
+        """Send one request (``rendered`` when fitting rendered it already) and return its
+        ``Attempt``; errors become error attempts."""
         (result,) = await self.run_choices(
             keys=[key], task=task, role=role, body=body, params=params, thinking=thinking,
-            attempt=attempt,
+            attempt=attempt, rendered=rendered,
         )  # fmt: skip
         return result
 
@@ -541,6 +591,7 @@ class SlotClient:
         params: Mapping[str, Any] | None = None,
         thinking: bool | None = None,
         attempt: int = 1,
+        rendered: Rendered | None = None,
     ) -> list[Attempt]:
         """Send one request with one choice per key (``n`` when more than one) and return an
         ``Attempt`` per key, choice i answering ``keys[i]``; errors fail them all."""
@@ -559,7 +610,11 @@ class SlotClient:
         )
         req: dict[str, Any] = {}
         try:
-            req = build_request(slot, body, params, thinking=thinking)
+            req = (
+                dict(rendered.kwargs)
+                if rendered is not None
+                else build_request(slot, body, params, thinking=thinking)
+            )
             if len(keys) > 1:
                 req["n"] = len(keys)
             async with asyncio.timeout(self.request_timeout_s):
@@ -712,8 +767,10 @@ def reject_empty_answer(result: Attempt, max_tokens: int | None) -> Attempt:
 
 
 __all__ = [
+    "DEFAULT_ANSWER_RESERVE",
     "PLAMO_STOP",
     "Attempt",
+    "Rendered",
     "SlotClient",
     "build_request",
     "derive_rates",
@@ -726,6 +783,7 @@ __all__ = [
     "parse_timings",
     "plamo_translate_prompt",
     "reject_empty_answer",
+    "render",
     "split_gemma_thinking",
     "translation_messages",
 ]

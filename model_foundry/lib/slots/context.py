@@ -26,7 +26,7 @@ SentencePiece produce at most one token per UTF-8 byte): the UTF-8 length of the
 several times over, so prompts are split smaller than needed, never sent too long.
 
 The answer needs room too: the request's ``max_tokens`` (or ``DEFAULT_ANSWER_RESERVE`` when
-it sets none) is reserved out of the window.
+it sets none, ``client.Rendered.reserve``) is reserved out of the window.
 """
 
 from __future__ import annotations
@@ -45,9 +45,10 @@ from model_foundry.lib.slots.runtimes import httpx as _httpx
 from model_foundry.lib.slots.template_check import TemplateCheck, check_template
 
 ESTIMATE_PER_MESSAGE = 8
-# Tokens kept for the answer when a request names no max_tokens (chat slots may leave it
-# unset; the server then generates until its own limit).
-DEFAULT_ANSWER_RESERVE = 512
+# Room left for what a chat template adds beyond the estimate's per-message tokens (some
+# templates insert a default system text of a few dozen tokens), before a prompt is taken
+# to fit without asking the server to count it.
+TEMPLATE_ALLOWANCE = 256
 PROBE_TIMEOUT_S = 5.0
 
 # "slot file", "unknown", or the runtime's ``context_source`` ("llama.cpp /props", ...).
@@ -88,6 +89,12 @@ def estimate_tokens(body: Body) -> int:
             + ESTIMATE_PER_MESSAGE
         )
     return len((body.raw or "").encode("utf-8")) + 1
+
+
+def surely_fits(window: int, body: Body, *, reserve: int) -> bool:
+    """True when even the upper-bound estimate fits with ``TEMPLATE_ALLOWANCE`` to spare, so
+    the server need not be asked to count (most prompts, in a window of several thousand)."""
+    return estimate_tokens(body) + reserve + TEMPLATE_ALLOWANCE <= window
 
 
 def n_ctx_from_props(body: Mapping[str, Any]) -> int | None:
@@ -216,21 +223,15 @@ class ContextBook:
         return self.count(slot, Body(prompt=text)) if text else TokenCount(0, True)
 
 
-def answer_reserve(request: Mapping[str, Any]) -> int:
-    """Tokens to keep free for the answer of a ``build_request`` result."""
-    value = request.get("max_tokens")
-    return int(value) if isinstance(value, int) and value > 0 else DEFAULT_ANSWER_RESERVE
-
-
 __all__ = [
-    "DEFAULT_ANSWER_RESERVE",
     "ESTIMATE_PER_MESSAGE",
+    "TEMPLATE_ALLOWANCE",
     "ContextBook",
     "SlotContext",
     "TokenCount",
-    "answer_reserve",
     "estimate_tokens",
     "max_model_len_from_models",
     "n_ctx_from_props",
     "server_root",
+    "surely_fits",
 ]

@@ -1,12 +1,13 @@
 """Which slots' context windows hold a request, before it is sent.
 
-``fit_request`` renders the request exactly as the client would for each slot that may serve
-its role (``build_request``: system folding, plamo prompt, the slot's ``max_tokens``), counts
-its prompt tokens on that slot's server and adds the answer's reserve. Prompts whose
-upper-bound estimate already fits with room to spare are not counted at all (no round trip);
-the rest are counted by the server. A request is then sent only to slots it fits; one that
-fits none gets a reason a person can act on, and is recorded as a failed, non-retried request
-instead of being sent (and rejected) run after run.
+``fit_request`` renders the request for each slot that may serve its role (``render``:
+system folding, plamo prompt, the slot's ``max_tokens``), counts its prompt tokens on that
+slot's server and adds the answer's reserve; the slot's worker later sends that rendering as
+it is, so what was counted is what is sent. Prompts whose upper-bound estimate already fits
+with room to spare are not counted at all (no round trip); the rest are counted by the
+server. A request is then sent only to slots it fits; one that fits none gets a reason a
+person can act on, and is recorded as a failed, non-retried request instead of being sent
+(and rejected) run after run.
 
 A slot whose chat template drops the messages (``template_check.py``) holds nothing: its
 role's requests go to the role's other slots, and one that only such slots could take is
@@ -16,20 +17,16 @@ recorded with that slot's sentence and ``TEMPLATE_IGNORES_MESSAGES``, never sent
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import build_request
+from model_foundry.lib.slots.client import Rendered, render
 from model_foundry.lib.slots.config import Slot, SlotFile
-from model_foundry.lib.slots.context import ContextBook, answer_reserve, estimate_tokens
+from model_foundry.lib.slots.context import TEMPLATE_ALLOWANCE, ContextBook, surely_fits
 from model_foundry.lib.slots.template_check import TEMPLATE_IGNORES_MESSAGES
 
 PROMPT_TOO_LONG = "PromptTooLong"
-# Room left for what a chat template adds beyond the estimate's per-message tokens (some
-# templates insert a default system text of a few dozen tokens), before a prompt is taken
-# to fit without asking the server to count it.
-TEMPLATE_ALLOWANCE = 256
 
 
 @dataclass(frozen=True)
@@ -41,6 +38,9 @@ class Fit:
     reason: str | None = None
     # What the reason is recorded as: PROMPT_TOO_LONG or TEMPLATE_IGNORES_MESSAGES.
     cause: str = PROMPT_TOO_LONG
+    # The request as each slot that counted it is sent it (slots of a known window): counted
+    # here, then sent as it is, so it is rendered once.
+    rendered: Mapping[str, Rendered] = field(default_factory=dict)
 
     @property
     def fits(self) -> bool:
@@ -56,24 +56,8 @@ def needed_tokens(
     thinking: bool | None = None,
 ) -> tuple[int, int]:
     """(prompt tokens, answer reserve) of a request as ``slot`` would receive it."""
-    rendered, reserve = _rendered(slot, body, params, thinking)
-    return book.count(slot, rendered).tokens, reserve
-
-
-def _rendered(
-    slot: Slot, body: Body, params: Mapping[str, Any] | None, thinking: bool | None
-) -> tuple[Body, int]:
-    """(body, answer reserve) exactly as the client would send them to ``slot``: the chat
-    messages after system folding, or the completions prompt."""
-    req = build_request(slot, body, params, thinking=thinking)
-    sent = Body(messages=req["messages"]) if "messages" in req else Body(prompt=req["prompt"])
-    return sent, answer_reserve(req)
-
-
-def surely_fits(window: int, body: Body, *, reserve: int) -> bool:
-    """True when even the upper-bound estimate fits with ``TEMPLATE_ALLOWANCE`` to spare, so
-    the server need not be asked to count (most prompts, in a window of several thousand)."""
-    return estimate_tokens(body) + reserve + TEMPLATE_ALLOWANCE <= window
+    sent = render(slot, body, params, thinking=thinking)
+    return book.count(slot, sent.counted).tokens, sent.reserve
 
 
 def fits_window(
@@ -86,10 +70,11 @@ def fits_window(
     thinking: bool | None = None,
 ) -> tuple[bool, int | None, int]:
     """(fits, prompt tokens or None when not counted, answer reserve) on ``slot``."""
-    rendered, reserve = _rendered(slot, body, params, thinking)
-    if surely_fits(window, rendered, reserve=reserve):
+    sent = render(slot, body, params, thinking=thinking)
+    prompt, reserve = sent.counted, sent.reserve
+    if surely_fits(window, prompt, reserve=reserve):
         return True, None, reserve
-    counted = book.count(slot, rendered).tokens
+    counted = book.count(slot, prompt).tokens
     return counted + reserve <= window, counted, reserve
 
 
@@ -102,37 +87,43 @@ def fit_request(
     *,
     profile: str | None = None,
 ) -> Fit:
+    """The slots of ``role`` whose windows hold the request, with its rendering for each slot
+    whose window is known (the others render it when they send it)."""
     candidates = slot_file.slots_for_role(role, profile)
     thinking = slot_file.thinking_for_role(role)
     fitting: list[str] = []
+    rendered: dict[str, Rendered] = {}
     largest: tuple[int, str] | None = None
     worst_prompt = 0
     reserve_seen = 0
     refused: list[str] = []
     for slot in candidates:
+        window = book.context(slot.name).tokens
         template = book.template(slot.name)
         if template.refused:
             refused.append(template.detail)
             continue
-        window = book.context(slot.name).tokens
         if window is None:
             fitting.append(slot.name)
             continue
-        ok, prompt_tokens, reserve = fits_window(
-            book, slot, window, body, params, thinking=thinking
-        )
-        if ok:
-            fitting.append(slot.name)
+        sent = render(slot, body, params, thinking=thinking)
+        prompt, reserve = sent.counted, sent.reserve
+        if surely_fits(window, prompt, reserve=reserve):
+            counted = None
         else:
-            assert prompt_tokens is not None
-            worst_prompt = max(worst_prompt, prompt_tokens)
-            reserve_seen = max(reserve_seen, reserve)
-            if largest is None or window > largest[0]:
-                largest = (window, slot.name)
+            counted = book.count(slot, prompt).tokens
+        if counted is None or counted + reserve <= window:
+            fitting.append(slot.name)
+            rendered[slot.name] = sent
+            continue
+        worst_prompt = max(worst_prompt, counted)
+        reserve_seen = max(reserve_seen, reserve)
+        if largest is None or window > largest[0]:
+            largest = (window, slot.name)
     if len(fitting) == len(candidates):
-        return Fit(None)
+        return Fit(None, rendered=rendered)
     if fitting:
-        return Fit(tuple(fitting))
+        return Fit(tuple(fitting), rendered=rendered)
     if largest is None:
         # Every slot of the role was refused for its template.
         return Fit(None, reason="; ".join(refused), cause=TEMPLATE_IGNORES_MESSAGES)

@@ -151,6 +151,8 @@ def test_blank_answers_stored_as_ok_before_are_not_reused(tmp_path: Path) -> Non
         )  # fmt: skip
         store.record(
             attempt,
-            Planned(Request("t", "r", Body(prompt="p")), key=key, model="m", output_params={}),
+            Planned(
+                Request("t", "r", Body(prompt="p")), key=key, model="m", output_params={}, slot="s"
+            ),
         )
     assert set(store.finished(["blank", "none", "good"])) == {"good"}

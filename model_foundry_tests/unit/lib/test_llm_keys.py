@@ -140,7 +140,7 @@ def written(table: Table, row: object) -> dict:
 
 def planned(key: str) -> Planned:
     request = Request("task", "role", Body(prompt=f"prompt of {key}"))
-    return Planned(request, key, "model", {})
+    return Planned(request, key, "model", {}, "slot")
 
 
 def test_an_answered_request_is_still_reused_after_the_move(migrated: Path) -> None:

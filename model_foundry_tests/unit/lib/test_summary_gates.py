@@ -35,7 +35,7 @@ def summarised(text: str, finish_reason: str = "stop") -> Summarised:
     )
     request = Request("session_summary", "kindergarten", Body(prompt=TRANSCRIPT))
     return Summarised(
-        session, Planned(request, "k", "model", {}), completion(text, finish_reason), "en", []
+        session, Planned(request, "k", "model", {}, "s"), completion(text, finish_reason), "en", []
     )
 
 
@@ -74,7 +74,7 @@ def translated(source_lang: str, text: str, finish_reason: str = "stop") -> str 
         "t", "translator", Body(text=item.summary), params=translation_params(source_lang)
     )
     row = Translations().row(
-        item, Answer(Planned(request, "t", "m", {}), completion(text, finish_reason)), "run"
+        item, Answer(Planned(request, "t", "m", {}, "s"), completion(text, finish_reason)), "run"
     )
     assert row is not None
     return row.gate

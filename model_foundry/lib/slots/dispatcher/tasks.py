@@ -6,11 +6,13 @@ import functools
 import hashlib
 import json
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from model_foundry.lib.slots.body import Body
+from model_foundry.lib.slots.client import Rendered
 from model_foundry.lib.slots.leases import LeaseSettings
 from model_foundry.lib.slots.limiter import LimiterKind
 
@@ -30,6 +32,9 @@ class Task:
     # Tasks whose prompts share a long prefix name the same family (``WorkQueue``): they run
     # one after another where the prefix is cached. Not part of the key: it changes no answer.
     family: str | None = None
+    # The request as fitting rendered it for each slot it counted on, sent as it is there;
+    # another slot renders it from ``body`` and ``params``.
+    rendered: Mapping[str, Rendered] = field(default_factory=dict)
 
     @functools.cached_property
     def sample(self) -> tuple[str, int] | None:

@@ -134,9 +134,11 @@ async def send(
     pin: Mapping[str, int] | None = None,
 ) -> list[Attempt]:
     """One request for ``items`` (one, or the samples of one prompt as ``n`` choices, their
-    seeds counting up from the first's); cancelled (and retried later) if a place's lease is
-    lost meanwhile. ``pin`` (``SlotWorker._pin``) goes with the request, outside its key."""
+    seeds counting up from the first's; sent as fitting rendered the first, where it did);
+    cancelled (and retried later) if a place's lease is lost meanwhile. ``pin``
+    (``SlotWorker._pin``) goes with the request, outside its key."""
     first = items[0].task
+    rendered = first.rendered.get(client.slot.name)
     request = asyncio.ensure_future(
         client.run_choices(
             keys=[i.task.key for i in items],
@@ -146,6 +148,7 @@ async def send(
             params={**first.params, **pin} if pin else first.params,
             thinking=thinking,
             attempt=items[0].attempt,
+            rendered=rendered.pinned(pin) if rendered is not None else None,
         )
     )
     watch = asyncio.ensure_future(lost.wait())

@@ -13,6 +13,7 @@ from model_foundry.lib.llm import CompletionBatch, CompletionStore, Request
 from model_foundry.lib.llm.answer import answer
 from model_foundry.lib.llm.request import fit, plan
 from model_foundry.lib.slots.body import Body
+from model_foundry.lib.slots.client import build_request
 from model_foundry.lib.slots.context import (
     ContextBook,
 )
@@ -34,6 +35,13 @@ def test_fit_routes_to_the_slots_that_hold_the_prompt() -> None:
         text = "y" * 600  # 600 + overhead + 100 answer: too much for 400, fine for 2000
         mid = fit_request(book, sf, "summary", Body(messages=[{"role": "user", "content": text}]))
         assert mid.fits and mid.only_slots == ("naughty",)
+        # What was counted on naughty is what naughty is sent, rendered once, in fitting.
+        asked = Body(messages=[{"role": "user", "content": text}])
+        thinking = sf.thinking_for_role("summary")
+        assert set(mid.rendered) == {"naughty"}
+        assert mid.rendered["naughty"].kwargs == build_request(
+            sf.slots["naughty"], asked, thinking=thinking
+        )
         huge = "z" * 5000
         none = fit_request(book, sf, "summary", Body(messages=[{"role": "user", "content": huge}]))
         assert not none.fits

@@ -119,7 +119,10 @@ def filled_db(db_path: Path) -> Path:
         _attempt("kindergarten", "ok", None, 1.2, 7, cached=6),
     ):
         store.record(
-            attempt, Planned(Request("t", "r", Body(prompt="p")), attempt.key, attempt.model, {})
+            attempt,
+            Planned(
+                Request("t", "r", Body(prompt="p")), attempt.key, attempt.model, {}, attempt.slot
+            ),
         )
     with storage.connect(db_path) as con:
         con.execute(

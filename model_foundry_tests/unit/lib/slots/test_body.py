@@ -63,17 +63,17 @@ def test_request_keys_are_unchanged(request_: Request, model: str, params: dict,
 
 
 def test_the_stored_request_text_is_unchanged() -> None:
-    chat = Planned(KNOWN_KEYS[0][0], "k", "m", {})
+    chat = Planned(KNOWN_KEYS[0][0], "k", "m", {}, "s")
     assert chat.request_json() == (
         '{"messages":[{"content":"Résumé in one line.","role":"system"},'
         '{"content":"hello wörld","role":"user"}],"prompt":null,"text":null}'
     )
-    text = Planned(KNOWN_KEYS[1][0], "k", "m", {})
+    text = Planned(KNOWN_KEYS[1][0], "k", "m", {}, "s")
     assert text.request_json() == '{"messages":null,"prompt":null,"text":"Good morning."}'
 
 
 def test_the_task_carries_the_same_body_and_params() -> None:
-    planned = Planned(KNOWN_KEYS[1][0], "k", "m", {})
+    planned = Planned(KNOWN_KEYS[1][0], "k", "m", {}, "s")
     task = planned.to_task()
     assert task.body is planned.request.body and task.params == TRANSLATE
 

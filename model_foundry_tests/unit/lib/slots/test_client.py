@@ -7,12 +7,14 @@ import pytest
 
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import (
+    DEFAULT_ANSWER_RESERVE,
     build_request,
     derive_rates,
     error_message_from_body,
     fold_system_into_user,
     parse_timings,
     plamo_translate_prompt,
+    render,
     split_gemma_thinking,
 )
 from model_foundry_tests.slot_fixtures import shipped_slot_file
@@ -57,6 +59,38 @@ def test_thinking_per_role_goes_to_chat_template_kwargs() -> None:
     assert forced["extra_body"]["top_k"] == 20
     plain = build_request(naughty, Body(messages=msgs))
     assert "chat_template_kwargs" not in plain.get("extra_body", {})
+
+
+def test_a_rendering_sent_pinned_is_what_build_request_makes_of_the_pin() -> None:
+    """Fitting renders a request once and the worker sends it with its server slot pin: the
+    same keyword arguments as rendering it with the pin among its params."""
+    sf = shipped_slot_file()
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    for name in ("naughty", "kindergarten", "translator"):
+        slot = sf.slots[name]
+        body = Body(text="Hello") if slot.api != "chat" else Body(prompt="Hello")
+        params = {"top_k": 20, "extra_body": {"min_p": 0.1}, "json_schema": schema}
+        if slot.api != "chat":
+            params = {"target_lang": "English"}
+        sent = render(slot, body, params, thinking=True)
+        assert sent.kwargs == build_request(slot, body, params, thinking=True)
+        assert sent.pinned({}) is sent
+        pin = {"id_slot": 2}
+        assert sent.pinned(pin).kwargs == build_request(
+            slot, body, {**params, **pin}, thinking=True
+        )
+        assert "id_slot" not in sent.kwargs.get("extra_body", {})  # the rendering is unchanged
+
+
+def test_a_rendering_counts_its_messages_or_prompt_and_reserves_max_tokens() -> None:
+    sf = shipped_slot_file()
+    chat = render(sf.slots["kindergarten"], Body(messages=[{"role": "user", "content": "hi"}]))
+    assert chat.counted == Body(messages=chat.kwargs["messages"])
+    expected = chat.kwargs.get("max_tokens") or DEFAULT_ANSWER_RESERVE
+    assert chat.reserve == expected
+    plamo = render(sf.slots["translator"], Body(text="Hello"))
+    assert plamo.counted == Body(prompt=plamo.kwargs["prompt"])
+    assert plamo.reserve == 1024
 
 
 def test_system_message_folds_into_first_user_turn() -> None:

@@ -3,20 +3,27 @@ the unit tests."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from model_foundry.devtools.bench.slot_common import plan
 from model_foundry.devtools.bench.slot_workers import worker_share
-from model_foundry.lib.slots.config import NoSlotForRoleError
+from model_foundry.lib.slots.body import Body
+from model_foundry.lib.slots.client import Attempt, build_request, render
+from model_foundry.lib.slots.config import NoSlotForRoleError, Slot
 from model_foundry.lib.slots.dispatcher import (
     RetryPolicy,
     Router,
+    Task,
     WorkQueue,
     run_dispatch,
 )
+from model_foundry.lib.slots.dispatcher.routing import Pending
+from model_foundry.lib.slots.dispatcher.worker import send
 from model_foundry.lib.slots.limiter import SlotLimiter
 from model_foundry_tests.slot_fixtures import (
     chat_tasks,
@@ -121,3 +128,32 @@ def test_bench_workers_each_get_a_share_of_every_slot() -> None:
         # one worker all 51 translator prompts and the others none).
         assert max(counts) - min(counts) <= 1, (slot, counts)
         assert sum(counts) == total
+
+
+def test_a_worker_sends_the_rendering_fitting_counted_with_its_pin() -> None:
+    """A task carries its rendering for the slots fitting counted it on: the worker sends
+    that one, pinned, and leaves another slot to render the task itself."""
+    sf = shipped_slot_file()
+    naughty = sf.slots["naughty"]
+    body, params = Body(messages=[{"role": "user", "content": "hi"}]), {"top_k": 20}
+    task = Task(
+        "k", "t", "worker", body, params, rendered={"naughty": render(naughty, body, params)}
+    )
+
+    class Client:
+        def __init__(self, slot: Slot) -> None:
+            self.slot, self.asked = slot, {}
+
+        async def run(self, **asked: Any) -> Attempt:
+            self.asked = asked
+            return Attempt("k", "t", "worker", self.slot.name, "m", "llamacpp", "ok", content="x")
+
+    pin = {"id_slot": 1}
+    sent = {}
+    for slot in (naughty, sf.slots["kindergarten"]):
+        client = Client(slot)
+        item = Pending(0.0, 0, task)
+        asyncio.run(send(client, item, asyncio.Event(), None, pin))  # type: ignore[arg-type]
+        sent[slot.name] = client.asked["rendered"]
+    assert sent["naughty"].kwargs == build_request(naughty, body, {**params, **pin})
+    assert sent["kindergarten"] is None  # not counted there: it renders the task itself
