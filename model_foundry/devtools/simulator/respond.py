@@ -121,7 +121,7 @@ class Reply:
         if not stream:
             return await self._whole()
         if len(self.answers) > 1:
-            return await self._stream_choices(request, include_usage=include_usage)
+            return await stream_choices(self, request, include_usage=include_usage)
         return await self._stream(request, include_usage=include_usage, drop=drop)
 
     async def _sleep_until(self, offset_s: float) -> None:
@@ -207,62 +207,64 @@ class Reply:
         await resp.write_eof()
         return resp
 
-    def _pieces(self, choice: int) -> list[tuple[str, bool]]:
-        a = self.answers[choice]
-        pieces: list[tuple[str, bool]] = [(a.reasoning, True)] if a.reasoning else []
-        return pieces + [(p, False) for p in split_text(a.content, self.max_chunks)]
 
-    async def _stream_choices(
-        self, request: web.Request, *, include_usage: bool
-    ) -> web.StreamResponse:
-        """A stream of several choices, their pieces interleaved by time. As llama.cpp does,
-        each choice's last chunk is followed by that choice's own usage and timings; as vLLM
-        does, one usage for all comes at the end."""
-        resp = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-        )
-        await resp.prepare(request)
-        obj = "chat.completion.chunk" if self.chat else "text_completion"
-
-        async def send(choice: dict[str, Any] | None, extra: dict[str, Any] | None = None) -> None:
-            chunk = self._envelope(obj, [choice] if choice else [])
-            chunk.update(extra or {})
-            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
-
-        # (when, choice, piece number): the piece number past the last is the choice's end.
-        events: list[tuple[float, int, int]] = []
-        for j in range(len(self.answers)):
-            pieces = self._pieces(j)
-            per_piece = self.gen_s[j] / max(len(pieces), 1)
-            events += [(self.prompt_s + per_piece * i, j, i) for i in range(len(pieces))]
-            events.append((self.prompt_s + self.gen_s[j], j, len(pieces)))
-        await self._sleep_until(self.prompt_s)
-        if self.chat:
-            for j in range(len(self.answers)):
-                role = {"role": "assistant", "content": ""}
-                await send({"index": j, "delta": role, "finish_reason": None})
-        for when, j, i in sorted(events):
-            await self._sleep_until(when)
-            pieces = self._pieces(j)
-            if i < len(pieces):
-                text, is_reasoning = pieces[i]
-                await send(self._piece(text, reasoning=is_reasoning, index=j))
-                continue
-            await send(self._piece("", finish=self.answers[j].finish_reason, index=j))
-            self._finished(self._begin, asyncio.get_running_loop().time(), j)
-            if self.runtime.usage_per_choice:
-                extra: dict[str, Any] = {"usage": self.usage_of(j)} if include_usage else {}
-                timings = self.timings(j)
-                if timings:
-                    extra["timings"] = timings
-                if extra:
-                    await send(None, extra)
-        self.leave()
-        if include_usage and not self.runtime.usage_per_choice:
-            await send(None, {"usage": self.usage})
-        await resp.write(b"data: [DONE]\n\n")
-        await resp.write_eof()
-        return resp
+def _pieces(reply: Reply, choice: int) -> list[tuple[str, bool]]:
+    a = reply.answers[choice]
+    pieces: list[tuple[str, bool]] = [(a.reasoning, True)] if a.reasoning else []
+    return pieces + [(p, False) for p in split_text(a.content, reply.max_chunks)]
 
 
-__all__ = ["Reply"]
+async def stream_choices(
+    reply: Reply, request: web.Request, *, include_usage: bool
+) -> web.StreamResponse:
+    """A stream of several choices, their pieces interleaved by time. As llama.cpp does,
+    each choice's last chunk is followed by that choice's own usage and timings; as vLLM
+    does, one usage for all comes at the end."""
+    resp = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
+    await resp.prepare(request)
+    obj = "chat.completion.chunk" if reply.chat else "text_completion"
+
+    async def send(choice: dict[str, Any] | None, extra: dict[str, Any] | None = None) -> None:
+        chunk = reply._envelope(obj, [choice] if choice else [])
+        chunk.update(extra or {})
+        await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+
+    # (when, choice, piece number): the piece number past the last is the choice's end.
+    events: list[tuple[float, int, int]] = []
+    for j in range(len(reply.answers)):
+        pieces = _pieces(reply, j)
+        per_piece = reply.gen_s[j] / max(len(pieces), 1)
+        events += [(reply.prompt_s + per_piece * i, j, i) for i in range(len(pieces))]
+        events.append((reply.prompt_s + reply.gen_s[j], j, len(pieces)))
+    await reply._sleep_until(reply.prompt_s)
+    if reply.chat:
+        for j in range(len(reply.answers)):
+            role = {"role": "assistant", "content": ""}
+            await send({"index": j, "delta": role, "finish_reason": None})
+    for when, j, i in sorted(events):
+        await reply._sleep_until(when)
+        pieces = _pieces(reply, j)
+        if i < len(pieces):
+            text, is_reasoning = pieces[i]
+            await send(reply._piece(text, reasoning=is_reasoning, index=j))
+            continue
+        await send(reply._piece("", finish=reply.answers[j].finish_reason, index=j))
+        reply._finished(reply._begin, asyncio.get_running_loop().time(), j)
+        if reply.runtime.usage_per_choice:
+            extra: dict[str, Any] = {"usage": reply.usage_of(j)} if include_usage else {}
+            timings = reply.timings(j)
+            if timings:
+                extra["timings"] = timings
+            if extra:
+                await send(None, extra)
+    reply.leave()
+    if include_usage and not reply.runtime.usage_per_choice:
+        await send(None, {"usage": reply.usage})
+    await resp.write(b"data: [DONE]\n\n")
+    await resp.write_eof()
+    return resp
+
+
+__all__ = ["Reply", "stream_choices"]

@@ -144,16 +144,16 @@ def test_a_worker_sends_the_rendering_fitting_counted_with_its_pin() -> None:
         def __init__(self, slot: Slot) -> None:
             self.slot, self.asked = slot, {}
 
-        async def run(self, **asked: Any) -> Attempt:
+        async def run_choices(self, **asked: Any) -> list[Attempt]:
             self.asked = asked
-            return Attempt("k", "t", "worker", self.slot.name, "m", "llamacpp", "ok", content="x")
+            return [Attempt("k", "t", "worker", self.slot.name, "m", "llamacpp", "ok", content="x")]
 
     pin = {"id_slot": 1}
     sent = {}
     for slot in (naughty, sf.slots["kindergarten"]):
         client = Client(slot)
         item = Pending(0.0, 0, task)
-        asyncio.run(send(client, item, asyncio.Event(), None, pin))  # type: ignore[arg-type]
+        asyncio.run(send(client, [item], asyncio.Event(), None, pin))  # type: ignore[arg-type]
         sent[slot.name] = client.asked["rendered"]
     assert sent["naughty"].kwargs == build_request(naughty, body, {**params, **pin})
     assert sent["kindergarten"] is None  # not counted there: it renders the task itself
