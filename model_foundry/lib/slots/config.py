@@ -78,9 +78,9 @@ class Slot(_Strict):
     model: str = Field(min_length=1)
     parallel: int = Field(ge=1, le=256)
     # The most samples of one prompt sent as one request (``n`` choices), each holding one
-    # of the ``parallel`` places while it runs. Unset: the runtime's choice (vLLM: up to
-    # ``parallel``; llama.cpp: 1, one request per sample). 1 turns it off.
-    samples_per_request: int | None = Field(default=None, ge=1, le=256)
+    # of the ``parallel`` places while it runs. 1, the default: one request per sample, which
+    # ``bench slots --samples`` and the real llama-server both measured faster (docs/slots.md).
+    samples_per_request: int = Field(default=1, ge=1, le=256)
     # Tokens one request may use (prompt + answer). Unset: asked from the server (llama.cpp
     # /props, vLLM /v1/models); set it when the server hides those or to stay below them.
     context_tokens: int | None = Field(default=None, ge=64)
@@ -133,19 +133,12 @@ class Slot(_Strict):
 
     @model_validator(mode="after")
     def _samples_fit_parallel(self) -> Slot:
-        if self.samples_per_request is not None and self.samples_per_request > self.parallel:
+        if self.samples_per_request > self.parallel:
             raise ValueError(
                 f"samples_per_request: {self.samples_per_request} is more than parallel "
                 f"({self.parallel}); each sample of a request holds one of the slot's places"
             )
         return self
-
-    @property
-    def samples_at_once(self) -> int:
-        """The most samples one request to this slot carries (``samples_per_request``)."""
-        if self.samples_per_request is not None:
-            return self.samples_per_request
-        return self.parallel if self.server.joins_samples else 1
 
     @property
     def server(self) -> Runtime:

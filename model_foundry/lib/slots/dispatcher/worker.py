@@ -99,9 +99,9 @@ class SlotWorker:
     async def _join_samples(self, item: Pending) -> tuple[list[Pending], list[Any]]:
         """The samples to send with ``item`` as one request with ``n`` choices, and the extra
         places they hold: as many of its waiting sample siblings as the slot takes at once
-        (``Slot.samples_at_once``) and as have a place free right now. Never waits for a
+        (``Slot.samples_per_request``) and as have a place free right now. Never waits for a
         place: waiting for k free places would leave the slot part idle, so k is split."""
-        queue, most = self.batch.queue, self.slot.samples_at_once - 1
+        queue, most = self.batch.queue, self.slot.samples_per_request - 1
         wanted = len(queue.siblings(item, most))
         if wanted == 0:
             return [], []

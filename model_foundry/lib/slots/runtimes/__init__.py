@@ -47,10 +47,7 @@ class Runtime(Protocol):
     # The request field that runs a request in one of the server's fixed slots (its prompt
     # cache), or None when the server has no such slots (one shared cache).
     slot_pin: str | None
-    # Whether the samples of one prompt go as one request with ``n`` choices unless the slot
-    # file says (``Slot.samples_per_request``), and whether such a response's usage comes
-    # once per choice (else once for all of them).
-    joins_samples: bool
+    # Whether a response with ``n`` choices reports usage once per choice (else once for all).
     usage_per_choice: bool
     health_body: Mapping[str, Any] | None  # ``/health``'s JSON when up; None: an empty 200
 

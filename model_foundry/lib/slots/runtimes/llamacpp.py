@@ -78,11 +78,9 @@ class LlamaCpp:
     slot_pin: str | None = "id_slot"
     # ``n`` (``n_cmpl``, at most ``--parallel``) prefills once and copies the prompt to n
     # server slots, the request waiting until n are free at once; child j samples with
-    # ``seed + j`` (``server-task.h`` ``add_child``). Off unless the slot file asks for it:
-    # on 2 CPU cores it made generated tokens/s fall to 0.53 of one request per sample.
-    joins_samples = False
-    # In a stream each choice's last chunk is followed by its own usage (``server-task.cpp``
-    # ``to_json_oaicompat_chat_stream``); a whole JSON answer keeps the first choice's only.
+    # ``seed + j`` (``server-task.h`` ``add_child``). In a stream each choice's last chunk
+    # is followed by its own usage (``server-task.cpp`` ``to_json_oaicompat_chat_stream``);
+    # a whole JSON answer keeps the first choice's only.
     usage_per_choice = True
 
     def context_url(self, base_url: str) -> str:

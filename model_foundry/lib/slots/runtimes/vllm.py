@@ -60,10 +60,8 @@ class Vllm:
     health_body: Mapping[str, Any] | None = None
     # One prefix cache shared by every sequence: nothing to pin.
     slot_pin: str | None = None
-    # ``n`` choices share the prompt's cached blocks (``vllm/v1/engine/parallel_sampling.py``:
-    # child i samples with ``seed + i``), so the samples of one prompt go as one request. The
-    # usage of such a response covers all its choices at once.
-    joins_samples = True
+    # ``n`` choices share the prompt's blocks (``vllm/v1/engine/parallel_sampling.py``: child
+    # i samples with ``seed + i``). The usage of such a response covers all its choices.
     usage_per_choice = False
 
     def context_url(self, base_url: str) -> str:

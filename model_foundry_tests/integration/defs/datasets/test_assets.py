@@ -11,6 +11,7 @@ import dagster as dg
 import duckdb
 import pandas as pd
 import pytest
+import yaml
 
 from model_foundry.defs.datasets.assets import dataset_samples
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
@@ -133,9 +134,14 @@ def _requests_by_slot(slot_path: Path) -> dict[str, tuple[int, int]]:
 def test_samples_go_as_one_request_with_n_and_a_rerun_asks_only_the_missing_one(
     tmp_path: Path, db_path: Path, fast_slots: Path
 ) -> None:
-    """naughty (vLLM) takes the samples of one prompt as one request with n choices;
-    kindergarten (llama.cpp) asks one request per sample. Either way each choice is a row of
-    its own under its own sample key, and choice j carries the seed of sample j."""
+    """naughty, whose slot file says ``samples_per_request: 3``, takes the samples of one
+    prompt as one request with n choices; kindergarten asks one request per sample (the
+    default). Either way each choice is a row of its own under its own sample key, and choice j
+    carries the seed of sample j."""
+    data = yaml.safe_load(fast_slots.read_text(encoding="utf-8"))
+    data["slots"]["naughty"]["samples_per_request"] = 3
+    slot_path = tmp_path / "slots-n.yaml"
+    slot_path.write_text(yaml.safe_dump(data), encoding="utf-8")
     prompts = write_prompts(tmp_path / "prompts" / "p.jsonl", 2)
     config = {
         "name": "n3",
@@ -147,7 +153,7 @@ def test_samples_go_as_one_request_with_n_and_a_rerun_asks_only_the_missing_one(
         "export": False,
     }
     before = _requests_by_slot(fast_slots)
-    first = metadata(collect(db_path, fast_slots, config))
+    first = metadata(collect(db_path, slot_path, config))
     after = _requests_by_slot(fast_slots)
     asked = {n: (after[n][0] - before[n][0], after[n][1] - before[n][1]) for n in after}
     # Two prompts x three samples on each role: two requests on naughty, six on kindergarten.
@@ -168,7 +174,7 @@ def test_samples_go_as_one_request_with_n_and_a_rerun_asks_only_the_missing_one(
     with duckdb.connect(str(db_path)) as con:
         con.execute("DELETE FROM llm_completions WHERE request_key = ?", [lost])
     before = _requests_by_slot(fast_slots)
-    again = metadata(collect(db_path, fast_slots, {**config, "version": "v2"}))
+    again = metadata(collect(db_path, slot_path, {**config, "version": "v2"}))
     after = _requests_by_slot(fast_slots)
     assert again["sent"] == 1 and again["reused_from_store"] == 11
     changed = {n: d for n in after if (d := after[n][0] - before[n][0])}

@@ -369,13 +369,14 @@ def test_a_growing_batch_rejects_a_role_it_was_not_started_with(tmp_path: Path) 
 
 
 def test_samples_of_one_prompt_go_as_one_request_holding_a_place_each(tmp_path: Path) -> None:
-    """naughty (vLLM) takes up to parallel samples per request by default; kindergarten
-    (llama.cpp) only where its slot file says so. Each choice's attempt answers its own
-    task, and the slot never has more sequences in flight than ``parallel``."""
+    """Slots whose file lets them take several samples per request (naughty, vLLM: 3;
+    kindergarten, llama.cpp: 2) get them as one request with n choices. Each choice's attempt
+    answers its own task, and a slot never has more sequences in flight than ``parallel``."""
     from model_foundry.devtools.bench.slot_common import bench_task
 
     async def go() -> tuple[DispatchResult, dict]:
         data = shipped_data()
+        data["slots"]["naughty"]["samples_per_request"] = 3
         data["slots"]["kindergarten"]["samples_per_request"] = 2
         sf = slot_file_from(data)
         async with SlotSimulator(sf, free_ports=True, speed=20) as sim:

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.timeout(300)
 
 def test_three_workers_sending_n_choices_never_hold_more_places_than_parallel() -> None:
     data = shipped_data()
-    # The llama.cpp slot too takes the samples of one prompt together, up to 3 of its 5.
+    # Both the vLLM and the llama.cpp slot take the samples of one prompt together.
+    data["slots"]["naughty"]["samples_per_request"] = 3
     data["slots"]["kindergarten"]["samples_per_request"] = 3
     slot_file = slot_file_from(data)
     report = run_bench_slot_workers(240, 3, slot_file=slot_file, samples=3, speed=2.0)
