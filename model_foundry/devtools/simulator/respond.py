@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
@@ -164,17 +164,7 @@ class Reply:
     async def _stream(
         self, request: web.Request, *, include_usage: bool, drop: bool
     ) -> web.StreamResponse:
-        resp = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-        )
-        await resp.prepare(request)
-        obj = "chat.completion.chunk" if self.chat else "text_completion"
-
-        async def send(choice: dict[str, Any] | None, extra: dict[str, Any] | None = None) -> None:
-            chunk = self._envelope(obj, [choice] if choice else [])
-            chunk.update(extra or {})
-            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
-
+        resp, send = await open_stream(self, request)
         a = self.answer
         await self._sleep_until(self.prompt_s)
         pieces: list[tuple[str, bool]] = [(a.reasoning, True)] if a.reasoning else []
@@ -208,6 +198,30 @@ class Reply:
         return resp
 
 
+class Send(Protocol):
+    """Sends one SSE chunk: a choice (or none) and extra fields (usage, timings)."""
+
+    def __call__(
+        self, choice: dict[str, Any] | None, extra: dict[str, Any] | None = None
+    ) -> Awaitable[None]: ...
+
+
+async def open_stream(reply: Reply, request: web.Request) -> tuple[web.StreamResponse, Send]:
+    """The SSE response, prepared, and how to send one chunk of ``reply`` on it."""
+    resp = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
+    await resp.prepare(request)
+    obj = "chat.completion.chunk" if reply.chat else "text_completion"
+
+    async def send(choice: dict[str, Any] | None, extra: dict[str, Any] | None = None) -> None:
+        chunk = reply._envelope(obj, [choice] if choice else [])
+        chunk.update(extra or {})
+        await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+
+    return resp, send
+
+
 def _pieces(reply: Reply, choice: int) -> list[tuple[str, bool]]:
     a = reply.answers[choice]
     pieces: list[tuple[str, bool]] = [(a.reasoning, True)] if a.reasoning else []
@@ -220,17 +234,7 @@ async def stream_choices(
     """A stream of several choices, their pieces interleaved by time. As llama.cpp does,
     each choice's last chunk is followed by that choice's own usage and timings; as vLLM
     does, one usage for all comes at the end."""
-    resp = web.StreamResponse(
-        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
-    )
-    await resp.prepare(request)
-    obj = "chat.completion.chunk" if reply.chat else "text_completion"
-
-    async def send(choice: dict[str, Any] | None, extra: dict[str, Any] | None = None) -> None:
-        chunk = reply._envelope(obj, [choice] if choice else [])
-        chunk.update(extra or {})
-        await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
-
+    resp, send = await open_stream(reply, request)
     # (when, choice, piece number): the piece number past the last is the choice's end.
     events: list[tuple[float, int, int]] = []
     for j in range(len(reply.answers)):

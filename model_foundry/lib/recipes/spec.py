@@ -42,30 +42,14 @@ JUDGE_ROLE = "judge"
 _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 _COMMON = {"name", "type", "description"}
+# What an llm_text and an llm_structured column both take.
+_LLM_FIELDS = {"role", "system", "prompt", "params", "samples", "thinking"}
 _FIELDS: Mapping[str, set[str]] = {
     "seed": {"field"},
     "sampler": {"sampler", "values", "weights", "low", "high", "integer"},
     "expression": {"expr"},
-    "llm_text": {
-        "role",
-        "system",
-        "prompt",
-        "params",
-        "samples",
-        "thinking",
-        "text",
-        "source_lang",
-        "target_lang",
-    },
-    "llm_structured": {
-        "role",
-        "system",
-        "prompt",
-        "params",
-        "samples",
-        "thinking",
-        "output_format",
-    },
+    "llm_text": _LLM_FIELDS | {"text", "source_lang", "target_lang"},
+    "llm_structured": _LLM_FIELDS | {"output_format"},
     "llm_judge": {"role", "system", "prompt", "params", "thinking", "scores", "compare"},
     "validation": {
         "target",
