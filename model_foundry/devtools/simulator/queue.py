@@ -28,9 +28,10 @@ class Visit:
     """One request from arrival until :meth:`leave` (called once, however often asked); it
     counts as its ``sequences`` (its ``n`` choices) in flight."""
 
-    def __init__(self, queue: SlotQueue, sequences: int = 1) -> None:
+    def __init__(self, queue: SlotQueue) -> None:
         self._queue = queue
-        self.sequences = sequences
+        # One until the body says how many choices (``count``).
+        self.sequences = 1
         self._counted = True
 
     def leave(self) -> None:

@@ -678,15 +678,12 @@ class _Choices:
     last_finished: int = 0
     usages: int = 0
 
-    def _of(self, choice: Any) -> _Collected:
-        index = getattr(choice, "index", 0) or 0
-        return self.each[index] if 0 <= index < len(self.each) else self.each[0]
-
     def take_choice(self, choice: Any, *, delta: bool, now: float) -> None:
-        collected = self._of(choice)
-        collected.take_choice(choice, delta=delta, now=now)
+        index = getattr(choice, "index", 0) or 0
+        index = index if 0 <= index < len(self.each) else 0
+        self.each[index].take_choice(choice, delta=delta, now=now)
         if choice.finish_reason:
-            self.last_finished = self.each.index(collected)
+            self.last_finished = index
 
     def take_usage(self, usage: Any, timings: Mapping[str, Any] | None) -> None:
         one = len(self.each) == 1

@@ -71,11 +71,17 @@ def fits_window(
 ) -> tuple[bool, int | None, int]:
     """(fits, prompt tokens or None when not counted, answer reserve) on ``slot``."""
     sent = render(slot, body, params, thinking=thinking)
-    prompt, reserve = sent.counted, sent.reserve
-    if surely_fits(window, prompt, reserve=reserve):
-        return True, None, reserve
-    counted = book.count(slot, prompt).tokens
-    return counted + reserve <= window, counted, reserve
+    ok, counted = _measure(book, slot, window, sent)
+    return ok, counted, sent.reserve
+
+
+def _measure(book: ContextBook, slot: Slot, window: int, sent: Rendered) -> tuple[bool, int | None]:
+    """(fits, prompt tokens or None when not counted) of ``sent`` in ``slot``'s ``window``:
+    the server counts it unless even the upper-bound estimate fits."""
+    if surely_fits(window, sent.counted, reserve=sent.reserve):
+        return True, None
+    counted = book.count(slot, sent.counted).tokens
+    return counted + sent.reserve <= window, counted
 
 
 def fit_request(
@@ -107,17 +113,14 @@ def fit_request(
             fitting.append(slot.name)
             continue
         sent = render(slot, body, params, thinking=thinking)
-        prompt, reserve = sent.counted, sent.reserve
-        if surely_fits(window, prompt, reserve=reserve):
-            counted = None
-        else:
-            counted = book.count(slot, prompt).tokens
-        if counted is None or counted + reserve <= window:
+        ok, counted = _measure(book, slot, window, sent)
+        if ok:
             fitting.append(slot.name)
             rendered[slot.name] = sent
             continue
+        assert counted is not None
         worst_prompt = max(worst_prompt, counted)
-        reserve_seen = max(reserve_seen, reserve)
+        reserve_seen = max(reserve_seen, sent.reserve)
         if largest is None or window > largest[0]:
             largest = (window, slot.name)
     if len(fitting) == len(candidates):

@@ -223,7 +223,8 @@ class WorkQueue:
         """Up to ``most`` first tries waiting right behind ``item`` in its line (its family's
         members, or its route's fresh tasks) that are the next samples of its sample group,
         seeds counting up from ``item``'s; taken out of the queue when ``take``."""
-        if item.task.sample is None or most <= 0 or item.attempt > 1:
+        # ``most`` first: a task's sample group is a hash, not worked out where none may join.
+        if most <= 0 or item.attempt > 1 or item.task.sample is None:
             return []
         group, seed = item.task.sample
         family = self._family_of(item)
