@@ -54,21 +54,11 @@ class Reply:
             return self.usage_of(0)
         a = self.answer
         generated = sum(x.completion_tokens for x in self.answers)
-        return self._usage(a.prompt_tokens, generated, a.cached_tokens)
+        return usage_body(self.runtime, a.prompt_tokens, generated, a.cached_tokens)
 
     def usage_of(self, choice: int) -> dict[str, Any]:
         a = self.answers[choice]
-        return self._usage(a.prompt_tokens, a.completion_tokens, a.cached_tokens)
-
-    def _usage(self, prompt: int, generated: int, cached: int | None) -> dict[str, Any]:
-        usage: dict[str, Any] = {
-            "prompt_tokens": prompt,
-            "completion_tokens": generated,
-            "total_tokens": prompt + generated,
-        }
-        if self.runtime.reports_cached_tokens and cached is not None:
-            usage["prompt_tokens_details"] = {"cached_tokens": cached}
-        return usage
+        return usage_body(self.runtime, a.prompt_tokens, a.completion_tokens, a.cached_tokens)
 
     def timings(self, choice: int = 0) -> dict[str, Any] | None:
         if not self.runtime.sends_timings:
@@ -131,17 +121,7 @@ class Reply:
 
     async def _whole(self) -> web.Response:
         await self._sleep_until(self.prompt_s + max(self.gen_s))
-        choices = []
-        for index, a in enumerate(self.answers):
-            if self.chat:
-                message: dict[str, Any] = {"role": "assistant", "content": a.content}
-                if a.reasoning:
-                    message[self.reasoning_field] = a.reasoning
-                choice: dict[str, Any] = {"index": index, "message": message}
-            else:
-                choice = {"index": index, "text": a.content, "logprobs": None}
-            choice["finish_reason"] = a.finish_reason
-            choices.append(choice)
+        choices = [whole_choice(self, index) for index in range(len(self.answers))]
         payload = self._envelope("chat.completion" if self.chat else "text_completion", choices)
         payload["usage"] = self.usage
         timings = self.timings()
@@ -196,6 +176,32 @@ class Reply:
         await resp.write(b"data: [DONE]\n\n")
         await resp.write_eof()
         return resp
+
+
+def usage_body(runtime: Runtime, prompt: int, generated: int, cached: int | None) -> dict:
+    """A response's ``usage`` object as ``runtime``'s server writes it."""
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": generated,
+        "total_tokens": prompt + generated,
+    }
+    if runtime.reports_cached_tokens and cached is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    return usage
+
+
+def whole_choice(reply: Reply, index: int) -> dict[str, Any]:
+    """Choice ``index`` of a whole (not streamed) JSON answer."""
+    a = reply.answers[index]
+    if reply.chat:
+        message: dict[str, Any] = {"role": "assistant", "content": a.content}
+        if a.reasoning:
+            message[reply.reasoning_field] = a.reasoning
+        choice: dict[str, Any] = {"index": index, "message": message}
+    else:
+        choice = {"index": index, "text": a.content, "logprobs": None}
+    choice["finish_reason"] = a.finish_reason
+    return choice
 
 
 class Send(Protocol):
