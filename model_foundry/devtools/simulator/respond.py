@@ -64,9 +64,12 @@ class Reply:
         if not self.runtime.sends_timings:
             return None
         a, prompt_s, gen_s = self.answers[choice], self.prompt_s, self.gen_s[choice]
-        # llama.cpp's prompt_n counts the tokens computed, cache_n those reused.
-        computed = a.computed_prompt_tokens
-        timings: dict[str, Any] = {} if a.cached_tokens is None else {"cache_n": a.cached_tokens}
+        # llama.cpp's prompt_n counts the tokens computed, cache_n those reused. A later
+        # choice reports the first choice's prompt figures: llama-server copies the first
+        # choice's stats with its state (copy_state_to in server-context.cpp).
+        p = self.answers[0] if a.shares_prompt else a
+        computed = p.computed_prompt_tokens
+        timings: dict[str, Any] = {} if p.cached_tokens is None else {"cache_n": p.cached_tokens}
         return timings | {
             "prompt_n": computed,
             "prompt_ms": prompt_s * 1000,

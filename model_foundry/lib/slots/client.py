@@ -706,7 +706,15 @@ class _Choices:
         if whole is None and len(self.each) > 1 and self.usages == 1:
             # A whole JSON answer from llama.cpp keeps only its first choice's usage.
             whole = self.each[0]
-        if whole is None or len(self.each) == 1:
+        if len(self.each) == 1:
+            return
+        if whole is None:
+            # Usage per choice (llama.cpp's stream): each choice keeps its own counts, but the
+            # later ones were copied from the first choice's prompt pass, while the server
+            # reports them cache_n 0 (its vendored server-context.cpp copies the slot state to
+            # each child after the parent's prompt is processed).
+            for other in self.each[1:]:
+                other.shared_prompt = True
             return
         first = self.each[0]
         first.prompt_tokens, first.completion_tokens = whole.prompt_tokens, whole.completion_tokens
