@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -37,6 +38,7 @@ from model_foundry.lib.llm import request as llm_request
 from model_foundry.lib.llm.answer import answer
 from model_foundry.lib.llm.causes import failure_causes
 from model_foundry.lib.recipes.generate import recipe_task
+from model_foundry.lib.slots.client import KEEPALIVE_EXPIRY_S
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.template_check import (
@@ -486,11 +488,14 @@ def test_a_recipe_with_a_pairwise_judge_runs_on_real_weights(
             "SELECT finish_reason, count(*) FROM llm_completions WHERE task = ? GROUP BY 1",
             [recipe_task("pairwise", "preference")],
         ).fetchall()
+        failed = con.execute(
+            "SELECT slot, error_class, error FROM llm_completions WHERE status <> 'ok'"
+        ).fetchall()
         verdicts = con.execute(
             "SELECT preference_winner, preference_agree, preference_helpful_a, "
             "preference_helpful_b FROM recipe_pairwise"
         ).fetchall()
-    assert finished == [("stop", 4)], finished
+    assert finished == [("stop", 4)], (finished, failed)
     assert len(verdicts) == 2
     for winner, agree, helpful_a, helpful_b in verdicts:
         assert winner in {"answer", "cheap_answer", "tie"}
@@ -501,3 +506,22 @@ def test_a_recipe_with_a_pairwise_judge_runs_on_real_weights(
     again = generate(folder, attributes, db, slots).metadata()
     assert again["llm_cells_asked"] == 0 and again["cells_reused"] == 6, again
     assert again["cells_written"] == 0, again
+
+
+def test_llama_server_keeps_an_idle_connection_longer_than_a_slot_client_reuses_it(
+    gemma: llama_server.LlamaServer,
+) -> None:
+    # SlotClient lets go of an idle connection after KEEPALIVE_EXPIRY_S, so a request is never
+    # sent on one the server is closing (llama-server's keep-alive is 5 s; so was httpx's).
+    # The margin only holds while the server keeps the connection past that.
+    port = int(gemma.url.rsplit(":", 1)[1])
+    ask = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(ask)
+        assert conn.recv(4096).startswith(b"HTTP/1.1 200")
+        conn.settimeout(KEEPALIVE_EXPIRY_S + 1.0)
+        with pytest.raises(TimeoutError):
+            conn.recv(1)  # nothing, not a close, while the server keeps the connection
+        conn.settimeout(10)
+        conn.sendall(ask)
+        assert conn.recv(4096).startswith(b"HTTP/1.1 200")

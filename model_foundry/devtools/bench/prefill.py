@@ -24,6 +24,7 @@ import argparse
 import json
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
@@ -35,6 +36,7 @@ import yaml
 from model_foundry.devtools import llama_server, real_model
 from model_foundry.devtools.bench.prefill_workload import StepResult, Workload, steps
 from model_foundry.lib.datasets.judge import JudgeSlots
+from model_foundry.lib.llm.causes import failure_cause
 from model_foundry.lib.slots.config import SlotFile, load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions
@@ -149,6 +151,11 @@ def totals(results: list[StepResult]) -> dict[str, Any]:
         "generated_tps": round(generated / seconds, 2) if seconds else None,
         "wall_s": round(seconds, 2),
         "errors": sum(f["errors"] for f in figures),
+        # Why attempts failed (retried ones too: errors counts them), so a run with errors
+        # says what they were.
+        "failure_causes": dict(
+            Counter(failure_cause(a) for r in results for a in r.attempts if not a.ok)
+        ),
     }
 
 
@@ -220,6 +227,9 @@ def main(args: argparse.Namespace) -> int:
             f"{result['throughput_ratio']} (target >= 1.15), per step "
             f"{result['step_throughput_ratios']}"
         )
+    for run in ("off", "on"):
+        for cause, count in result[run]["failure_causes"].items():
+            print(f"{run}: {count} x {cause}", file=sys.stderr)
     return 0 if result["off"]["errors"] == 0 and result["on"]["errors"] == 0 else 1
 
 

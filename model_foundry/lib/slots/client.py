@@ -527,6 +527,13 @@ class _Collected:
             self.finish_reason = choice.finish_reason
 
 
+# How long an idle connection is kept for the next request. llama-server and vLLM's uvicorn
+# close idle connections after 5 s, and httpx's default is the same 5 s: a request sent on a
+# connection the server is closing at that moment fails ("server disconnected") and is
+# retried. Well below 5 s, the client always lets go first.
+KEEPALIVE_EXPIRY_S = 2.0
+
+
 class SlotClient:
     """Talks to one slot. Use as ``async with SlotClient(slot) as c: await c.run(...)``."""
 
@@ -540,7 +547,9 @@ class SlotClient:
         timeout = _httpx.Timeout(self.request_timeout_s, connect=slot.timeouts.connect_s)
         # One connection per request the slot serves at once; more would only queue server-side.
         limits = _httpx.Limits(
-            max_connections=slot.parallel, max_keepalive_connections=slot.parallel
+            max_connections=slot.parallel,
+            max_keepalive_connections=slot.parallel,
+            keepalive_expiry=KEEPALIVE_EXPIRY_S,
         )
         self._http = openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout)
         self._client = openai.AsyncOpenAI(
@@ -773,6 +782,7 @@ def reject_empty_answer(result: Attempt, max_tokens: int | None) -> Attempt:
 
 __all__ = [
     "DEFAULT_ANSWER_RESERVE",
+    "KEEPALIVE_EXPIRY_S",
     "PLAMO_STOP",
     "Attempt",
     "Rendered",
