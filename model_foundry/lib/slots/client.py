@@ -246,6 +246,15 @@ def describe_error(exc: BaseException) -> tuple[str, str, int | None]:
             reason = first_line(str(exc))
         except Exception:  # a broken __str__ must not turn into a failed batch
             reason = None
+    cause = exc.__cause__
+    if isinstance(exc, openai.APIConnectionError) and cause is not None:
+        # The SDK says only "Connection error."; what happened (refused, reset, the server
+        # closing the connection) is in the transport's own exception.
+        try:
+            said = first_line(str(cause)) or ""
+        except Exception:
+            said = ""
+        reason = f"{reason} ({type(cause).__name__}{': ' + said if said else ''})"
     return type(exc).__name__, (reason or type(exc).__name__)[:2000], status
 
 

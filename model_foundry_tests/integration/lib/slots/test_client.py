@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+
 import pytest
 
 from model_foundry.devtools.simulator import (
@@ -129,6 +132,40 @@ def test_unreachable_slot_is_a_retryable_error() -> None:
     a = run(go())
     assert a.status == "error" and a.retryable
     assert a.error_class == "APIConnectionError"
+    # What the transport said, not only the SDK's "Connection error.".
+    assert a.error is not None and "(ConnectError" in a.error, a.error
+
+
+def test_a_server_closing_the_connection_says_so_and_may_be_retried() -> None:
+    # A server that reads the request and hangs up without a word, as a server closing an
+    # idle keep-alive connection at that moment does.
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def hang_up() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+
+    thread = threading.Thread(target=hang_up, daemon=True)
+    thread.start()
+    data = shipped_data()
+    data["slots"]["naughty"]["base_url"] = f"http://127.0.0.1:{port}/v1"
+    data["slots"]["naughty"]["timeouts"] = {"connect_s": 2, "request_s": 5}
+    sf = slot_file_from(data)
+
+    async def go() -> Attempt:
+        async with SlotClient(sf.slots["naughty"]) as client:
+            return await client.run(key="k", task="t", role="naughty", body=Body(messages=MSG))
+
+    try:
+        a = run(go())
+    finally:
+        thread.join(5)
+        listener.close()
+    assert a.status == "error" and a.retryable
+    assert a.error_class == "APIConnectionError"
+    assert a.error is not None and "(RemoteProtocolError" in a.error, a.error
 
 
 async def _ask_choices(slot_name: str, stream: bool) -> tuple[list[Attempt], Attempt, dict]:
