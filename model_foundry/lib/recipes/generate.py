@@ -191,6 +191,11 @@ _Cell = tuple[SeedRow, Column, int, list[Planned], str]
 # transaction per cell would make the file's lock the pace of a run.
 CELLS_PER_WRITE = 500
 WRITE_EVERY_S = 2.0
+# Rows are begun a few at a time, while fewer than ROWS_AHEAD requests wait for an answer:
+# the first requests go out after a few rows are planned, not after all of them, and the rest
+# are planned while answers come (each settled request begins at most ROWS_PER_STEP rows).
+ROWS_AHEAD = 256
+ROWS_PER_STEP = 16
 
 
 def compute(recipe: Recipe, row: SeedRow, column: Column,
@@ -233,6 +238,52 @@ def answer_value(recipe: Recipe, column: Column, ps: Sequence[Planned],
     return (verdicts if cause else pairwise_value(column, verdicts)), cause
 
 
+class CellWriter:
+    """New cells, written ``CELLS_PER_WRITE`` at a time or every ``WRITE_EVERY_S``."""
+
+    def __init__(self, recipe: str, version: str, run_id: str | None, db_path: Path) -> None:
+        self.recipe, self.version, self.run_id, self.db_path = recipe, version, run_id, db_path
+        self.cells: list[RecipeCellRow] = []
+        self.written_at = time.monotonic()
+
+    def add(self, row: SeedRow, column: Column, sample: int, key: str, value: Any,
+            cause: str | None, **more: Any) -> None:  # fmt: skip
+        self.cells.append(RecipeCellRow(
+            recipe=self.recipe, version=self.version, cell_key=key, row_id=row.row_id,
+            row_index=row.index, column_name=column.name, column_type=column.type,
+            sample_index=sample, value=json.dumps(value, ensure_ascii=False),
+            status="rejected" if cause else "ok", cause=cause,
+            request_key=more.get("request_key"), slot=more.get("slot"),
+            model=more.get("model"), prompt_tokens=more.get("prompt_tokens"),
+            completion_tokens=more.get("completion_tokens"), run_id=self.run_id,
+        ))  # fmt: skip
+
+    def write(self, force: bool = False) -> int:
+        """The cells written now (none unless due, or ``force``)."""
+        due = time.monotonic() - self.written_at >= WRITE_EVERY_S
+        if not self.cells or not (force or due or len(self.cells) >= CELLS_PER_WRITE):
+            return 0
+        written = write_cells(self.db_path, self.cells)
+        self.cells, self.written_at = [], time.monotonic()
+        return written
+
+
+class RowFeed:
+    """The seed rows, handed out ``ROWS_PER_STEP`` at a time."""
+
+    def __init__(self, rows: Sequence[SeedRow]) -> None:
+        self.rows = rows
+        self.begun = 0
+
+    def step(self) -> Sequence[SeedRow]:
+        step = self.rows[self.begun : self.begun + ROWS_PER_STEP]
+        self.begun += len(step)
+        return step
+
+    def left(self) -> Sequence[SeedRow]:
+        return self.rows[self.begun :]
+
+
 class Generation:
     """One recipe over its rows in one ``LlmRun`` (see the module doc)."""
 
@@ -255,25 +306,13 @@ class Generation:
         self.waiting: dict[str, list[_Cell]] = {}
         self.answers: dict[str, Any] = {}
         self.stored: dict[str, StoredCell] = {}
-        self.cells: list[RecipeCellRow] = []
-        self.written_at = time.monotonic()
+        self.writer = CellWriter(recipe.name, version, run_id, self.db_path)
         self.error: Exception | None = None
-
-    def cell(self, row: SeedRow, column: Column, sample: int, key: str, value: Any,
-             cause: str | None, **more: Any) -> RecipeCellRow:  # fmt: skip
-        return RecipeCellRow(
-            recipe=self.recipe.name, version=self.version, cell_key=key, row_id=row.row_id,
-            row_index=row.index, column_name=column.name, column_type=column.type,
-            sample_index=sample, value=json.dumps(value, ensure_ascii=False),
-            status="rejected" if cause else "ok", cause=cause,
-            request_key=more.get("request_key"), slot=more.get("slot"),
-            model=more.get("model"), prompt_tokens=more.get("prompt_tokens"),
-            completion_tokens=more.get("completion_tokens"), run_id=self.run_id,
-        )  # fmt: skip
+        self.feed_rows = RowFeed(rows)
 
     def generate(self) -> RecipeOutcome:
         self.stored = recipe_cells(self.db_path, self.recipe.name)
-        first = self.advance(self.rows)
+        first = self.feed()
         if first:
             roles = {str(c.role) for c in self.recipe.columns if c.is_llm}
             self.run.ask_stream(first, self.settled, self.label, roles)
@@ -282,11 +321,23 @@ class Generation:
         left = {cell[4]: cell for cells in self.waiting.values() for cell in cells}
         for row, column, *_ in left.values():
             self.unanswered(row, column)
+        # Rows never begun (an error stopped the run): the next run asks what they need.
+        for row in self.feed_rows.left():
+            self.outcome.blocked.setdefault(row.row_id, set()).update(c.name for c in self.order)
+            self.outcome.pending.add(row.row_id)
         self.write(force=True)
         if self.error is not None:
             raise self.error
         self.outcome.view = make_view(self.db_path, self.recipe)
         return self.outcome
+
+    def feed(self) -> list[Planned]:
+        """Begin the next step of rows while fewer than ``ROWS_AHEAD`` requests wait, and
+        more steps while those ask nothing (their cells are stored); the requests to ask."""
+        asks: list[Planned] = []
+        while not asks and len(self.waiting) < ROWS_AHEAD and (step := self.feed_rows.step()):
+            asks = self.advance(step)
+        return asks
 
     def done(self, row: SeedRow, name: str) -> bool:
         """Whether the row's column has settled: computed, or every sample answered, taken
@@ -366,7 +417,7 @@ class Generation:
         asks: list[Planned] = []
         if self.error is None:
             try:
-                asks = self.advance(rows.values())
+                asks = self.advance(rows.values()) + self.feed()
             except Exception as exc:
                 # A cell that cannot be made (a template naming what an answer lacks) ends
                 # the run; nothing new is asked, and the answers still coming are kept as
@@ -376,11 +427,7 @@ class Generation:
         return asks
 
     def write(self, force: bool = False) -> None:
-        due = time.monotonic() - self.written_at >= WRITE_EVERY_S
-        if self.cells and (force or due or len(self.cells) >= CELLS_PER_WRITE):
-            self.outcome.cells_written += write_cells(self.db_path, self.cells)
-            self.cells = []
-            self.written_at = time.monotonic()
+        self.outcome.cells_written += self.writer.write(force)
 
     def ready(self, row: SeedRow, column: Column) -> dict[str, Any] | None:
         """The row's values the column reads, or None when one of them is held back."""
@@ -397,7 +444,7 @@ class Generation:
         elif cause is not None:
             self.outcome.rejected_by_cause[f"{column.name}: {cause.split(' (')[0]}"] += 1
             self.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
-        self.cells.append(self.cell(row, column, sample, key, value, cause, **more))
+        self.writer.add(row, column, sample, key, value, cause, **more)
         counts = self.outcome.cells_by_column.setdefault(column.name, Counter())
         counts["rejected" if cause else "ok"] += 1
 

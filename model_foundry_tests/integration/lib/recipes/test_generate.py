@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,8 +15,15 @@ import pytest
 
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.export_hygiene import export_hygiene
+from model_foundry.lib.llm import LlmRun
 from model_foundry.lib.recipes.export import export_recipe, recipe_export_request
-from model_foundry.lib.recipes.generate import PREVIEW_VERSION
+from model_foundry.lib.recipes.generate import (
+    PREVIEW_VERSION,
+    ROWS_PER_STEP,
+    RUN_VERSION,
+    Generation,
+)
+from model_foundry.lib.recipes.seeds import seed_rows
 from model_foundry.lib.recipes.spec import RecipeError, parse_recipe
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry_tests.pipeline_helpers import slot_simulator_process
@@ -191,6 +199,29 @@ def test_a_rows_next_column_is_asked_before_other_rows_first_column_is_done(
             "USING (request_key) GROUP BY 1")
     }  # fmt: skip
     assert started["facts"]["first"] < started["answer"]["last"], started
+
+
+def test_rows_are_begun_a_step_at_a_time_and_a_run_past_done_steps_asks_only_the_rest(
+    tmp_path, db_path, fast_slots
+) -> None:
+    """The first requests go out once one step of rows is planned, not all of them; a run
+    whose first steps are all stored goes on to the rows that are not."""
+    seeds = [f"{q} (variant {i})" for i in range(12) for q in QUESTIONS][:40]
+    folder = tmp_path / "steps"
+    write_recipe(folder, TWO_COLUMNS, seeds=seeds)
+    slots = Slots(fast_slots, tmp_path / "locks")
+    recipe = parse_recipe(copy.deepcopy(TWO_COLUMNS), str(folder / "defs.yaml"))
+    rows = seed_rows(recipe, db_path, folder)
+    with LlmRun(db_path, slots, run_id=None, asset="t", log=logging.getLogger("t")) as run:
+        first = Generation(recipe, run, rows, RUN_VERSION, None).feed()
+    assert len(rows) == 40 and len(first) == ROWS_PER_STEP  # one answer a row of the step
+    # 20 rows done, then all 40: rows 0-15 (a whole step) and 16-19 are stored.
+    done = generate(folder, TWO_COLUMNS, db_path, slots, limit=20)
+    assert done.complete_rows() == 20 and done.llm_cells_asked == 40
+    served = requests_served(fast_slots)
+    rest = generate(folder, TWO_COLUMNS, db_path, slots)
+    assert rest.complete_rows() == 40 and rest.cells_reused == 2 * 20  # the LLM cells
+    assert rest.llm_cells_asked == 40 and requests_served(fast_slots) == served + 40
 
 
 def test_a_run_that_lost_a_column_reasks_only_its_cells_and_nothing_twice(
