@@ -127,6 +127,8 @@ class StepResult:
             "step": self.name,
             "requests": len(self.attempts),
             "errors": sum(not a.ok for a in self.attempts),
+            # Of the errors, those asked again (a request that finally failed is the rest).
+            "retried": sum(a.will_retry for a in self.attempts),
             "prompt_tokens": prompt,
             "prefill_tokens_computed": prompt - cached,
             "generated_tokens": generated,
@@ -168,7 +170,9 @@ def steps(
 
     yield _timed("mapreduce", source, db, places["mapreduce"], summarise)
     write_samples(db, judged_samples(w))
-    comparisons = plan_comparisons(db, DATASET, "judged", "grandpa").comparisons
+    # Off, pair after pair as before families existed; on, grouped by the answer read first.
+    grouped = judge.dispatch_options().families
+    comparisons = plan_comparisons(db, DATASET, "judged", "grandpa", grouped=grouped).comparisons
     judgements = Judgements(DATASET, "judged")
     yield _timed("judge", judge, db, places["judge"], lambda run: run.work(judgements, comparisons))
 

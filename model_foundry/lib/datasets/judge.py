@@ -156,8 +156,12 @@ def _distinct(answers: list[Sampled]) -> list[Sampled]:
     return out
 
 
-def plan_comparisons(db_path: str | Path, name: str, version: str, judge_slot: str) -> Plan:
-    """Every comparison of ``name``/``version`` the judge slot has not been asked yet."""
+def plan_comparisons(
+    db_path: str | Path, name: str, version: str, judge_slot: str, *, grouped: bool = True
+) -> Plan:
+    """Every comparison of ``name``/``version`` the judge slot has not been asked yet; with
+    ``grouped`` (off: pair after pair, both orders, as before families existed) in the order
+    :func:`by_answer_read_first` gives."""
     with storage.connect(db_path) as con:
         rows = con.execute(_USABLE, [name, version]).fetchall()
         asked = {tuple(r) for r in con.execute(_ASKED, [name, version, judge_slot]).fetchall()}
@@ -170,7 +174,9 @@ def plan_comparisons(db_path: str | Path, name: str, version: str, judge_slot: s
         messages = json.loads(messages_json)
         language = prompt_language(messages)
         judged = False
-        for a, b in combinations(_distinct(answers), 2):
+        distinct = _distinct(answers)
+        pending = []
+        for a, b in combinations(distinct, 2):
             plan.pairs += 1
             if judge_slot in (a.slot, b.slot):
                 plan.self_skipped += 1
@@ -180,9 +186,19 @@ def plan_comparisons(db_path: str | Path, name: str, version: str, judge_slot: s
                 if (a.key, b.key, first) in asked:
                     plan.already_asked += 1
                     continue
-                plan.comparisons.append(Comparison(prompt_id, language, messages, a, b, first))
+                pending.append(Comparison(prompt_id, language, messages, a, b, first))
+        plan.comparisons += by_answer_read_first(pending, distinct) if grouped else pending
         plan.prompts_judged += judged
     return plan
+
+
+def by_answer_read_first(comparisons: list[Comparison], answers: list[Sampled]) -> list[Comparison]:
+    """One prompt's comparisons, those that read the same answer first side by side (A-B,
+    A-C, B-A, B-C, ...): asked one after another in one server slot, each reuses the cached
+    prompt up to the end of that first answer, not only up to the conversation. Which
+    comparisons there are, and their keys, do not change; only the order they are asked in."""
+    place = {s.key: n for n, s in enumerate(answers)}
+    return sorted(comparisons, key=lambda c: place[c.ordered[0].key])
 
 
 def judge_messages(comparison: Comparison) -> list[dict[str, str]]:
@@ -381,6 +397,7 @@ __all__ = [
     "Judgements",
     "Plan",
     "VerdictError",
+    "by_answer_read_first",
     "comparison_id",
     "judge_messages",
     "judge_task",

@@ -14,7 +14,7 @@ from model_foundry.cli import build_parser
 pytestmark = pytest.mark.timeout(600)
 
 STEP_FIELDS = {
-    "run", "step", "requests", "errors", "prompt_tokens", "prefill_tokens_computed",
+    "run", "step", "requests", "errors", "retried", "prompt_tokens", "prefill_tokens_computed",
     "generated_tokens", "generated_tps", "wall_s", "slot_fill_ratio",
 }  # fmt: skip
 
@@ -37,15 +37,17 @@ def test_bench_prefill_runs_both_ways_and_reports_its_ratios(
     ]
     for s in steps:
         assert set(s) == STEP_FIELDS
-        assert s["errors"] == 0 and s["requests"] > 0, s
+        # Every failed attempt was asked again and then answered (a connection dropped
+        # under the suite's load is retried, as everywhere).
+        assert s["errors"] == s["retried"] and s["requests"] > 0, s
         assert 0 <= s["prefill_tokens_computed"] <= s["prompt_tokens"], s
         assert s["generated_tokens"] > 0 and s["generated_tps"] > 0, s
         assert 0 < s["slot_fill_ratio"] <= 1.0, s
     # 2 prompts x 2 roles x 2 samples; 3 pairs of answers x 2 orders; alike in both runs.
-    by = {(s["run"], s["step"]): s for s in steps}
-    assert by["off", "fanout"]["requests"] == by["on", "fanout"]["requests"] == 8
-    assert by["off", "judge"]["requests"] == by["on", "judge"]["requests"] == 6
-    assert by["off", "mapreduce"]["requests"] == by["on", "mapreduce"]["requests"] >= 3
+    asked = {(s["run"], s["step"]): s["requests"] - s["retried"] for s in steps}
+    assert asked["off", "fanout"] == asked["on", "fanout"] == 8
+    assert asked["off", "judge"] == asked["on", "judge"] == 6
+    assert asked["off", "mapreduce"] == asked["on", "mapreduce"] >= 3
     assert isinstance(summary["prefill_ratio"], float)
     assert isinstance(summary["throughput_ratio"], float)
     assert set(summary["step_throughput_ratios"]) == {"fanout", "mapreduce", "judge"}

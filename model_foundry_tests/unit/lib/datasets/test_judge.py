@@ -24,7 +24,7 @@ from model_foundry.lib.datasets.judge import (
 )
 from model_foundry.lib.datasets.preferences import pair_records, preference_figures
 from model_foundry.lib.datasets.samples import write_samples
-from model_foundry.lib.llm.request import output_params
+from model_foundry.lib.llm.request import output_params, request_key
 from model_foundry.lib.slots.client import build_request
 from model_foundry.lib.slots.config import (
     JUDGE_ROLE,
@@ -73,6 +73,34 @@ def test_pairs_of_distinct_usable_answers_and_self_judgements_skipped(tmp_path: 
     assert asks == [("k1", "k2", "a"), ("k1", "k2", "b")]
     # The same answers judged by another slot: nothing of grandpa's is skipped.
     assert plan_comparisons(db, "d", "v", "naughty").self_skipped == 2
+
+
+def test_comparisons_reading_the_same_answer_first_are_asked_one_after_another(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "j.duckdb"
+    answers = ("Min and max per row group.", "A summary of each block.", "Block statistics.")
+    write_samples(db, [_sample(f"k{n}", "p1", f"s{n}", text) for n, text in enumerate(answers, 1)])
+    # A judge slot that answered none of them: 3 pairs, both orders each.
+    grouped = plan_comparisons(db, "d", "v", "grandpa").comparisons
+    read_first = [(c.ordered[0].key, c.ordered[1].key) for c in grouped]
+    assert read_first == [
+        ("k1", "k2"), ("k1", "k3"), ("k2", "k1"), ("k2", "k3"), ("k3", "k1"), ("k3", "k2"),
+    ]  # fmt: skip
+    # Pair after pair (families off): the same asks, the same request keys, another order.
+    plain = plan_comparisons(db, "d", "v", "grandpa", grouped=False).comparisons
+    assert [(c.a.key, c.b.key, c.first) for c in plain] == [
+        ("k1", "k2", "a"), ("k1", "k2", "b"), ("k1", "k3", "a"),
+        ("k1", "k3", "b"), ("k2", "k3", "a"), ("k2", "k3", "b"),
+    ]  # fmt: skip
+    kind = Judgements("d", "v")
+
+    def key(c: Comparison) -> str:
+        request = kind.request(c)
+        return request_key(request, "m", request.params)
+
+    keys = {key(c) for c in grouped}
+    assert keys == {key(c) for c in plain} and len(keys) == 6
 
 
 def test_the_judge_reads_the_answers_in_the_order_asked() -> None:
