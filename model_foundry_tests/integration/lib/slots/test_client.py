@@ -117,11 +117,10 @@ def test_context_too_long_is_a_non_retryable_error_with_its_reason(slot: str, re
     assert a.retryable is False
 
 
-def test_unreachable_slot_is_a_retryable_error() -> None:
-    from model_foundry.devtools.ports import free_port
-
+def _ask_port(port: int) -> Attempt:
+    """One request from the naughty slot's client to whatever listens on ``port``."""
     data = shipped_data()
-    data["slots"]["naughty"]["base_url"] = f"http://127.0.0.1:{free_port()}/v1"
+    data["slots"]["naughty"]["base_url"] = f"http://127.0.0.1:{port}/v1"
     data["slots"]["naughty"]["timeouts"] = {"connect_s": 2, "request_s": 5}
     sf = slot_file_from(data)
 
@@ -129,7 +128,13 @@ def test_unreachable_slot_is_a_retryable_error() -> None:
         async with SlotClient(sf.slots["naughty"]) as client:
             return await client.run(key="k", task="t", role="naughty", body=Body(messages=MSG))
 
-    a = run(go())
+    return run(go())
+
+
+def test_unreachable_slot_is_a_retryable_error() -> None:
+    from model_foundry.devtools.ports import free_port
+
+    a = _ask_port(free_port())
     assert a.status == "error" and a.retryable
     assert a.error_class == "APIConnectionError"
     # What the transport said, not only the SDK's "Connection error.".
@@ -149,17 +154,8 @@ def test_a_server_closing_the_connection_says_so_and_may_be_retried() -> None:
 
     thread = threading.Thread(target=hang_up, daemon=True)
     thread.start()
-    data = shipped_data()
-    data["slots"]["naughty"]["base_url"] = f"http://127.0.0.1:{port}/v1"
-    data["slots"]["naughty"]["timeouts"] = {"connect_s": 2, "request_s": 5}
-    sf = slot_file_from(data)
-
-    async def go() -> Attempt:
-        async with SlotClient(sf.slots["naughty"]) as client:
-            return await client.run(key="k", task="t", role="naughty", body=Body(messages=MSG))
-
     try:
-        a = run(go())
+        a = _ask_port(port)
     finally:
         thread.join(5)
         listener.close()
