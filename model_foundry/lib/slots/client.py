@@ -728,9 +728,9 @@ class _Choices:
             return
         if whole is None:
             # Usage per choice (llama.cpp's stream): each choice keeps its own counts, but the
-            # later ones were copied from the first choice's prompt pass, while the server
-            # reports them cache_n 0 (its vendored server-context.cpp copies the slot state to
-            # each child after the parent's prompt is processed).
+            # later ones were copied from the first choice's prompt pass. The server reports
+            # the first choice's cache_n and prompt_n for them too: its server-context.cpp
+            # copies the state and the figures to each child once the prompt is processed.
             for other in self.each[1:]:
                 other.shared_prompt = True
             return
