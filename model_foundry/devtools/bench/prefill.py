@@ -16,6 +16,11 @@ store). Per step it reports the prompt tokens the servers computed (prompt token
 time, and the slot-fill ratio (request time over the step's places x its wall time). The last
 line carries ``prefill_ratio`` (prefill tokens computed per generated token, on over off, the
 whole workload) and ``throughput_ratio`` (generated tokens per second, on over off).
+
+Each step also reports its share of the run's prefill floor (``prefill_floor.py``): the fewest
+prompt tokens any order or routing of the same requests could have computed on the same
+servers, reusing exact prefixes. ``floor_ratio`` is that floor per generated token over what
+the off run computed: the lowest ``prefill_ratio`` the workload allows.
 """
 
 from __future__ import annotations
@@ -34,9 +39,11 @@ from typing import Any
 import yaml
 
 from model_foundry.devtools import llama_server, real_model
+from model_foundry.devtools.bench.prefill_floor import run_floor
 from model_foundry.devtools.bench.prefill_workload import StepResult, Workload, steps
 from model_foundry.lib.datasets.judge import JudgeSlots
 from model_foundry.lib.llm.causes import failure_cause
+from model_foundry.lib.slots.client import first_line
 from model_foundry.lib.slots.config import SlotFile, load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions
@@ -132,7 +139,11 @@ def one_run(
         path = folder / "slots.yaml"
         path.write_text(yaml.safe_dump(slot_file_data(urls), sort_keys=False))
         source = BenchSlots(path, families=families, lock_dir=folder / "locks")
-        return list(steps(workload, source, JudgeSlots(source), folder / "bench.duckdb", PLACES))
+        db = folder / "bench.duckdb"
+        results = list(steps(workload, source, JudgeSlots(source), db, PLACES))
+        # The floor's prompts are tokenized by the run's servers before they stop.
+        floors = run_floor(db, source.load(), [r.attempts for r in results])
+        return [replace(r, **vars(f)) for r, f in zip(results, floors, strict=True)]
 
 
 def _ratio(a: float | None, b: float | None) -> float | None:
@@ -143,11 +154,20 @@ def totals(results: list[StepResult]) -> dict[str, Any]:
     figures = [r.figures() for r in results]
     computed = sum(f["prefill_tokens_computed"] for f in figures)
     generated = sum(f["generated_tokens"] for f in figures)
+    floor = sum(r.floor for r in results) if all(r.floor is not None for r in results) else None
     seconds = sum(r.seconds for r in results)
     return {
         "prefill_tokens_computed": computed,
         "generated_tokens": generated,
         "prefill_per_generated_token": round(computed / generated, 3) if generated else None,
+        "prefill_floor_tokens": floor,
+        "floor_per_generated_token": round(floor / generated, 3)
+        if generated and floor is not None
+        else None,
+        # The prompts tokenized for the floor came to what the servers reported prefilling.
+        "floor_counts_reported_tokens": all(
+            f["prompt_tokens_tokenized"] == f["prompt_tokens"] for f in figures
+        ),
         "generated_tps": round(generated / seconds, 2) if seconds else None,
         "wall_s": round(seconds, 2),
         "errors": sum(f["errors"] for f in figures),
@@ -156,6 +176,11 @@ def totals(results: list[StepResult]) -> dict[str, Any]:
         # says what they were.
         "failure_causes": dict(
             Counter(failure_cause(a) for r in results for a in r.attempts if not a.ok)
+        ),
+        # And what the client saw, which the cause's sentence leaves out (the transport's
+        # exception behind an unreachable slot).
+        "failure_errors": dict(
+            Counter(first_line(a.error or "") for r in results for a in r.attempts if not a.ok)
         ),
     }
 
@@ -171,6 +196,11 @@ def compare(off: list[StepResult], on: list[StepResult]) -> dict[str, Any]:
         "on": t_on,
         "prefill_ratio": _ratio(
             t_on["prefill_per_generated_token"], t_off["prefill_per_generated_token"]
+        ),
+        # The lowest prefill_ratio exact prefix reuse allows on this workload: the floor of
+        # the on run's requests per generated token, over what the off run computed.
+        "floor_ratio": _ratio(
+            t_on["floor_per_generated_token"], t_off["prefill_per_generated_token"]
         ),
         "throughput_ratio": _ratio(t_on["generated_tps"], t_off["generated_tps"]),
         "step_throughput_ratios": per_step,
@@ -205,7 +235,8 @@ def main(args: argparse.Namespace) -> int:
         else:
             print(
                 f"{row['run']:>3} {row['step']:<9} {row['requests']:>3} requests: "
-                f"{row['prefill_tokens_computed']:>6} prefill tokens computed, "
+                f"{row['prefill_tokens_computed']:>6} prefill tokens computed "
+                f"(floor {row['prefill_floor_tokens']}), "
                 f"{row['generated_tokens']:>5} generated, {row['generated_tps']} tok/s, "
                 f"{row['wall_s']} s, fill {row['slot_fill_ratio']}",
                 flush=True,
@@ -224,13 +255,16 @@ def main(args: argparse.Namespace) -> int:
         print(json.dumps(result))
     else:
         print(
-            f"prefill ratio {result['prefill_ratio']} (target <= 0.5), throughput ratio "
+            f"prefill ratio {result['prefill_ratio']} (target <= 0.5; exact prefix reuse "
+            f"cannot go below {result['floor_ratio']}), throughput ratio "
             f"{result['throughput_ratio']} (target >= 1.15), per step "
             f"{result['step_throughput_ratios']}"
         )
     for run in ("off", "on"):
         for cause, count in result[run]["failure_causes"].items():
             print(f"{run}: {count} x {cause}", file=sys.stderr)
+        for error, count in result[run]["failure_errors"].items():
+            print(f"{run}: {count} x {error}", file=sys.stderr)
     # An attempt that failed and was asked again is in the figures like any other; a request
     # that finally failed leaves its step's figures short.
     failed = result["off"]["failed_requests"] + result["on"]["failed_requests"]

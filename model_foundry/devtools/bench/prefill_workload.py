@@ -117,6 +117,10 @@ class StepResult:
     attempts: list[Attempt]
     seconds: float
     places: int  # the places of the slots the step's work went to
+    # The step's share of the fewest prompt tokens any order could have computed, and its
+    # prompts as tokenized for it (``prefill_floor.run_floor``); None until measured.
+    floor: int | None = None
+    tokenized: int | None = None
 
     def figures(self) -> dict[str, Any]:
         prompt = sum(a.prompt_tokens or 0 for a in self.attempts)
@@ -131,6 +135,8 @@ class StepResult:
             "retried": sum(a.will_retry for a in self.attempts),
             "prompt_tokens": prompt,
             "prefill_tokens_computed": prompt - cached,
+            "prefill_floor_tokens": self.floor,
+            "prompt_tokens_tokenized": self.tokenized,
             "generated_tokens": generated,
             "generated_tps": round(generated / self.seconds, 2) if self.seconds else None,
             "wall_s": round(self.seconds, 2),

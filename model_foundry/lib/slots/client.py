@@ -35,6 +35,7 @@ except ImportError:  # pragma: no cover - depends on the installed SDK
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import Slot
 from model_foundry.lib.slots.runtimes import Runtime
+from model_foundry.lib.slots.runtimes.shapes import KEEPALIVE_EXPIRY_S
 
 PLAMO_OP = "<|plamo:op|>"
 PLAMO_STOP = [PLAMO_OP]
@@ -534,13 +535,6 @@ class _Collected:
                     self.first_token_at = now
         if choice.finish_reason:
             self.finish_reason = choice.finish_reason
-
-
-# How long an idle connection is kept for the next request. llama-server and vLLM's uvicorn
-# close idle connections after 5 s, and httpx's default is the same 5 s: a request sent on a
-# connection the server is closing at that moment fails ("server disconnected") and is
-# retried. Well below 5 s, the client always lets go first.
-KEEPALIVE_EXPIRY_S = 2.0
 
 
 class SlotClient:

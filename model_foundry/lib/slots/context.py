@@ -42,6 +42,7 @@ from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import Slot
 from model_foundry.lib.slots.runtimes import LLAMACPP, VLLM, server_root
 from model_foundry.lib.slots.runtimes import httpx as _httpx
+from model_foundry.lib.slots.runtimes.shapes import KEEPALIVE_EXPIRY_S
 from model_foundry.lib.slots.template_check import TemplateCheck, check_template
 
 ESTIMATE_PER_MESSAGE = 8
@@ -115,7 +116,11 @@ class ContextBook:
 
     def __init__(self, slots: Iterable[Slot], *, timeout_s: float = PROBE_TIMEOUT_S) -> None:
         self.slots = {s.name: s for s in slots}
-        self._http = _httpx.Client(timeout=timeout_s)
+        # Idle connections go before the servers close them: a count sent on one being closed
+        # would fail, and that server's prompts would be counted by estimate from then on.
+        self._http = _httpx.Client(
+            timeout=timeout_s, limits=_httpx.Limits(keepalive_expiry=KEEPALIVE_EXPIRY_S)
+        )
         self._contexts: dict[str, SlotContext] = {}
         self._templates: dict[str, TemplateCheck] = {}
         self._counts: dict[tuple[str, str, str], int] = {}

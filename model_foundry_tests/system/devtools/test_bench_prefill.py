@@ -15,7 +15,8 @@ pytestmark = pytest.mark.timeout(600)
 
 STEP_FIELDS = {
     "run", "step", "requests", "errors", "retried", "prompt_tokens", "prefill_tokens_computed",
-    "generated_tokens", "generated_tps", "wall_s", "slot_fill_ratio",
+    "generated_tokens", "generated_tps", "wall_s", "slot_fill_ratio", "prefill_floor_tokens",
+    "prompt_tokens_tokenized",
 }  # fmt: skip
 
 
@@ -43,6 +44,8 @@ def test_bench_prefill_runs_both_ways_and_reports_its_ratios(
         assert 0 <= s["prefill_tokens_computed"] <= s["prompt_tokens"], s
         assert s["generated_tokens"] > 0 and s["generated_tps"] > 0, s
         assert 0 < s["slot_fill_ratio"] <= 1.0, s
+        # The floor's prompts, tokenized by the servers, are the tokens they reported.
+        assert s["prompt_tokens_tokenized"] == s["prompt_tokens"], s
     # 2 prompts x 2 roles x 2 samples; 3 pairs of answers x 2 orders; alike in both runs.
     asked = {(s["run"], s["step"]): s["requests"] - s["retried"] for s in steps}
     assert asked["off", "fanout"] == asked["on", "fanout"] == 8
@@ -50,4 +53,11 @@ def test_bench_prefill_runs_both_ways_and_reports_its_ratios(
     assert asked["off", "mapreduce"] == asked["on", "mapreduce"] >= 3
     assert isinstance(summary["prefill_ratio"], float)
     assert isinstance(summary["throughput_ratio"], float)
+    # No run computes fewer prompt tokens than the floor of its requests: the servers reuse
+    # exact prefixes only, and nothing else left a prefix in their caches.
+    for run in ("off", "on"):
+        t = summary[run]
+        assert t["floor_counts_reported_tokens"] is True, t
+        assert 0 < t["prefill_floor_tokens"] <= t["prefill_tokens_computed"], t
+    assert summary["floor_ratio"] <= summary["prefill_ratio"], summary
     assert set(summary["step_throughput_ratios"]) == {"fanout", "mapreduce", "judge"}

@@ -98,6 +98,11 @@ class LlamaCpp:
         return {"default_generation_settings": {"n_ctx": window}, "model_path": model}
 
     def count_tokens(self, http: HttpClient, root: str, model: str, body: Body) -> int:
+        return len(self.tokens(http, root, body))
+
+    def tokens(self, http: HttpClient, root: str, body: Body) -> list[int]:
+        """The token ids the server prefills for ``body``: its chat template's rendering
+        (``/apply-template``) tokenized with the special tokens it starts with."""
         text = body.raw or ""
         special = False
         if body.messages is not None:
@@ -111,7 +116,7 @@ class LlamaCpp:
             f"{root}{self.endpoints.tokenize}", json={"content": text, "add_special": special}
         )
         resp.raise_for_status()
-        return len(resp.json()["tokens"])
+        return list(resp.json()["tokens"])
 
     def tokenize_body(self, tokens: list[int], window: int) -> dict[str, Any]:
         return {"tokens": tokens}

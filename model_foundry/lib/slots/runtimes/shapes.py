@@ -14,6 +14,12 @@ except ImportError:  # pragma: no cover - depends on the installed SDK
 
 HttpClient = httpx.Client
 
+# How long an idle connection is kept for the next request. llama-server and vLLM's uvicorn
+# close idle connections after 5 s, and httpx's default is the same 5 s: a request sent on a
+# connection the server is closing at that moment fails ("server disconnected"). Well below
+# 5 s, the client always lets go first.
+KEEPALIVE_EXPIRY_S = 2.0
+
 
 @dataclass(frozen=True)
 class Endpoints:
