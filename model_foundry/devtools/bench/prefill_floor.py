@@ -28,20 +28,11 @@ from pathlib import Path
 
 import duckdb
 
+from model_foundry.devtools.simulator.prompt_cache import common_prefix
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import Attempt, render
 from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.slots.runtimes import LLAMACPP, httpx, server_root
-
-
-def _shared(a: Sequence[int], b: Sequence[int]) -> int:
-    """How many tokens ``a`` and ``b`` start with in common."""
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def prefill_floor(prompts: Iterable[Sequence[int]]) -> int:
@@ -50,7 +41,7 @@ def prefill_floor(prompts: Iterable[Sequence[int]]) -> int:
     total = 0
     before: tuple[int, ...] = ()
     for prompt in sorted(tuple(p) for p in prompts):
-        total += max(1, len(prompt) - _shared(before, prompt))
+        total += max(1, len(prompt) - common_prefix(before, prompt))
         before = prompt
     return total
 

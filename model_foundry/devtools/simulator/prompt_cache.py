@@ -24,7 +24,7 @@ from collections.abc import Sequence
 SLOT_PROMPT_SIMILARITY = 0.1
 
 
-def common_prefix(a: Sequence[str], b: Sequence[str]) -> int:
+def common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
     """How many leading tokens ``a`` and ``b`` share."""
     n = 0
     for x, y in zip(a, b, strict=False):
