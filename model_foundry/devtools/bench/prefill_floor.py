@@ -10,7 +10,9 @@ shares with any earlier one is the one it shares with the prompt just before it;
 the number of nodes in the prompts' token trie, plus one for each repeated prompt.
 
 The floor leaves out a reuse this workload never offers: a prompt that begins with an earlier
-prompt followed by that request's answer (a conversation's next turn).
+prompt followed by that request's answer (a conversation's next turn). It counts each attempt
+as a prefill of its own, as ``bench prefill``'s slots send one request per sample: the later
+choices of one request with ``n`` would compute nothing, not the one token counted here.
 
 The prompts are tokenized the way the server counts them (``LlamaCpp.tokens``: its template's
 rendering, then ``/tokenize``), from the requests the step stored, rendered as they were sent.
