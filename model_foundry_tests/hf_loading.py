@@ -16,7 +16,26 @@ import pytest
 
 from model_foundry.devtools import hf_datasets
 
-LOADER = Path(__file__).parent / "hf_loader.py"
+# Run inside the datasets environment with the export folder as its argument: prints the card's
+# parsed header and, for every config and split, the rows ``load_dataset(folder, config)``
+# gives, as one JSON object. It imports nothing from model-foundry, which that environment lacks.
+LOADER = """\
+import json
+import sys
+
+from datasets import load_dataset
+from huggingface_hub import DatasetCard
+
+folder = sys.argv[1]
+card = DatasetCard.load(f"{folder}/README.md")
+header = card.data.to_dict()
+loaded = {}
+for config in header["configs"]:
+    name = config["config_name"]
+    ds = load_dataset(folder, name)
+    loaded[name] = {split: [dict(r) for r in ds[split]] for split in ds}
+print(json.dumps({"header": header, "loaded": loaded}, default=str))
+"""
 
 
 def load_offline(environment: str, folder: Path, hf_home: Path) -> dict[str, Any]:
@@ -29,7 +48,7 @@ def load_offline(environment: str, folder: Path, hf_home: Path) -> dict[str, Any
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     env["HF_HOME"] = str(hf_home)
     done = subprocess.run(
-        [str(python), str(LOADER), str(folder)], capture_output=True, text=True, env=env
+        [str(python), "-c", LOADER, str(folder)], capture_output=True, text=True, env=env
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)

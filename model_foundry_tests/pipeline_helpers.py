@@ -1,4 +1,7 @@
-"""Pipeline test helpers: the slot simulator as a process, DuckDB polling, a Dagster home."""
+"""Pipeline test helpers: the slot simulator as a process, DuckDB polling, a Dagster home, and
+one demo-sized pipeline run in process (shared by the telemetry and Prometheus tests: sample
+events over every subject plus contract breaks, every subject drained, typed tables, summaries,
+translations, throughput, and a small dataset collected and exported)."""
 
 from __future__ import annotations
 
@@ -9,15 +12,28 @@ import sys
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import dagster as dg
 import duckdb
 
+from model_foundry.defs.datasets.assets import dataset_samples
+from model_foundry.defs.flow.assets import session_flow, session_routing
+from model_foundry.defs.inbox.assets import pipeline_event_inbox_record
+from model_foundry.defs.inbox_tables.assets import inbox_tables
+from model_foundry.defs.resources import FoundryDuckDB, NatsResource, SlotsResource
+from model_foundry.defs.summaries.assets import session_summaries, session_summary_translations
+from model_foundry.defs.throughput.assets import slot_throughput
 from model_foundry.devtools.devstack import simulator_process
 from model_foundry.devtools.devstack import stop_process_group as stop_process  # noqa: F401 - re-export
 from model_foundry.devtools.devstack import write_dagster_home as write_dagster_home
+from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import storage
+from model_foundry.lib.events import SUBJECTS
+from model_foundry.lib.nats.connection import NatsClient
+from model_foundry_tests.nats_helpers import publish, publish_raw
 
 # Settings a developer may have exported; child processes of a test get only the test's own.
 FOREIGN_ENV = (
@@ -143,3 +159,115 @@ def start_collection(
         text=True,
         start_new_session=True,
     )
+
+
+DOWNSTREAM = [
+    inbox_tables,
+    session_summaries,
+    session_summary_translations,
+    slot_throughput,
+    session_flow,
+    session_routing,
+]
+
+# Contract breaks, one of several reason classes each: (NATS subject, body).
+INVALID_EVENTS: list[tuple[str, bytes]] = [
+    ("llm.chat.persist", b"this is not json"),
+    ("llm.tool_call", b'{"correlation_id": "sess-x", "payload": {}}'),
+    ("llm.flow.lineage", b"[1, 2, 3]"),
+    (
+        "obsidian.semantic_search",
+        b'{"event_id": "bad-1", "correlation_id": "sess-x", "payload": {"query": 5}}',
+    ),
+]
+
+
+@dataclass
+class PipelineRun:
+    """What the run did: the Dagster runs by asset and their materialization metadata."""
+
+    run_ids: dict[str, list[str]] = field(default_factory=dict)
+    metadata: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    published: int = 0
+    invalid: int = 0
+
+    def add(self, result: dg.ExecuteInProcessResult) -> None:
+        assert result.success
+        for event in result.get_asset_materialization_events():
+            mat = event.step_materialization_data.materialization
+            key = mat.asset_key.to_user_string()
+            self.run_ids.setdefault(key, []).append(result.run_id)
+            self.metadata.setdefault(key, []).append({k: v.value for k, v in mat.metadata.items()})
+
+
+def drain_inbox(
+    res: dict[str, Any], instance: dg.DagsterInstance
+) -> list[dg.ExecuteInProcessResult]:
+    """Every subject's inbox partition drained once, in this process."""
+    results = []
+    for subject in SUBJECTS:
+        result = dg.materialize(
+            [pipeline_event_inbox_record],
+            partition_key=subject,
+            resources=res,
+            instance=instance,
+            run_config={
+                "ops": {"pipeline_event_inbox_record": {"config": {"fetch_timeout_s": 0.3}}}
+            },
+        )
+        assert result.success
+        results.append(result)
+    return results
+
+
+def resources(nats: NatsClient, db_path: Path, slot_path: Path) -> dict[str, Any]:
+    return {
+        "nats": NatsResource.of(nats),
+        "duckdb": FoundryDuckDB(database=str(db_path)),
+        "slots": SlotsResource(slot_file=str(slot_path)),
+    }
+
+
+def publish_demo_events(nats: NatsClient, events: int, sessions: int, seed: int) -> int:
+    publish(nats, sample_events(events, sessions=sessions, seed=seed))
+    publish_raw(nats, INVALID_EVENTS)
+    return events + len(INVALID_EVENTS)
+
+
+def run_pipeline(
+    nats: NatsClient,
+    db_path: Path,
+    slot_path: Path,
+    work_dir: Path,
+    instance: dg.DagsterInstance,
+    *,
+    events: int = 40,
+    sessions: int = 4,
+    seed: int = 3,
+    dataset_prompts: int = 3,
+) -> PipelineRun:
+    run = PipelineRun()
+    run.published = publish_demo_events(nats, events, sessions, seed)
+    run.invalid = len(INVALID_EVENTS)
+    res = resources(nats, db_path, slot_path)
+    for result in drain_inbox(res, instance):
+        run.add(result)
+    run.add(dg.materialize(DOWNSTREAM, resources=res, instance=instance))
+    prompt_dir = work_dir / "prompts"
+    write_prompts(prompt_dir / "p.jsonl", dataset_prompts, prefix="telemetry")
+    config = {
+        "name": "telemetry",
+        "version": "v1",
+        "prompt_dir": str(prompt_dir),
+        "include_chat_sessions": False,
+        "output_dir": str(work_dir / "datasets"),
+    }
+    run.add(
+        dg.materialize(
+            [dataset_samples],
+            resources={k: v for k, v in res.items() if k != "nats"},
+            instance=instance,
+            run_config={"ops": {"dataset_samples": {"config": config}}},
+        )
+    )
+    return run

@@ -11,6 +11,7 @@ import contextlib
 import json
 import urllib.request
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,13 @@ import pytest
 
 from model_foundry.devtools import llama_server, real_model
 from model_foundry.devtools.tiny_gguf import write_tiny_gguf
+from model_foundry.lib.slots.config import load_slot_file
+from model_foundry_tests.slot_fixtures import write_yaml
 
-# llama-server defaults from the issue a user hit: -c 4096 split over --parallel 5.
+# llama-server defaults from the issue a user hit: -c 4096 split over --parallel 5: llama.cpp
+# leaves 1024 tokens a request (what /props reports), the limit a user's long sessions met.
 CTX = 4096
+PER_REQUEST = 1024
 
 
 @pytest.fixture(scope="session")
@@ -154,9 +159,29 @@ def llama_slot_file(
     }
 
 
+@pytest.fixture(name="trio")
+def trio_fixture(
+    llama_server_bin: Path, tiny_model: Path, tmp_path: Path
+) -> Iterator[dict[str, Any]]:
+    """The shipped slot file's shape on three real servers: chat x3, chat x5, plamo x1."""
+    with ExitStack() as stack:
+        servers = {
+            name: stack.enter_context(
+                llama_server.running(
+                    llama_server_bin, tiny_model, ctx=CTX, parallel=n, log_dir=tmp_path
+                )
+            )
+            for name, n in (("naughty", 3), ("kindergarten", 5), ("translator", 1))
+        }
+        data = llama_slot_file(servers)
+        path = write_yaml(tmp_path / "llama-slots.yaml", data)
+        yield {"servers": servers, "path": path, "slot_file": load_slot_file(path)}
+
+
 __all__ = [
     "CTX",
     "GEMMA_TEMPLATE",
+    "PER_REQUEST",
     "gemma_model",
     "gemma_server",
     "get_json",
@@ -166,4 +191,5 @@ __all__ = [
     "metrics",
     "paced_model",
     "tiny_model",
+    "trio_fixture",
 ]

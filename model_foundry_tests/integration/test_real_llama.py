@@ -16,9 +16,9 @@ from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.client import SlotClient
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.fit import PROMPT_TOO_LONG, fit_request
-from model_foundry_tests.real_llama import metrics
-from model_foundry_tests.shared.real_llama import (  # noqa: F401 - fixtures are found by name
+from model_foundry_tests.real_llama import (  # noqa: F401 - fixtures are found by name
     PER_REQUEST,
+    metrics,
     trio_fixture,
 )
 from model_foundry_tests.slot_fixtures import fast_options, run

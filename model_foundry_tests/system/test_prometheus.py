@@ -32,8 +32,13 @@ from model_foundry.lib.nats.connection import NatsClient
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.metrics_helpers import exporter_process
-from model_foundry_tests.pipeline_helpers import count, rows, slot_simulator_process, wait_for
-from model_foundry_tests.pipeline_run import run_pipeline
+from model_foundry_tests.pipeline_helpers import (
+    count,
+    rows,
+    run_pipeline,
+    slot_simulator_process,
+    wait_for,
+)
 from model_foundry_tests.tiers import REPO_ROOT
 
 ROOT = REPO_ROOT

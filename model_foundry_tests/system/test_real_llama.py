@@ -20,14 +20,18 @@ from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.slots.dispatcher import RetryPolicy, Task, run_dispatch
 from model_foundry_tests.dagster_helpers import quiet_instance
-from model_foundry_tests.real_llama import CTX, get_json, llama_slot_file, metrics
-from model_foundry_tests.shared.real_llama import (  # noqa: F401 - fixtures are found by name
+from model_foundry_tests.real_llama import (  # noqa: F401 - fixtures are found by name
+    CTX,
     PER_REQUEST,
-    PROMPTS,
-    ROOT,
+    get_json,
+    llama_slot_file,
+    metrics,
     trio_fixture,
 )
 from model_foundry_tests.slot_fixtures import fast_options, write_yaml
+from model_foundry_tests.tiers import REPO_ROOT
+
+PROMPTS = 32
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -38,7 +42,7 @@ def _pipeline_env(tmp_path: Path, slot_path: Path) -> dict[str, str]:
     return clean_env(
         MODEL_FOUNDRY_SLOTS=str(slot_path),
         MODEL_FOUNDRY_DATA_DIR=str(tmp_path / "data"),
-        PYTHONPATH=str(ROOT),
+        PYTHONPATH=str(REPO_ROOT),
     )
 
 
@@ -117,7 +121,7 @@ def test_a_300_message_session_is_summarised_in_parts_and_reruns_only_what_chang
     from model_foundry.defs.resources import FoundryDuckDB, NatsResource, SlotsResource
     from model_foundry.defs.summaries.assets import session_summaries
     from model_foundry_tests.nats_helpers import publish
-    from model_foundry_tests.pipeline_run import drain_inbox
+    from model_foundry_tests.pipeline_helpers import drain_inbox
 
     events = _long_session_events(300, "long-session")
     publish(nats_client, events)

@@ -24,8 +24,14 @@ from model_foundry.lib.events import CHAT_PERSIST
 from model_foundry.lib.nats.connection import NatsClient
 from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.nats_helpers import publish
-from model_foundry_tests.pipeline_helpers import count, rows, slot_simulator_process
-from model_foundry_tests.pipeline_run import PipelineRun, resources, run_pipeline
+from model_foundry_tests.pipeline_helpers import (
+    PipelineRun,
+    count,
+    resources,
+    rows,
+    run_pipeline,
+    slot_simulator_process,
+)
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -23,8 +23,7 @@ from model_foundry.lib.publish import make_event
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.nats_helpers import publish
-from model_foundry_tests.pipeline_helpers import count, rows
-from model_foundry_tests.pipeline_run import drain_inbox
+from model_foundry_tests.pipeline_helpers import count, drain_inbox, rows
 from model_foundry_tests.shared.defs.pipeline_assets import (  # noqa: F401 - fixtures are found by name
     DOWNSTREAM,
     resources,

@@ -3,7 +3,7 @@
 The windows here come from ``context_tokens`` in the slot file (or the simulator's stated
 default window) and the counts from the conservative estimate or the simulator's stated
 tokenizer (``devtools/simulator/tokenizer.py``), so every number is known and the tests are
-deterministic. ``system_tests/test_real_llama.py`` runs the same code against a real
+deterministic. ``system/test_real_llama.py`` runs the same code against a real
 llama-server's ``/props`` and ``/tokenize``.
 
 What the unit, integration and system tests of ``lib/slots/test_context_fit.py`` share."""
