@@ -16,16 +16,16 @@ import json
 import random
 import re
 import sqlite3
-import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from model_foundry.devtools.secrets_corpus.model import ALNUM, LOWER_ALNUM
+from model_foundry.devtools.secrets_corpus.values import random_part
 from model_foundry.lib.publish import OutgoingEvent, make_event
 
 FRAGMENT = 12
-ALNUM = string.ascii_letters + string.digits
 _DATA_URI = re.compile(rb"data:image/[a-z+]+;base64,([A-Za-z0-9+/=]{16,})")
 
 
@@ -42,18 +42,14 @@ class LabToken:
         return {r[i : i + FRAGMENT] for i in range(max(1, len(r) - FRAGMENT + 1))}
 
 
-def _r(rng: random.Random, alphabet: str, n: int) -> str:
-    return "".join(rng.choice(alphabet) for _ in range(n))
-
-
 def lab_tokens(seed: int) -> dict[str, LabToken]:
     """A GitHub token, an Anthropic key, an AWS secret key, a password in a URL, an e-mail."""
     rng = random.Random(seed)
-    github = _r(rng, ALNUM, 36)
-    anthropic = _r(rng, ALNUM + "-_", 93)
-    aws = _r(rng, ALNUM + "+/", 40)
-    password = _r(rng, ALNUM, 16)
-    mailbox = _r(rng, string.ascii_lowercase + string.digits, 12)
+    github = random_part(rng, ALNUM, 36)
+    anthropic = random_part(rng, ALNUM + "-_", 93)
+    aws = random_part(rng, ALNUM + "+/", 40)
+    password = random_part(rng, ALNUM, 16)
+    mailbox = random_part(rng, LOWER_ALNUM, 12)
     return {
         "github": LabToken("github", "ghp_" + github, github),
         "anthropic": LabToken("anthropic", f"sk-ant-api03-{anthropic}AA", anthropic),

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-ALNUM = string.ascii_letters + string.digits
-HEX = "0123456789abcdef"
-B64 = ALNUM + "+/"
-URLSAFE = ALNUM + "-_"
+from model_foundry.devtools.secrets_corpus.model import ALNUM, B32, B64, B64URL, HEX
+from model_foundry.devtools.secrets_corpus.values import varied_part
+
+URLSAFE = B64URL
 
 
 @dataclass(frozen=True)
@@ -29,108 +29,130 @@ class Planted:
     value: str
 
 
-def _r(rng: random.Random, alphabet: str, n: int) -> str:
-    # Random enough that no placeholder rule could mistake it, as real tokens are.
-    while True:
-        s = "".join(rng.choice(alphabet) for _ in range(n))
-        if len(set(s)) > min(8, n // 2) and "here" not in s.lower() and "your" not in s.lower():
-            return s
-
-
 def _pem(rng: random.Random, label: str) -> str:
-    body = "\n".join(_r(rng, B64, 64) for _ in range(6))
-    return f"-----BEGIN {label}-----\n{body}\n{_r(rng, B64, 20)}==\n-----END {label}-----"
+    body = "\n".join(varied_part(rng, B64, 64) for _ in range(6))
+    return f"-----BEGIN {label}-----\n{body}\n{varied_part(rng, B64, 20)}==\n-----END {label}-----"
 
 
 def _password(rng: random.Random) -> str:
-    return _r(rng, ALNUM, rng.randint(6, 10)) + rng.choice("!#%*") + str(rng.randint(10, 99))
+    return (
+        varied_part(rng, ALNUM, rng.randint(6, 10)) + rng.choice("!#%*") + str(rng.randint(10, 99))
+    )
 
 
 Maker = Callable[[random.Random], tuple[str, str]]
 
 # kind -> maker returning (text with the secret, the secret value)
 MAKERS: dict[str, Maker] = {
-    "openai_legacy": lambda g: (v := "sk-" + _r(g, ALNUM, 48), f"OPENAI_API_KEY is {v} ok"),
+    "openai_legacy": lambda g: (
+        v := "sk-" + varied_part(g, ALNUM, 48),
+        f"OPENAI_API_KEY is {v} ok",
+    ),
     "openai_project": lambda g: (
-        v := "sk-proj-" + _r(g, URLSAFE, 74) + "T3BlbkFJ" + _r(g, URLSAFE, 74),
+        v := "sk-proj-" + varied_part(g, URLSAFE, 74) + "T3BlbkFJ" + varied_part(g, URLSAFE, 74),
         f"client = OpenAI(api_key='{v}')",
     ),
-    "openai_service": lambda g: (v := "sk-svcacct-" + _r(g, URLSAFE, 60), f"use {v} for CI"),
+    "openai_service": lambda g: (
+        v := "sk-svcacct-" + varied_part(g, URLSAFE, 60),
+        f"use {v} for CI",
+    ),
     "anthropic": lambda g: (
-        v := "sk-ant-api03-" + _r(g, URLSAFE, 93) + "AA",
+        v := "sk-ant-api03-" + varied_part(g, URLSAFE, 93) + "AA",
         f'"x-api-key": "{v}"',
     ),
-    "huggingface": lambda g: (v := "hf_" + _r(g, string.ascii_letters, 34), f"HF token {v}"),
-    "github_classic": lambda g: (v := "ghp_" + _r(g, ALNUM, 36), f"git push https://{v}@github"),
-    "github_oauth": lambda g: (v := "gho_" + _r(g, ALNUM, 36), f"oauth: {v}"),
-    "github_user": lambda g: (v := "ghu_" + _r(g, ALNUM, 36), f"token={v}"),
-    "github_server": lambda g: (v := "ghs_" + _r(g, ALNUM, 36), f"GH app says {v}."),
-    "github_refresh": lambda g: (v := "ghr_" + _r(g, ALNUM, 36), f"refresh {v}"),
+    "huggingface": lambda g: (
+        v := "hf_" + varied_part(g, string.ascii_letters, 34),
+        f"HF token {v}",
+    ),
+    "github_classic": lambda g: (
+        v := "ghp_" + varied_part(g, ALNUM, 36),
+        f"git push https://{v}@github",
+    ),
+    "github_oauth": lambda g: (v := "gho_" + varied_part(g, ALNUM, 36), f"oauth: {v}"),
+    "github_user": lambda g: (v := "ghu_" + varied_part(g, ALNUM, 36), f"token={v}"),
+    "github_server": lambda g: (v := "ghs_" + varied_part(g, ALNUM, 36), f"GH app says {v}."),
+    "github_refresh": lambda g: (v := "ghr_" + varied_part(g, ALNUM, 36), f"refresh {v}"),
     "github_fine_grained": lambda g: (
-        v := "github_pat_" + _r(g, ALNUM, 22) + "_" + _r(g, ALNUM, 59),
+        v := "github_pat_" + varied_part(g, ALNUM, 22) + "_" + varied_part(g, ALNUM, 59),
         f"gh auth login --with-token <<< {v}",
     ),
-    "gitlab": lambda g: (v := "glpat-" + _r(g, URLSAFE, 20), f"PRIVATE-TOKEN: {v}"),
+    "gitlab": lambda g: (v := "glpat-" + varied_part(g, URLSAFE, 20), f"PRIVATE-TOKEN: {v}"),
     "slack_bot": lambda g: (
-        v := f"xoxb-{g.randint(10**10, 10**11)}-{g.randint(10**12, 10**13)}-{_r(g, ALNUM, 24)}",
+        v := f"xoxb-{g.randint(10**10, 10**11)}-{g.randint(10**12, 10**13)}-"
+        + varied_part(g, ALNUM, 24),
         f"slack_client({v})",
     ),
     "slack_user": lambda g: (
-        v := f"xoxp-{g.randint(10**10, 10**11)}-{_r(g, ALNUM, 32)}",
+        v := f"xoxp-{g.randint(10**10, 10**11)}-{varied_part(g, ALNUM, 32)}",
         f"SLACK {v}",
     ),
     "slack_webhook": lambda g: (
-        v := f"T{_r(g, ALNUM.upper(), 8)}/B{_r(g, ALNUM.upper(), 10)}/{_r(g, ALNUM, 24)}",
+        v := f"T{varied_part(g, ALNUM.upper(), 8)}/B{varied_part(g, ALNUM.upper(), 10)}/"
+        + varied_part(g, ALNUM, 24),
         f"curl -X POST https://hooks.slack.com/services/{v} -d @msg.json",
     ),
-    "stripe_secret": lambda g: (v := "sk_live_" + _r(g, ALNUM, 99), f"stripe.api_key = '{v}'"),
-    "stripe_restricted": lambda g: (v := "rk_live_" + _r(g, ALNUM, 24), f"restricted {v}"),
+    "stripe_secret": lambda g: (
+        v := "sk_live_" + varied_part(g, ALNUM, 99),
+        f"stripe.api_key = '{v}'",
+    ),
+    "stripe_restricted": lambda g: (v := "rk_live_" + varied_part(g, ALNUM, 24), f"restricted {v}"),
     "aws_access_key_id": lambda g: (
-        v := "AKIA" + _r(g, string.ascii_uppercase + "234567", 16),
+        v := "AKIA" + varied_part(g, string.ascii_uppercase + "234567", 16),
         f"aws configure set aws_access_key_id {v}",
     ),
     "aws_secret_next_to_id": lambda g: (
-        v := _r(g, B64, 40),
-        f"[default]\nkey {'ASIA' + _r(g, string.ascii_uppercase + '234567', 16)}\nsecret {v}",
+        v := varied_part(g, B64, 40),
+        f"[default]\nkey {'ASIA' + varied_part(g, B32, 16)}\nsecret {v}",
     ),
-    "google_api_key": lambda g: (v := "AIza" + _r(g, URLSAFE, 35), f"maps?key={v}&q=x"),
-    "google_oauth_secret": lambda g: (v := "GOCSPX-" + _r(g, URLSAFE, 28), f"client {v}"),
-    "npm": lambda g: (v := "npm_" + _r(g, ALNUM, 36), f"//registry/:_authToken={v}"),
+    "google_api_key": lambda g: (v := "AIza" + varied_part(g, URLSAFE, 35), f"maps?key={v}&q=x"),
+    "google_oauth_secret": lambda g: (v := "GOCSPX-" + varied_part(g, URLSAFE, 28), f"client {v}"),
+    "npm": lambda g: (v := "npm_" + varied_part(g, ALNUM, 36), f"//registry/:_authToken={v}"),
     "sendgrid": lambda g: (
-        v := "SG." + _r(g, URLSAFE, 22) + "." + _r(g, URLSAFE, 43),
+        v := "SG." + varied_part(g, URLSAFE, 22) + "." + varied_part(g, URLSAFE, 43),
         f"sendgrid {v}",
     ),
-    "twilio": lambda g: (v := "SK" + _r(g, HEX, 32), f"twilio key {v}"),
-    "digitalocean": lambda g: (v := "dop_v1_" + _r(g, HEX, 64), f"doctl auth init -t {v}"),
+    "twilio": lambda g: (v := "SK" + varied_part(g, HEX, 32), f"twilio key {v}"),
+    "digitalocean": lambda g: (v := "dop_v1_" + varied_part(g, HEX, 64), f"doctl auth init -t {v}"),
     "discord_bot": lambda g: (
-        v := "M" + _r(g, ALNUM, 25) + "." + _r(g, URLSAFE, 6) + "." + _r(g, URLSAFE, 38),
+        v := "M"
+        + varied_part(g, ALNUM, 25)
+        + "."
+        + varied_part(g, URLSAFE, 6)
+        + "."
+        + varied_part(g, URLSAFE, 38),
         f"bot.run('{v}')",
     ),
     "telegram": lambda g: (
-        v := f"{g.randint(10**8, 10**9)}:AA{_r(g, URLSAFE, 33)}",
+        v := f"{g.randint(10**8, 10**9)}:AA{varied_part(g, URLSAFE, 33)}",
         f"https://api.telegram.org/bot{v}/getMe",
     ),
     "pypi": lambda g: (
-        v := "pypi-AgEIcHlwaS5vcmc" + _r(g, URLSAFE, 120),
+        v := "pypi-AgEIcHlwaS5vcmc" + varied_part(g, URLSAFE, 120),
         f"twine upload -p {v} dist/*",
     ),
-    "shopify": lambda g: (v := "shpat_" + _r(g, HEX, 32), f"X-Shopify-Access-Token {v}"),
-    "mailgun": lambda g: (v := "key-" + _r(g, HEX, 32), f"mailgun api {v}"),
+    "shopify": lambda g: (v := "shpat_" + varied_part(g, HEX, 32), f"X-Shopify-Access-Token {v}"),
+    "mailgun": lambda g: (v := "key-" + varied_part(g, HEX, 32), f"mailgun api {v}"),
     "azure_storage": lambda g: (
-        v := _r(g, B64, 86) + "==",
+        v := varied_part(g, B64, 86) + "==",
         f"DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={v};EndpointSuffix=core",
     ),
     "azure_client_secret": lambda g: (
-        v := _r(g, ALNUM, 3) + str(g.randint(0, 9)) + "Q~" + _r(g, ALNUM + "_~.-", 34),
+        v := varied_part(g, ALNUM, 3)
+        + str(g.randint(0, 9))
+        + "Q~"
+        + varied_part(g, ALNUM + "_~.-", 34),
         f"client secret {v} (app reg)",
     ),
-    "databricks": lambda g: (v := "dapi" + _r(g, HEX, 32), f"DATABRICKS {v}"),
+    "databricks": lambda g: (v := "dapi" + varied_part(g, HEX, 32), f"DATABRICKS {v}"),
     "jwt": lambda g: (
-        v := "eyJhbGciOiJIUzI1NiJ9.eyJ" + _r(g, URLSAFE, 60) + "." + _r(g, URLSAFE, 43),
+        v := "eyJhbGciOiJIUzI1NiJ9.eyJ"
+        + varied_part(g, URLSAFE, 60)
+        + "."
+        + varied_part(g, URLSAFE, 43),
         f"cookie session={v}; Path=/",
     ),
     "bearer": lambda g: (
-        v := _r(g, ALNUM + "._-", 40),
+        v := varied_part(g, ALNUM + "._-", 40),
         f"curl -H 'Authorization: Bearer {v}' https://api",
     ),
     "basic": lambda g: (
@@ -144,29 +166,32 @@ MAKERS: dict[str, Maker] = {
     "rsa_private_key": lambda g: (v := _pem(g, "RSA PRIVATE KEY"), f"key file:\n{v}\nend"),
     "openssh_private_key": lambda g: (v := _pem(g, "OPENSSH PRIVATE KEY"), v),
     "env_password": lambda g: (v := _password(g), f"export DB_PASSWORD={v}\nrun"),
-    "env_key": lambda g: (v := _r(g, ALNUM, 32), f"MY_SERVICE_KEY={v}\n"),
-    "env_secret": lambda g: (v := _r(g, B64, 44), f"JWT_SECRET='{v}'"),
+    "env_key": lambda g: (v := varied_part(g, ALNUM, 32), f"MY_SERVICE_KEY={v}\n"),
+    "env_secret": lambda g: (v := varied_part(g, B64, 44), f"JWT_SECRET='{v}'"),
     "env_pass": lambda g: (v := _password(g), f"SMTP_PASS={v}"),
     "env_pwd": lambda g: (v := _password(g), f"MYSQL_PWD={v} mysql -u root"),
-    "env_credential": lambda g: (v := _r(g, B64, 48), f"GCP_CREDENTIALS={v}"),
-    "env_auth": lambda g: (v := _r(g, ALNUM, 30), f"X_AUTH={v}"),
-    "env_private": lambda g: (v := _r(g, HEX + "XYZ", 48), f"PRIVATE_SEED={v}"),
-    "json_client_secret": lambda g: (v := _r(g, ALNUM, 40), f'{{"client_secret": "{v}"}}'),
-    "json_access_token": lambda g: (v := _r(g, ALNUM + ".-", 50), f'{{"accessToken": "{v}"}}'),
+    "env_credential": lambda g: (v := varied_part(g, B64, 48), f"GCP_CREDENTIALS={v}"),
+    "env_auth": lambda g: (v := varied_part(g, ALNUM, 30), f"X_AUTH={v}"),
+    "env_private": lambda g: (v := varied_part(g, HEX + "XYZ", 48), f"PRIVATE_SEED={v}"),
+    "json_client_secret": lambda g: (v := varied_part(g, ALNUM, 40), f'{{"client_secret": "{v}"}}'),
+    "json_access_token": lambda g: (
+        v := varied_part(g, ALNUM + ".-", 50),
+        f'{{"accessToken": "{v}"}}',
+    ),
     "yaml_password": lambda g: (v := _password(g), f"db:\n  password: {v}\n  user: app"),
-    "flag_token": lambda g: (v := _r(g, ALNUM, 32), f"tool --token {v} --verbose"),
+    "flag_token": lambda g: (v := varied_part(g, ALNUM, 32), f"tool --token {v} --verbose"),
     "flag_password_eq": lambda g: (v := _password(g), f"mysqladmin --password={v} status"),
-    "flag_api_key": lambda g: (v := _r(g, HEX, 40), f"run --api-key '{v}'"),
+    "flag_api_key": lambda g: (v := varied_part(g, HEX, 40), f"run --api-key '{v}'"),
     "curl_user": lambda g: (v := _password(g), f"curl -u admin:{v} https://host/api"),
-    "header_api_key": lambda g: (v := _r(g, ALNUM, 32), f"X-Api-Key: {v}"),
+    "header_api_key": lambda g: (v := varied_part(g, ALNUM, 32), f"X-Api-Key: {v}"),
 }
 
 NEGATIVES: dict[str, Callable[[random.Random], str]] = {
-    "git_sha": lambda g: f"commit {_r(g, HEX, 40)} (HEAD -> main)",
-    "short_sha": lambda g: f"fixed in {_r(g, HEX, 7)}",
-    "uuid": lambda g: "id " + "-".join(_r(g, HEX, n) for n in (8, 4, 4, 4, 12)),
-    "sha256": lambda g: f"sha256:{_r(g, HEX, 64)}  dist.tar.gz",
-    "md5": lambda g: f"md5sum {_r(g, HEX, 32)}",
+    "git_sha": lambda g: f"commit {varied_part(g, HEX, 40)} (HEAD -> main)",
+    "short_sha": lambda g: f"fixed in {varied_part(g, HEX, 7)}",
+    "uuid": lambda g: "id " + "-".join(varied_part(g, HEX, n) for n in (8, 4, 4, 4, 12)),
+    "sha256": lambda g: f"sha256:{varied_part(g, HEX, 64)}  dist.tar.gz",
+    "md5": lambda g: f"md5sum {varied_part(g, HEX, 32)}",
     "placeholder_sk": lambda g: "OPENAI_API_KEY=sk-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
     "placeholder_dots": lambda g: "set api_key to sk-... in the config",
     "placeholder_angle": lambda g: "curl -H 'Authorization: Bearer <your-token>' https://api",
@@ -187,11 +212,13 @@ NEGATIVES: dict[str, Callable[[random.Random], str]] = {
     "primary_key": lambda g: "PRIMARY KEY (dataset, version)\nprimary_key: id",
     "url_user_only": lambda g: "https://alice@git.example.org/repo.git",
     "url_query": lambda g: f"https://example.com/search?page={g.randint(1, 9)}&q=tokens",
-    "image_data": lambda g: "data:image/png;base64," + _r(g, B64, 120),
+    "image_data": lambda g: "data:image/png;base64," + varied_part(g, B64, 120),
     "semver": lambda g: f"upgraded to 1.{g.randint(0, 30)}.{g.randint(0, 9)}",
-    "trace_id": lambda g: f"trace_id={_r(g, HEX, 32)} span_id={_r(g, HEX, 16)}",
+    "trace_id": lambda g: f"trace_id={varied_part(g, HEX, 32)} span_id={varied_part(g, HEX, 16)}",
     "token_count": lambda g: f"prompt_tokens={g.randint(1, 900)} completion_tokens=12",
-    "public_key": lambda g: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + _r(g, B64, 43) + " me",
+    "public_key": lambda g: (
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI" + varied_part(g, B64, 43) + " me"
+    ),
 }
 
 PLACES = (

@@ -201,7 +201,7 @@ def bench_size(directory: Path, records: int) -> dict[str, Any]:
 
 
 def independent_corpus_recall(seed: int = 7) -> dict[str, Any]:
-    """The exports' scrubber on secrets_corpus.py, which was written from public descriptions
+    """The exports' scrubber on devtools/secrets_corpus/, which was written from public descriptions
     of credential formats rather than from the scrubber's rules: the bench's own plants above
     only show the shapes the rules were written for."""
     from model_foundry.devtools.secrets_corpus import corpus, evaluate

@@ -62,7 +62,7 @@ def test_datasets_loads_the_export_with_tool_calls_intact(exported, environment,
 
 
 def test_an_independent_corpus_leaves_nothing_in_the_export(tmp_path: Path) -> None:
-    """Agent sessions carrying the values of devtools/secrets_corpus.py (written from public
+    """Agent sessions carrying the values of devtools/secrets_corpus/ (written from public
     descriptions of credential files, connection strings and command lines, not from the
     scrubber's rules) through ``model-foundry dataset sessions``: no value survives whole or in
     a fragment anywhere in the export."""

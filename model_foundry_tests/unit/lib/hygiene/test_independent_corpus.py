@@ -1,4 +1,4 @@
-"""The exports' scrubber against a corpus it was not written from (devtools/secrets_corpus.py:
+"""The exports' scrubber against a corpus it was not written from (devtools/secrets_corpus/:
 generated from public descriptions of credential files, connection strings, command lines and
 token formats, with no import from lib/hygiene). Run with ``-s`` to see the report per kind,
 per context and per place in a session."""
