@@ -103,9 +103,9 @@ def cmd_recipe_export(args: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
 
-    from model_foundry.lib.datasets.export_hygiene import export_hygiene
-    from model_foundry.lib.datasets.published import empty_split_warning, figures_line
     from model_foundry.lib.errors import UserError
+    from model_foundry.lib.exports.hygiene import export_hygiene
+    from model_foundry.lib.exports.published import empty_split_warning, figures_line
     from model_foundry.lib.recipes.export import (
         export_recipe,
         nothing_kept_warning,

@@ -3,10 +3,10 @@
 Every sample is a record (the prompt's messages, then the answer with its reasoning, slot and
 model). Its group is its prompt: near-duplicate prompts were asked once (``prompts.py``), so
 every role's answers to one prompt share a split and no prompt is on both sides. Every
-answer, and both answers of a preference pair, pass the quality gates (``gates.py``, the
+answer, and both answers of a preference pair, pass the quality gates (``lib/gates``, the
 dataset's thresholds from the hygiene file); a gated one stays in ``samples.parquet`` with
 its cause and is left out of the other views. The same
-hygiene, views, card and manifest as the session export (``prepare.py``, ``published.py``).
+hygiene, views, card and manifest as the session export (``lib/exports``).
 """
 
 from __future__ import annotations
@@ -19,22 +19,18 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.gates import (
-    CAUSES,
-    GateConfig,
-    load_gate_config,
-    pair_gate,
-    sample_gate,
-)
-from model_foundry.lib.datasets.layouts import PREFERENCE, SAMPLES
-from model_foundry.lib.datasets.names import export_dir
 from model_foundry.lib.datasets.preferences import (
     PreferenceFigures,
     pair_records,
     preference_figures,
 )
-from model_foundry.lib.datasets.prepare import SAMPLE_FILTERS, Gates, Hygiene, prepare
-from model_foundry.lib.datasets.published import ExportOutcome, ExportTarget, write_prepared
+from model_foundry.lib.exports.card import ExportFigures
+from model_foundry.lib.exports.layouts import PREFERENCE, SAMPLES
+from model_foundry.lib.exports.names import export_dir
+from model_foundry.lib.exports.prepare import SAMPLE_FILTERS, Gates, Hygiene, prepare
+from model_foundry.lib.exports.published import ExportOutcome, ExportTarget, write_prepared
+from model_foundry.lib.gates.answers import pair_gate, sample_gate
+from model_foundry.lib.gates.config import CAUSES, GateConfig, load_gate_config
 from model_foundry.lib.hygiene.splits import stored_splits
 
 _SAMPLES = """
@@ -144,8 +140,14 @@ def export_samples(
             also=[
                 (PREFERENCE, lambda: scrubbed_pairs(db_path, target, hygiene, judging, gates))
             ],
-            preference=judging,
+            before_card=lambda f: _add_preference(f, judging),
         )  # fmt: skip
+
+
+def _add_preference(figures: ExportFigures, judging: PreferenceFigures) -> None:
+    """After every config is written: the pairs per split and their markers are known."""
+    judging.pairs_by_split = dict(figures.configs.get(PREFERENCE.config, {}))
+    figures.preference = judging.as_dict()
 
 
 __all__ = ["export_samples", "sample_record", "sample_records"]

@@ -2,7 +2,7 @@
 
 The rows are read from ``dataset_recipe_cells`` (the newest cell of each column, sample 0, of
 the ``run`` version, as the ``recipe_<name>`` view shows them), one record per seed row. They
-go through ``datasets/prepare.py`` and ``published.py`` as sessions and samples do: every
+go through ``lib/exports`` as sessions and samples do: every
 text scrubbed first, near-duplicate rows clustered (one kept per cluster), each row's split
 its seed row's stored one (rows linked by a cluster share it), then the ``hf/rows`` config,
 the ``openai/`` view, ``samples.parquet``, the card and the manifest.
@@ -33,13 +33,13 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from model_foundry.lib import settings, storage
-from model_foundry.lib.datasets.export_hygiene import ExportHygiene, scrubbed_record
-from model_foundry.lib.datasets.layouts import HYGIENE_FIELDS, MESSAGE, Layout, sample_openai
-from model_foundry.lib.datasets.names import export_dir
-from model_foundry.lib.datasets.prepare import ClusterIndex, Gates, prepare
-from model_foundry.lib.datasets.published import ExportOutcome, ExportTarget, write_prepared
-from model_foundry.lib.datasets.versions import MANIFEST, choose_version
 from model_foundry.lib.errors import UserError
+from model_foundry.lib.exports.hygiene import ExportHygiene, scrubbed_record
+from model_foundry.lib.exports.layouts import HYGIENE_FIELDS, MESSAGE, Layout, sample_openai
+from model_foundry.lib.exports.names import export_dir
+from model_foundry.lib.exports.prepare import ClusterIndex, Gates, prepare
+from model_foundry.lib.exports.published import ExportOutcome, ExportTarget, write_prepared
+from model_foundry.lib.exports.versions import MANIFEST, choose_version
 from model_foundry.lib.recipes.spec import LLM_TYPES, Column, Recipe
 from model_foundry.lib.recipes.templates import render
 from model_foundry.lib.tables.recipes import DATASET_RECIPE_CELLS

@@ -11,9 +11,9 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from model_foundry.lib.datasets.card import ExportFigures, card_text
-from model_foundry.lib.datasets.export_hygiene import ExportHygiene
-from model_foundry.lib.datasets.published import ExportOutcome
+from model_foundry.lib.exports.card import ExportFigures, card_text
+from model_foundry.lib.exports.hygiene import ExportHygiene
+from model_foundry.lib.exports.published import ExportOutcome
 from model_foundry.lib.hygiene.record import RecordScrubber
 from model_foundry.lib.recipes.export import (
     INCOMPLETE,

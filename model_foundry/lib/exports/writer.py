@@ -20,10 +20,10 @@ from typing import Any, TextIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from model_foundry.lib.datasets.card import ExportFigures, card_text
-from model_foundry.lib.datasets.layouts import Layout
-from model_foundry.lib.datasets.names import export_dir
-from model_foundry.lib.datasets.versions import MANIFEST, FinishedVersionError
+from model_foundry.lib.exports.card import ExportFigures, card_text
+from model_foundry.lib.exports.layouts import Layout
+from model_foundry.lib.exports.names import export_dir
+from model_foundry.lib.exports.versions import MANIFEST, FinishedVersionError
 
 SPLITS = ("train", "test")
 # samples.parquet's columns beyond the layout's: why a record is not in the other views.

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from model_foundry.lib.datasets.layouts import Layout
+from model_foundry.lib.exports.layouts import Layout
 
 _KANA_KANJI = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 _LATIN_WORD = re.compile(r"\b[A-Za-z]{3,}\b")
@@ -67,7 +67,7 @@ class ExportFigures:
     configs: dict[str, dict[str, int]] = field(default_factory=dict)
     # The judge's figures (``preferences.PreferenceFigures``), when the version was judged.
     preference: dict[str, Any] | None = None
-    # Model answers held back by the quality gates, per cause (``gates.py``); empty: none ran.
+    # Model answers held back by the quality gates, per cause (``lib/gates``); empty: none ran.
     held_back_by_gate: dict[str, int] = field(default_factory=dict)
     # A dataset recipe's export: the recipe as written and its per-column figures
     # (``lib/recipes/export.py``); None for the other kinds.

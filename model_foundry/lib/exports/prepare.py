@@ -3,7 +3,7 @@
 The order is fixed: every record is scrubbed first (secrets to typed markers, PII hashed), so
 nothing later sees the raw text; then quality flags and the configured filters (each counted,
 the record kept in ``samples.parquet`` with ``dropped_by``) and, for model answers, the
-quality gates (``gates.py``: the cause in ``gate``, held back as ``gate:<cause>`` unless a
+quality gates (``lib/gates``: the cause in ``gate``, held back as ``gate:<cause>`` unless a
 filter already dropped it); then near-duplicate clusters over
 each record's varying text, one record per cluster kept (the most turns, then the earliest,
 then the smallest id); then each cluster's stored split. The hygiene itself (``lib/hygiene``)

@@ -2,7 +2,7 @@
 
 It brings ``session_trajectories`` up to date with the inbox, chooses the version (a finished
 one is refused before anything is read), reads the finished sessions' records, runs them
-through hygiene (``prepare.py``) and writes the folder (``writer.py``), recording it in
+through hygiene and writes the folder (``lib/exports``), recording it in
 ``dataset_exports``. The inbox and the DuckDB tables keep the data verbatim: only the export
 is scrubbed.
 """
@@ -16,16 +16,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from model_foundry.lib import settings, storage
-from model_foundry.lib.datasets.layouts import SESSIONS
-from model_foundry.lib.datasets.names import export_dir
-from model_foundry.lib.datasets.prepare import (
+from model_foundry.lib.exports.layouts import SESSIONS
+from model_foundry.lib.exports.names import export_dir
+from model_foundry.lib.exports.prepare import (
     SESSION_FILTERS,
     Hygiene,
     prepare,
 )
-from model_foundry.lib.datasets.published import ExportOutcome, ExportTarget, write_prepared
-from model_foundry.lib.datasets.sessions import SessionWindow, export_sessions, session_records
-from model_foundry.lib.datasets.versions import choose_version
+from model_foundry.lib.exports.published import ExportOutcome, ExportTarget, write_prepared
+from model_foundry.lib.exports.versions import choose_version
+from model_foundry.lib.trajectories.sessions import SessionWindow, export_sessions, session_records
 from model_foundry.lib.trajectories.store import refresh_session_trajectories
 
 # Hygiene for one dataset of one DuckDB file (its splits are stored there).

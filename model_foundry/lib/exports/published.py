@@ -18,11 +18,10 @@ from typing import Any
 import numpy as np
 
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.card import ExportFigures, languages
-from model_foundry.lib.datasets.layouts import PREFERENCE, Layout
-from model_foundry.lib.datasets.preferences import PreferenceFigures
-from model_foundry.lib.datasets.prepare import Prepared, varying_text
-from model_foundry.lib.datasets.writer import write_export
+from model_foundry.lib.exports.card import ExportFigures, languages
+from model_foundry.lib.exports.layouts import Layout
+from model_foundry.lib.exports.prepare import Prepared, varying_text
+from model_foundry.lib.exports.writer import write_export
 from model_foundry.lib.tables.datasets import DATASET_EXPORTS, DatasetExportRow
 
 
@@ -88,20 +87,18 @@ def write_prepared(
     made_by: Mapping[str, Any],
     *,
     also: Sequence[tuple[Layout, Callable[[], Iterable[dict[str, Any]]]]] = (),
-    preference: PreferenceFigures | None = None,
+    before_card: Callable[[ExportFigures], None] | None = None,
     recipe: dict[str, Any] | None = None,
 ) -> ExportOutcome:
-    """Write ``prepared`` to its folder, with the configs ``also`` gives and the judge's
-    ``preference`` figures (or a dataset recipe's, ``recipe``), and record it in
-    ``dataset_exports``."""
+    """Write ``prepared`` to its folder, with the configs ``also`` gives, and record it in
+    ``dataset_exports``. ``before_card`` adds the caller's figures once every config is
+    written (a dataset recipe's are ``recipe``)."""
     kept = _Kept()
 
-    def before_card(f: ExportFigures) -> None:
+    def filled(f: ExportFigures) -> None:
         kept.fill(f)
-        if preference is not None:
-            # After every config is written: the pairs per split and their markers are known.
-            preference.pairs_by_split = dict(f.configs.get(PREFERENCE.config, {}))
-            f.preference = preference.as_dict()
+        if before_card is not None:
+            before_card(f)
 
     figures = ExportFigures(
         dataset=target.name,
@@ -129,9 +126,7 @@ def write_prepared(
     )
     batches = (kept.note(b) for b in prepared.batches())
     # The card is written after the last batch: the kept records' figures are known by then.
-    path = write_export(
-        target.out_root, layout, batches, figures, before_card=before_card, also=also
-    )
+    path = write_export(target.out_root, layout, batches, figures, before_card=filled, also=also)
     row = DatasetExportRow(
         dataset=target.name, version=target.version, path=str(path), rows=prepared.records,
         jsonl_rows=sum(figures.rows_by_split.values()),

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from model_foundry.lib.datasets.card import ExportFigures
-from model_foundry.lib.datasets.published import empty_split_warning
+from model_foundry.lib.exports.card import ExportFigures
+from model_foundry.lib.exports.published import empty_split_warning
 
 
 def figures(
