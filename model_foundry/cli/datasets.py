@@ -68,7 +68,7 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
 
 def _print_judgements(metadata: Any) -> dict[str, Any]:
     """The judge's pairs, agreement rate and win-rate table, printed; its plain metadata."""
-    from model_foundry.lib.exports.card import win_rate_table
+    from model_foundry.lib.datasets.preference_card import win_rate_table
     from model_foundry.lib.llm import cause_lines
 
     meta = {k: getattr(v, "value", v) for k, v in metadata.items() if k != "win_rate_table"}

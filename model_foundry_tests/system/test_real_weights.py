@@ -31,8 +31,9 @@ from model_foundry.lib.datasets.judge import (
     verdict_params,
 )
 from model_foundry.lib.datasets.samples import write_samples
-from model_foundry.lib.gates.answers import gate, script_share
+from model_foundry.lib.gates.answers import gate
 from model_foundry.lib.gates.config import CAUSES, GateConfig
+from model_foundry.lib.gates.script import script_share
 from model_foundry.lib.gates.verdict import parse_verdict
 from model_foundry.lib.llm import Body, CompletionStore, LlmRun, Request
 from model_foundry.lib.llm import request as llm_request

@@ -22,8 +22,8 @@ from model_foundry.lib.datasets.judge import (
     unparsed_causes,
     verdict_params,
 )
+from model_foundry.lib.datasets.preference_card import win_rate_table
 from model_foundry.lib.datasets.preferences import preference_figures, preference_line
-from model_foundry.lib.exports.card import win_rate_table
 from model_foundry.lib.exports.names import UnsafeNameError
 from model_foundry.lib.exports.published import ExportTarget
 from model_foundry.lib.exports.versions import FinishedVersionError, choose_version

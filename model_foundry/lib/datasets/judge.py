@@ -27,7 +27,7 @@ from typing import Any
 
 from model_foundry.lib import storage
 from model_foundry.lib.errors import UserError
-from model_foundry.lib.exports.card import languages
+from model_foundry.lib.gates.script import languages
 from model_foundry.lib.gates.verdict import (
     SCORE_MAX,
     SCORE_MIN,

@@ -8,8 +8,7 @@ made, how to load it and the command that publishes the folder as it is.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,8 +16,6 @@ import yaml
 
 from model_foundry.lib.exports.layouts import Layout
 
-_KANA_KANJI = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
-_LATIN_WORD = re.compile(r"\b[A-Za-z]{3,}\b")
 _SIZES = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
 
 
@@ -27,19 +24,6 @@ def size_category(n: int) -> str:
         if n < bound:
             return name
     return "1M<n<10M" if n < 10_000_000 else "10M<n<100M"
-
-
-def languages(texts: Sequence[str]) -> list[str]:
-    """The languages the text shows: Japanese by its script, English by Latin words."""
-    found = set()
-    for text in texts:
-        if "ja" not in found and _KANA_KANJI.search(text):
-            found.add("ja")
-        if "en" not in found and _LATIN_WORD.search(text):
-            found.add("en")
-        if len(found) == 2:
-            break
-    return sorted(found)
 
 
 @dataclass
@@ -63,14 +47,13 @@ class ExportFigures:
     languages: list[str]
     made_by: dict[str, Any] = field(default_factory=dict)
     files: dict[str, Any] = field(default_factory=dict)
-    # Rows per split of each config beside the main one (``preference``).
+    # Rows per split of each config beside the main one.
     configs: dict[str, dict[str, int]] = field(default_factory=dict)
-    # The judge's figures (``preferences.PreferenceFigures``), when the version was judged.
+    # A caller's own figures, set by it before the card is written and kept in the manifest
+    # under these names: a judged version's preference pairs, a dataset recipe's columns.
     preference: dict[str, Any] | None = None
-    # Model answers held back by the quality gates, per cause (``lib/gates``); empty: none ran.
+    # Records held back by the quality gates, per cause (``lib/gates``); empty: none ran.
     held_back_by_gate: dict[str, int] = field(default_factory=dict)
-    # A dataset recipe's export: the recipe as written and its per-column figures
-    # (``lib/recipes/export.py``); None for the other kinds.
     recipe: dict[str, Any] | None = None
 
 
@@ -96,125 +79,41 @@ def header(layout: Layout, figures: ExportFigures) -> dict[str, Any]:
     }
 
 
-def _counts(counts: Mapping[str, int]) -> str:
+def counts_text(counts: Mapping[str, int]) -> str:
+    """``a: 1, b: 2`` (sorted), or ``none``: how the card writes a count per name."""
     return ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) or "none"
 
 
-def _gates_line(figures: ExportFigures) -> str:
-    if not figures.held_back_by_gate or figures.recipe is not None:
-        # A recipe's rows are held back per column: its own section says so.
+def held_back_line(figures: ExportFigures) -> str:
+    """A line for the card's "What it holds": the answers the quality gates held back, per
+    cause; empty when no gate ran."""
+    if not figures.held_back_by_gate:
         return ""
     return (
         "- Answers held back by the quality gates, per cause (also counted when a filter "
-        f"removed them): {_counts(figures.held_back_by_gate)}.\n"
+        f"removed them): {counts_text(figures.held_back_by_gate)}.\n"
     )
 
 
-def win_rate_table(rows: Sequence[Mapping[str, Any]]) -> str:
-    """Each model's win rate against each other model, per prompt language, as Markdown."""
-    if not rows:
-        return "No agreed judgements between different models yet."
-    lines = [
-        "| language | model | opponent | comparisons | wins | losses | ties | win rate |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        rate = "n/a" if r["win_rate"] is None else f"{r['win_rate']:.3f}"
-        lines.append(
-            f"| {r['language']} | {r['model']} | {r['opponent']} | {r['comparisons']} | "
-            f"{r['wins']} | {r['losses']} | {r['ties']} | {rate} |"
-        )
-    return "\n".join(lines)
+# A part of the card a caller adds, from the export's figures; empty to add nothing.
+Section = Callable[[ExportFigures], str]
 
 
-def preference_section(figures: ExportFigures) -> str:
-    """The card's part on the ``preference`` config: the judge, agreement, ties, pairs."""
-    p = figures.preference
-    if p is None:
-        return ""
-    rate = "n/a" if p["agreement_rate"] is None else f"{p['agreement_rate']:.1%}"
-    rows = figures.configs.get("preference", {})
-    return f"""
-## Preference pairs (`preference` config)
+@dataclass(frozen=True)
+class CardSections:
+    """What a caller adds to the card: lines under "What it holds" and sections after
+    "Files" (each written in order, empty ones leaving no trace)."""
 
-Each prompt's answers were compared two at a time by a judge model, each comparison asked
-twice with the answers swapped. A pair is kept only when both orders chose the same answer.
-
-- Judge model: {", ".join(p["judge_models"]) or "none"}.
-- Comparisons: {p["comparisons"]}; both orders parsed: {p["both_parsed"]}; agreement rate:
-  {rate}; ties (the orders disagreed, or scored both answers equal): {p["ties"]};
-  comparisons with an unparsed judge answer: {p["with_unparsed"]}; pairs held back by the
-  quality gates: {_counts(p.get("held_back_by_gate") or {})}.
-- Pairs per split: {_counts(rows)}. Pairs per model pairing: {_counts(p["pairs_by_pairing"])}.
-- Each pair takes its prompt's split, so no prompt in test has a pair in train.
-
-Columns: `prompt` (messages), `chosen` and `rejected` (one assistant message each), as in
-TRL's conversational preference format; `score_chosen` and `score_rejected` (1-10, the mean
-over both orders), `model_chosen`, `model_rejected` and `judge_model`.
-`openai/preference/<split>.jsonl` holds the same pairs in OpenAI's preference fine-tuning
-format. Load it with `load_dataset("path/to/{figures.dataset}/{figures.version}",
-"preference")`.
-
-Win rates from the agreed judgements:
-
-{win_rate_table(p["win_rates"])}
-"""
+    holds: Sequence[Section] = ()
+    sections: Sequence[Section] = ()
 
 
-def _column_line(name: str, c: Mapping[str, Any]) -> str:
-    who = ", ".join(c.get("slots") or []) or "-"
-    models = ", ".join(c.get("models") or []) or "-"
-    return (
-        f"| {name} | {c['type']} | {c.get('role') or '-'} | {who} | {models} | "
-        f"{c.get('prompt_tokens', 0)} | {c.get('completion_tokens', 0)} | {c.get('ok', 0)} | "
-        f"{c.get('rejected', 0)} | {_counts(c.get('rejected_by_cause') or {})} |"
-    )
+# A card with nothing of a caller's.
+NO_SECTIONS = CardSections()
 
 
-_COLUMNS_HEAD = (
-    "| column | type | role | slots | models | prompt tokens | completion tokens | cells ok "
-    "| cells held back | held back by cause |\n|---|---|---|---|---|---|---|---|---|---|"
-)
-
-
-def recipe_section(figures: ExportFigures) -> str:
-    """The card's part on a dataset recipe: the recipe itself, then per column its slots,
-    models, tokens and the cells its gates and validations held back."""
-    r = figures.recipe
-    if r is None:
-        return ""
-    recipe = yaml.safe_dump(r["recipe"], sort_keys=False, allow_unicode=True).rstrip()
-    columns = "\n".join(_column_line(n, c) for n, c in r["columns"].items())
-    return f"""
-## The recipe
-
-Each row is one seed row of the dataset recipe `{r["name"]}` (cells of version
-`{r["cells_version"]}`), with a column per recipe column and sub-columns
-(`<column>_<property>`) for structured and judge answers; values that are not text or a
-number are JSON text. `messages` is the conversation of the column `{r["chat_column"] or "-"}`
-(its prompt, then its answer), which the `openai/` view holds. A row with a cell that a gate
-or a validation held back, or with a column not generated yet, is only in `samples.parquet`,
-with `gate` (the column) and `causes`.
-
-```yaml
-{recipe}
-```
-
-{_COLUMNS_HEAD}
-{columns}
-
-Rows held back, by the column that held them: {_counts(figures.held_back_by_gate)}.
-"""
-
-
-_KINDS = {
-    "sessions": "Agent session trajectories",
-    "samples": "Prompt fan-out samples",
-    "rows": "Dataset recipe rows",
-}
-
-
-def card_text(layout: Layout, figures: ExportFigures) -> str:
+def card_text(layout: Layout, figures: ExportFigures, parts: CardSections = NO_SECTIONS) -> str:
+    """The card of an export of ``layout``'s records, with the caller's ``parts``."""
     head = yaml.safe_dump(header(layout, figures), sort_keys=False, allow_unicode=True)
     f = figures
     made = f.made_by
@@ -223,24 +122,24 @@ def card_text(layout: Layout, figures: ExportFigures) -> str:
 
 # {f.dataset} {f.version}
 
-{_KINDS.get(f.kind, "Records")} exported
+{layout.title} exported
 by model-foundry.
 
 ## What it holds
 
-- Rows per split: {_counts(f.rows_by_split)} ({f.records} records before duplicates and
+- Rows per split: {counts_text(f.rows_by_split)} ({f.records} records before duplicates and
   filters).
-- {"Seed rows" if f.kind == "rows" else "Sessions"}: {f.sessions}. Models:
+- {layout.group.capitalize()}s: {f.sessions}. Models:
   {", ".join(f.models) or "none"}. Slots: {", ".join(f.slots) or "none"}.
-- Redactions by kind: {_counts(f.redactions_by_kind)}. Secrets are replaced by typed
+- Redactions by kind: {counts_text(f.redactions_by_kind)}. Secrets are replaced by typed
   markers `[REDACTED:<kind>]`; e-mail addresses by `[REDACTED:email]` and IP addresses by
   `[REDACTED:ipv4]` or `[REDACTED:ipv6]` (removed, not hashed); the user name in a home
   folder path (`home_path`) by `user_<hash>`, an HMAC-SHA256 keyed with a salt kept by the
   exporting installation, so one user is one alias across the dataset.
 - Near-duplicate clusters: {f.clusters}; duplicates removed: {f.duplicates_removed}; groups
   joined across splits (sent to train): {f.split_joins}.
-- Filters applied, records each removed: {_counts(f.removed_by_filter)}.
-{_gates_line(f)}
+- Filters applied, records each removed: {counts_text(f.removed_by_filter)}.
+{"".join(hold(f) for hold in parts.holds)}
 ## Files
 
 - `hf/{layout.config}/<split>.parquet`: the `{layout.config}` config. Every file has the same
@@ -250,7 +149,7 @@ by model-foundry.
 - `samples.parquet`: every record, kept or not, with its flags, cluster id, split and
   lineage, for DuckDB.
 - `manifest.json`: these figures, machine-readable.
-{preference_section(f)}{recipe_section(f)}
+{"".join(section(f) for section in parts.sections)}
 ## How it was made
 
 model-foundry {made.get("version", "unknown")}, run {made.get("run", "outside Dagster")},
@@ -272,12 +171,13 @@ huggingface-cli upload <user>/<repo> . . --repo-type dataset
 
 
 __all__ = [
+    "NO_SECTIONS",
+    "CardSections",
     "ExportFigures",
+    "Section",
     "card_text",
+    "counts_text",
     "header",
-    "languages",
-    "preference_section",
-    "recipe_section",
+    "held_back_line",
     "size_category",
-    "win_rate_table",
 ]

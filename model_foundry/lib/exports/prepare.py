@@ -200,7 +200,7 @@ class _Pass:
         self.text_of = text_of
         self.filters = filters
         self.gates = gates
-        self.gated: Counter[str] = Counter()
+        self.held_back: Counter[str] = Counter()
         self.redactions: Counter[str] = Counter()
         self.removed: Counter[str] = Counter()
         self.dropped = array("b")
@@ -232,11 +232,11 @@ class _Pass:
                 if self.gates is not None:
                     clean["gate"] = cause = self.gates.check(clean)
                     if cause:
-                        self.gated[cause] += 1
+                        self.held_back[cause] += 1
                         dropped = dropped or f"gate:{cause}"
                 self.dropped.append(self.reason_index[dropped] if dropped else 0)
                 if index is not None:
-                    # A filtered or gated record is kept by its cluster only when all of it is.
+                    # A filtered or held-back record is kept by its cluster only when all of it is.
                     held = _FILTERED if dropped else 0
                     index.add(self.text_of(clean), priority(clean) + held)
                 self.groups.append(group_of(clean))
@@ -251,7 +251,7 @@ class _Pass:
         p.redactions_by_kind = dict(sorted(self.redactions.items()))
         p.removed_by_filter = {f: self.removed.get(f, 0) for f in self.filters}
         if self.gates is not None:
-            p.held_back_by_gate = {c: self.gated.get(c, 0) for c in self.gates.causes}
+            p.held_back_by_gate = {c: self.held_back.get(c, 0) for c in self.gates.causes}
         p.dropped_at = np.frombuffer(self.dropped, dtype=np.int8).copy()
 
 

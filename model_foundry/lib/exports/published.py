@@ -1,6 +1,6 @@
 """A prepared export written out: its figures, the folder and its ``dataset_exports`` row.
 
-Shared by the session export and the fan-out collection's export: the figures come from
+Every export ends here (through ``frame.export_records``): the figures come from
 hygiene (``prepare.py``) and from the kept records as they pass to the writer, so the card
 and the manifest say the same.
 """
@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from model_foundry.lib import storage
-from model_foundry.lib.exports.card import ExportFigures, languages
+from model_foundry.lib.exports.card import NO_SECTIONS, CardSections, ExportFigures
 from model_foundry.lib.exports.layouts import Layout
 from model_foundry.lib.exports.prepare import Prepared, varying_text
 from model_foundry.lib.exports.writer import write_export
+from model_foundry.lib.gates.script import languages
 from model_foundry.lib.tables.datasets import DATASET_EXPORTS, DatasetExportRow
 
 
@@ -88,11 +89,11 @@ def write_prepared(
     *,
     also: Sequence[tuple[Layout, Callable[[], Iterable[dict[str, Any]]]]] = (),
     before_card: Callable[[ExportFigures], None] | None = None,
-    recipe: dict[str, Any] | None = None,
+    card: CardSections = NO_SECTIONS,
 ) -> ExportOutcome:
-    """Write ``prepared`` to its folder, with the configs ``also`` gives, and record it in
-    ``dataset_exports``. ``before_card`` adds the caller's figures once every config is
-    written (a dataset recipe's are ``recipe``)."""
+    """Write ``prepared`` to its folder, with the configs ``also`` gives and the caller's
+    ``card`` sections, and record it in ``dataset_exports``. ``before_card`` adds the
+    caller's figures once every config is written."""
     kept = _Kept()
 
     def filled(f: ExportFigures) -> None:
@@ -117,7 +118,6 @@ def write_prepared(
         split_joins=prepared.split_joins,
         license=target.license or "unknown",
         languages=[],
-        recipe=recipe,
         made_by={
             "version": foundry_version(),
             "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -126,7 +126,9 @@ def write_prepared(
     )
     batches = (kept.note(b) for b in prepared.batches())
     # The card is written after the last batch: the kept records' figures are known by then.
-    path = write_export(target.out_root, layout, batches, figures, before_card=filled, also=also)
+    path = write_export(
+        target.out_root, layout, batches, figures, before_card=filled, also=also, card=card
+    )
     row = DatasetExportRow(
         dataset=target.name, version=target.version, path=str(path), rows=prepared.records,
         jsonl_rows=sum(figures.rows_by_split.values()),

@@ -15,9 +15,9 @@ Each answer gets at most one cause, checked in this order (the cheapest and sure
   spaces). Before ``wrong_script``, as an untranslated text handed back is both and this is
   the surer name; after ``repetition``, so a phrase of the prompt looped is a loop (a
   question given back twice is no loop, see above, and is an echo);
-- ``wrong_script``: a translation mostly not in the target's script. Letters are counted
-  after NFKC (full-width Latin is Latin): kana/kanji one each, a Latin word one, a word in
-  any other script (Hangul, Cyrillic, ...) one against both targets.
+- ``wrong_script``: a translation mostly not in the target's script (``script.py``, the one
+  language detector): a Japanese character counts one, a Latin word one, a word in any other
+  script (Hangul, Cyrillic, ...) one against both targets.
 
 Which causes apply and their thresholds are a :class:`config.GateConfig`. Nothing here
 deletes anything: the export records the cause beside the row and leaves it out.
@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,19 +34,9 @@ from typing import Any
 from model_foundry.lib.gates.config import CAUSES, DEFAULTS, GateConfig
 from model_foundry.lib.gates.repetition import LETTER, ngrams, repetition_stat
 from model_foundry.lib.gates.schema import is_unparsed
+from model_foundry.lib.gates.script import WORD, script_share
 
 _MARKUP = re.compile(r"<[^>]*>|&[a-z]+;|```\w*")
-_KANA_KANJI_CLASS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f"
-_KANA_KANJI = re.compile(f"[{_KANA_KANJI_CLASS}]")
-_LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
-# A run of letters in neither script (Hangul, Cyrillic, Greek, Arabic, ...).
-_OTHER_WORD = re.compile(f"[^\\W\\d_A-Za-z\u00c0-\u024f{_KANA_KANJI_CLASS}]+")
-# Echo's words. Japanese has no spaces: a run of one script (kanji, hiragana or katakana)
-# stands for a word, which is close to how the language's words and particles alternate.
-_ECHO_WORD = re.compile(
-    "[\u3400-\u4dbf\u4e00-\u9fff\u3005]+|[\u3040-\u309f]+|[\u30a0-\u30ff\uff66-\uff9f]+"
-    f"|[^\\W{_KANA_KANJI_CLASS}]+"
-)
 _INTO = re.compile(r"\binto (Japanese|English)\b", re.IGNORECASE)
 _LANGS = {"japanese": "ja", "ja": "ja", "english": "en", "en": "en"}
 
@@ -61,27 +50,15 @@ def is_echo(answer: str, prompt: str, config: GateConfig = DEFAULTS) -> bool:
     """Most of ``answer`` is runs of words copied from ``prompt`` (case and punctuation
     ignored). A short answer that repeats a few of the prompt's words is not an echo."""
     n = config.echo_ngram
-    words = [w.casefold() for w in _ECHO_WORD.findall(answer)]
+    words = [w.casefold() for w in WORD.findall(answer)]
     if len(words) < n:
         return False
-    asked = set(ngrams([w.casefold() for w in _ECHO_WORD.findall(prompt)], n))
+    asked = set(ngrams([w.casefold() for w in WORD.findall(prompt)], n))
     covered = [False] * len(words)
     for i in range(len(words) - n + 1):
         if " ".join(words[i : i + n]) in asked:
             covered[i : i + n] = [True] * n
     return sum(covered) / len(words) >= config.echo_share
-
-
-def script_share(text: str, target: str) -> float | None:
-    """The share of ``text`` in ``target``'s script (``ja`` or ``en``): kana/kanji characters
-    and Latin words against those and words of any other script, after NFKC; None when it
-    has no letter or the target is another language."""
-    text = unicodedata.normalize("NFKC", text)
-    cjk, latin = len(_KANA_KANJI.findall(text)), len(_LATIN_WORD.findall(text))
-    other = len(_OTHER_WORD.findall(text))
-    if target not in ("ja", "en") or not cjk + latin + other:
-        return None
-    return (cjk if target == "ja" else latin) / (cjk + latin + other)
 
 
 def gate(
@@ -179,6 +156,5 @@ __all__ = [
     "is_wordless",
     "pair_gate",
     "sample_gate",
-    "script_share",
     "target_language",
 ]

@@ -11,10 +11,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from model_foundry.lib.exports.card import ExportFigures, card_text
+from model_foundry.lib.exports.card import CardSections, ExportFigures, card_text
 from model_foundry.lib.exports.hygiene import ExportHygiene
 from model_foundry.lib.exports.published import ExportOutcome
 from model_foundry.lib.hygiene.record import RecordScrubber
+from model_foundry.lib.recipes.card import recipe_section
 from model_foundry.lib.recipes.export import (
     INCOMPLETE,
     Cell,
@@ -194,7 +195,7 @@ def test_the_card_holds_the_recipe_and_a_line_per_column() -> None:
                                       "rejected_by_cause": {"Python that does not parse": 1}}},
         },
     )  # fmt: skip
-    card = card_text(recipe_layout(recipe), figures)
+    card = card_text(recipe_layout(recipe), figures, CardSections(sections=[recipe_section]))
     assert "Dataset recipe rows exported" in card and "Seed rows: 4" in card
     assert "| answer | llm_text | worker | naughty | m | 40 | 12 | 4 | 0 | none |" in card
     python = "| is_python | validation | - | - | - | 0 | 0 | 3 | 1 | Python that does not parse: 1"
