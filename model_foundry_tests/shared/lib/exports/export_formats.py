@@ -1,7 +1,7 @@
 """The export folder's views: OpenAI lines, the hf/ config that datasets 3.6 and 5.x load
 offline, samples.parquet, the card and the manifest.
 
-What the unit, integration and system tests of ``lib/datasets/test_export_formats.py`` share."""
+What the unit, integration and system tests of ``lib/exports/test_export_formats.py`` share."""
 
 from __future__ import annotations
 
