@@ -127,7 +127,7 @@ def cmd_dataset_sessions(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     print(outcome.path)
     print(figures_line(outcome))
-    warning = empty_split_warning(outcome.figures, args.test_share)
+    warning = empty_split_warning(outcome, args.test_share)
     if warning:
         print(f"warning: {warning}")
     print(json.dumps(asdict(outcome.figures), default=str))

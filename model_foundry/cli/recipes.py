@@ -126,7 +126,7 @@ def cmd_recipe_export(args: argparse.Namespace) -> int:
     print(outcome.path)
     print(figures_line(outcome))
     for warning in (nothing_kept_warning(outcome),
-                    empty_split_warning(outcome.figures, args.test_share)):  # fmt: skip
+                    empty_split_warning(outcome, args.test_share)):  # fmt: skip
         if warning:
             print(f"warning: {warning}")
     print(json.dumps(asdict(outcome.figures), default=str))

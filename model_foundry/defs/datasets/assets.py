@@ -177,7 +177,7 @@ def export_collection(
     )
     context.log.info(figures_line(outcome))
     f = outcome.figures
-    warning = empty_split_warning(f, test_share)
+    warning = empty_split_warning(outcome, test_share)
     if warning:
         context.log.warning(warning)
     kept = sum(f.rows_by_split.values())

@@ -69,7 +69,7 @@ def session_dataset(
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     context.log.info(figures_line(outcome))
     f = outcome.figures
-    warning = empty_split_warning(f, config.test_share)
+    warning = empty_split_warning(outcome, config.test_share)
     if warning:
         context.log.warning(warning)
     return dg.MaterializeResult(

@@ -95,7 +95,7 @@ def _export(context: dg.AssetExecutionContext, recipe: Recipe, config: RecipeExp
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     context.log.info(figures_line(outcome))
     meta = export_metadata(outcome)
-    warning = empty_split_warning(outcome.figures, config.test_share)
+    warning = empty_split_warning(outcome, config.test_share)
     if warning:
         context.log.warning(warning)
         meta["split_warning"] = warning

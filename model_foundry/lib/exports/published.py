@@ -38,8 +38,12 @@ class ExportTarget:
 
 @dataclass(frozen=True)
 class ExportOutcome:
+    """The folder written, its figures, and what its records' split groups are (the layout's
+    ``group``: a session, a prompt, a seed row)."""
+
     path: Path
     figures: ExportFigures
+    group: str
 
 
 def foundry_version() -> str:
@@ -135,38 +139,37 @@ def write_prepared(
     )  # fmt: skip
     sql = DATASET_EXPORTS.insert_sql("replace")
     storage.run_in_transaction(db_path, lambda con: con.execute(sql, DATASET_EXPORTS.values(row)))
-    return ExportOutcome(path, figures)
+    return ExportOutcome(path, figures, layout.group)
 
 
 def figures_line(outcome: ExportOutcome) -> str:
     f = outcome.figures
     splits = ", ".join(f"{s} {n}" for s, n in f.rows_by_split.items())
     redactions = sum(f.redactions_by_kind.values())
-    whose = {"sessions": "sessions", "rows": "seed rows"}.get(f.kind, "prompts")
     return (
         f"exported {f.dataset}/{f.version} to {outcome.path}: {splits} records from "
-        f"{f.sessions} {whose}; {redactions} redactions, {f.duplicates_removed} duplicates "
-        f"removed in {f.clusters} clusters, filters removed "
+        f"{f.sessions} {outcome.group}s; {redactions} redactions, "
+        f"{f.duplicates_removed} duplicates removed in {f.clusters} clusters, filters removed "
         f"{sum(f.removed_by_filter.values())}"
         + (f", gates held back {sum(f.held_back_by_gate.values())}" if f.held_back_by_gate else "")
     )
 
 
-def empty_split_warning(figures: ExportFigures, test_share: float) -> str | None:
+def empty_split_warning(outcome: ExportOutcome, test_share: float) -> str | None:
     """A sentence when an export with records left a split empty, e.g. ``test split is empty:
     12 records from 3 sessions are too few for test_share 0.1``.
 
     Splits are drawn per session (per prompt for a collection) by a stable hash, so a small
     export can leave one empty; the counts alone (``test: 0``) do not tell a person why."""
+    figures = outcome.figures
     total = sum(figures.rows_by_split.values())
     if not total:
         return None
     empty = [s for s in ("train", "test") if not figures.rows_by_split.get(s)]
     if not empty:
         return None
-    whose = {"sessions": "session", "rows": "seed row"}.get(figures.kind, "prompt")
     plural = "s" if figures.sessions != 1 else ""
-    groups = f" from {figures.sessions:,} {whose}{plural}" if figures.sessions else ""
+    groups = f" from {figures.sessions:,} {outcome.group}{plural}" if figures.sessions else ""
     return (
         f"{empty[0]} split is empty: {total:,} records{groups} are too few for "
         f"test_share {test_share:g}"

@@ -214,7 +214,7 @@ def test_an_export_that_kept_no_row_says_so() -> None:
             duplicates_removed=1, clusters=2, removed_by_filter={}, split_joins=0,
             license="unknown", languages=[], held_back_by_gate={"answer": 2, "score": 0},
         )  # fmt: skip
-        return ExportOutcome(Path("/x"), figures)
+        return ExportOutcome(Path("/x"), figures, "seed row")
 
     assert nothing_kept_warning(outcome({"train": 0, "test": 0}, 3)) == (
         "no row of recipe r was kept: all 3 are only in samples.parquet (held back by "
