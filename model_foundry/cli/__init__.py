@@ -27,7 +27,7 @@ from model_foundry.lib.errors import UserError
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
-    from model_foundry.lib.datasets import UnsafeNameError
+    from model_foundry.lib.exports.names import UnsafeNameError
     from model_foundry.lib.nats.connection import NatsUnavailableError
     from model_foundry.lib.query import QueryError
     from model_foundry.lib.slots.config import NoSlotForRoleError, SlotFileError

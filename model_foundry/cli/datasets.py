@@ -14,8 +14,9 @@ from model_foundry.lib.errors import UserError
 def cmd_dataset_collect(args: argparse.Namespace) -> int:
     import json
 
-    from model_foundry.lib.datasets import check_name, collection_line
+    from model_foundry.lib.datasets import collection_line
     from model_foundry.lib.datasets.judge import require_judge_slot
+    from model_foundry.lib.exports.names import check_name
     from model_foundry.lib.llm import cause_lines
     from model_foundry.lib.slots.config import load_slot_file
     from model_foundry.materialize import collect_dataset
@@ -67,7 +68,7 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
 
 def _print_judgements(metadata: Any) -> dict[str, Any]:
     """The judge's pairs, agreement rate and win-rate table, printed; its plain metadata."""
-    from model_foundry.lib.datasets.card import win_rate_table
+    from model_foundry.lib.datasets.preference_card import win_rate_table
     from model_foundry.lib.llm import cause_lines
 
     meta = {k: getattr(v, "value", v) for k, v in metadata.items() if k != "win_rate_table"}
@@ -103,9 +104,9 @@ def cmd_dataset_sessions(args: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
 
-    from model_foundry.lib.datasets.export_hygiene import export_hygiene
-    from model_foundry.lib.datasets.published import empty_split_warning, figures_line
-    from model_foundry.lib.datasets.session_export import (
+    from model_foundry.lib.exports.hygiene import export_hygiene
+    from model_foundry.lib.exports.published import empty_split_warning, figures_line
+    from model_foundry.lib.trajectories.export import (
         export_session_dataset,
         session_export_request,
     )
@@ -126,7 +127,7 @@ def cmd_dataset_sessions(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from None
     print(outcome.path)
     print(figures_line(outcome))
-    warning = empty_split_warning(outcome.figures, args.test_share)
+    warning = empty_split_warning(outcome, args.test_share)
     if warning:
         print(f"warning: {warning}")
     print(json.dumps(asdict(outcome.figures), default=str))

@@ -103,9 +103,9 @@ def cmd_recipe_export(args: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
 
-    from model_foundry.lib.datasets.export_hygiene import export_hygiene
-    from model_foundry.lib.datasets.published import empty_split_warning, figures_line
     from model_foundry.lib.errors import UserError
+    from model_foundry.lib.exports.hygiene import export_hygiene
+    from model_foundry.lib.exports.published import empty_split_warning, figures_line
     from model_foundry.lib.recipes.export import (
         export_recipe,
         nothing_kept_warning,
@@ -126,7 +126,7 @@ def cmd_recipe_export(args: argparse.Namespace) -> int:
     print(outcome.path)
     print(figures_line(outcome))
     for warning in (nothing_kept_warning(outcome),
-                    empty_split_warning(outcome.figures, args.test_share)):  # fmt: skip
+                    empty_split_warning(outcome, args.test_share)):  # fmt: skip
         if warning:
             print(f"warning: {warning}")
     print(json.dumps(asdict(outcome.figures), default=str))

@@ -18,8 +18,8 @@ import dagster as dg
 from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import settings, storage
 from model_foundry.lib.datasets import collection_line
-from model_foundry.lib.datasets.gates import body_text, gate
 from model_foundry.lib.events import SUBJECTS
+from model_foundry.lib.gates.answers import body_text, gate
 from model_foundry.lib.hygiene.shown import shown_text
 from model_foundry.lib.llm import cause_lines
 from model_foundry.lib.nats.connection import nats_client_from_env

@@ -24,15 +24,17 @@ import pytest
 
 from model_foundry.defs.resources import SlotsResource
 from model_foundry.devtools import llama_server, real_demo, real_model
-from model_foundry.lib.datasets import gates
 from model_foundry.lib.datasets.judge import (
     Judgements,
     JudgeSlots,
-    parse_verdict,
     plan_comparisons,
     verdict_params,
 )
 from model_foundry.lib.datasets.samples import write_samples
+from model_foundry.lib.gates.answers import gate
+from model_foundry.lib.gates.config import CAUSES, GateConfig
+from model_foundry.lib.gates.script import script_share
+from model_foundry.lib.gates.verdict import parse_verdict
 from model_foundry.lib.llm import Body, CompletionStore, LlmRun, Request
 from model_foundry.lib.llm import request as llm_request
 from model_foundry.lib.llm.answer import answer
@@ -391,18 +393,18 @@ def test_the_quality_gates_fire_on_what_the_real_model_writes(
     )
     assert len(batch.results) == len(questions), batch.failure_causes()
     causes, written = [], []
-    by_content = gates.GateConfig(skip=frozenset({"cut_off"}))
+    by_content = GateConfig(skip=frozenset({"cut_off"}))
     for question, request in zip(questions, planned, strict=True):
         c = batch.results[request.key]
-        causes.append(gates.gate(c.content, finish_reason=c.finish_reason, prompt=question))
+        causes.append(gate(c.content, finish_reason=c.finish_reason, prompt=question))
         # What the model wrote, whatever the token limit did: its own text must trip a gate.
-        written.append(gates.gate(c.content, prompt=question, config=by_content))
+        written.append(gate(c.content, prompt=question, config=by_content))
     fired = [c for c in causes if c is not None]
     assert fired, causes
-    assert set(fired) <= set(gates.CAUSES)
+    assert set(fired) <= set(CAUSES)
     from_text = [c for c in written if c is not None]
     assert from_text, written
-    assert set(from_text) <= set(gates.CAUSES) - {"cut_off"}
+    assert set(from_text) <= set(CAUSES) - {"cut_off"}
 
 
 SUMMARIES = {
@@ -444,7 +446,7 @@ def test_summaries_are_translated_into_the_other_script_on_real_weights(
     assert outcome.batch.metadata()["failed"] == 0, outcome.batch.failure_causes()
     assert len(outcome.rows) == len(items)
     target = {"Japanese": "ja", "English": "en"}
-    shares = [(r, gates.script_share(r.translation, target[r.target_lang])) for r in outcome.rows]
+    shares = [(r, script_share(r.translation, target[r.target_lang])) for r in outcome.rows]
     for lang in ("Japanese", "English"):
         into = [(r, s) for r, s in shares if r.target_lang == lang]
         # At least one translation each way is mostly in the target's script, and kept.

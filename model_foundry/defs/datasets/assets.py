@@ -12,9 +12,7 @@ from model_foundry.defs import keys
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
-from model_foundry.lib.datasets.export_hygiene import export_hygiene
 from model_foundry.lib.datasets.judge import JudgeRefusedError, require_judge_slot
-from model_foundry.lib.datasets.names import UnsafeNameError
 from model_foundry.lib.datasets.prompts import (
     PromptRecord,
     advance_chat_prompts,
@@ -24,10 +22,12 @@ from model_foundry.lib.datasets.prompts import (
     near_duplicate_prompts,
     read_chat_session_prompts,
 )
-from model_foundry.lib.datasets.published import ExportTarget, empty_split_warning, figures_line
 from model_foundry.lib.datasets.sample_export import export_samples
 from model_foundry.lib.datasets.samples import DatasetSamples, chat_roles, sample_counts
-from model_foundry.lib.datasets.versions import choose_version
+from model_foundry.lib.exports.hygiene import export_hygiene
+from model_foundry.lib.exports.names import UnsafeNameError
+from model_foundry.lib.exports.published import ExportTarget, empty_split_warning, figures_line
+from model_foundry.lib.exports.versions import choose_version
 from model_foundry.lib.inbox.commit_spans import Span
 from model_foundry.lib.llm import LlmRun
 from model_foundry.lib.slots.config import Slot
@@ -177,7 +177,7 @@ def export_collection(
     )
     context.log.info(figures_line(outcome))
     f = outcome.figures
-    warning = empty_split_warning(f, test_share)
+    warning = empty_split_warning(outcome, test_share)
     if warning:
         context.log.warning(warning)
     kept = sum(f.rows_by_split.values())

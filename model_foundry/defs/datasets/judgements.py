@@ -15,7 +15,6 @@ from model_foundry.defs.datasets.assets import (
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
-from model_foundry.lib.datasets.card import win_rate_table
 from model_foundry.lib.datasets.judge import (
     Judgements,
     JudgeSlots,
@@ -23,10 +22,11 @@ from model_foundry.lib.datasets.judge import (
     unparsed_causes,
     verdict_params,
 )
-from model_foundry.lib.datasets.names import UnsafeNameError
+from model_foundry.lib.datasets.preference_card import win_rate_table
 from model_foundry.lib.datasets.preferences import preference_figures, preference_line
-from model_foundry.lib.datasets.published import ExportTarget
-from model_foundry.lib.datasets.versions import FinishedVersionError, choose_version
+from model_foundry.lib.exports.names import UnsafeNameError
+from model_foundry.lib.exports.published import ExportTarget
+from model_foundry.lib.exports.versions import FinishedVersionError, choose_version
 from model_foundry.lib.hygiene.shown import shown_text
 from model_foundry.lib.llm import LlmRun, nothing_asked
 

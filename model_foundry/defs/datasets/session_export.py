@@ -11,11 +11,11 @@ from pydantic import Field
 from model_foundry.defs import keys
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB
-from model_foundry.lib.datasets.export_hygiene import export_hygiene
-from model_foundry.lib.datasets.names import UnsafeNameError
-from model_foundry.lib.datasets.prepare import SESSION_FILTERS
-from model_foundry.lib.datasets.published import empty_split_warning, figures_line
-from model_foundry.lib.datasets.session_export import (
+from model_foundry.lib.exports.hygiene import export_hygiene
+from model_foundry.lib.exports.names import UnsafeNameError
+from model_foundry.lib.exports.prepare import SESSION_FILTERS
+from model_foundry.lib.exports.published import empty_split_warning, figures_line
+from model_foundry.lib.trajectories.export import (
     export_session_dataset,
     session_export_request,
 )
@@ -69,7 +69,7 @@ def session_dataset(
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     context.log.info(figures_line(outcome))
     f = outcome.figures
-    warning = empty_split_warning(f, config.test_share)
+    warning = empty_split_warning(outcome, config.test_share)
     if warning:
         context.log.warning(warning)
     return dg.MaterializeResult(

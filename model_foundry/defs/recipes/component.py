@@ -65,9 +65,9 @@ class RecipeExportConfig(dg.Config):
 
 def _export(context: dg.AssetExecutionContext, recipe: Recipe, config: RecipeExportConfig,
             duckdb: FoundryDuckDB) -> dg.MaterializeResult:  # fmt: skip
-    from model_foundry.lib.datasets.export_hygiene import export_hygiene
-    from model_foundry.lib.datasets.published import empty_split_warning, figures_line
     from model_foundry.lib.errors import UserError
+    from model_foundry.lib.exports.hygiene import export_hygiene
+    from model_foundry.lib.exports.published import empty_split_warning, figures_line
     from model_foundry.lib.recipes.export import (
         export_metadata,
         export_recipe,
@@ -95,7 +95,7 @@ def _export(context: dg.AssetExecutionContext, recipe: Recipe, config: RecipeExp
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     context.log.info(figures_line(outcome))
     meta = export_metadata(outcome)
-    warning = empty_split_warning(outcome.figures, config.test_share)
+    warning = empty_split_warning(outcome, config.test_share)
     if warning:
         context.log.warning(warning)
         meta["split_warning"] = warning

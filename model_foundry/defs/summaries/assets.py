@@ -12,12 +12,8 @@ from model_foundry.defs import keys
 from model_foundry.defs.automation import on_new_upstream_data
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
-from model_foundry.lib.datasets.gates import (
-    GateConfig,
-    GateConfigError,
-    held_back,
-    load_gate_config,
-)
+from model_foundry.lib.gates.answers import held_back
+from model_foundry.lib.gates.config import GateConfig, GateConfigError, load_gate_config
 from model_foundry.lib.llm import LlmRun, nothing_asked
 from model_foundry.lib.summaries.mapreduce import SUMMARY_ROLE, SummaryOutcome, summarise_sessions
 from model_foundry.lib.summaries.pending import sessions_to_summarise, summaries_to_translate

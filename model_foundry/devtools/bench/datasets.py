@@ -30,10 +30,10 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from model_foundry.devtools.bench.process import in_fresh_process, peak_rss_mb
-from model_foundry.lib.datasets.export_hygiene import export_hygiene
-from model_foundry.lib.datasets.session_export import SessionExport, export_session_dataset
-from model_foundry.lib.datasets.sessions import SessionWindow, export_sessions, session_records
+from model_foundry.lib.exports.hygiene import export_hygiene
 from model_foundry.lib.storage import connect
+from model_foundry.lib.trajectories.export import SessionExport, export_session_dataset
+from model_foundry.lib.trajectories.sessions import SessionWindow, export_sessions, session_records
 
 FILL_BATCH = 50_000
 TURNS = 20

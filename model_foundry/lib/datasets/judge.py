@@ -26,33 +26,21 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.card import languages
 from model_foundry.lib.errors import UserError
+from model_foundry.lib.gates.script import languages
+from model_foundry.lib.gates.verdict import (
+    SCORE_MAX,
+    SCORE_MIN,
+    VERDICT_MAX_TOKENS,
+    VERDICT_SCHEMA,
+    VerdictError,
+    parse_verdict,
+)
 from model_foundry.lib.llm import Answer, Body, Request, SlotSource, WorkKind
 from model_foundry.lib.slots.config import JUDGE_ROLE, NoSlotForRoleError, Slot, SlotFile
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions
 from model_foundry.lib.tables.judgements import DATASET_JUDGEMENTS, JudgementRow
-
-SCORE_MIN, SCORE_MAX = 1, 10
-REASON_MAX = 200
-
-# What the judge must answer: a score per answer, in the order it read them, and a reason.
-VERDICT_SCHEMA: Mapping[str, Any] = {
-    "type": "object",
-    "properties": {
-        "score_1": {"type": "integer", "minimum": SCORE_MIN, "maximum": SCORE_MAX},
-        "score_2": {"type": "integer", "minimum": SCORE_MIN, "maximum": SCORE_MAX},
-        "reason": {"type": "string", "maxLength": REASON_MAX},
-    },
-    "required": ["score_1", "score_2", "reason"],
-    "additionalProperties": False,
-}
-# The tokens a verdict may need: the reason's REASON_MAX characters at a token each at worst,
-# the scores and the JSON around them, and room for the whitespace the schema's grammar lets
-# a model put between the fields (a small model spends tokens there). Cut shorter, a verdict
-# ends mid-string and never parses.
-VERDICT_MAX_TOKENS = 288
 
 
 def verdict_params(judge: Slot) -> dict[str, Any]:
@@ -217,34 +205,6 @@ def judge_messages(comparison: Comparison) -> list[dict[str, str]]:
     ]
 
 
-class VerdictError(ValueError):
-    """A judge answer that is not the JSON :data:`VERDICT_SCHEMA` asks for."""
-
-
-def parse_verdict(content: str) -> tuple[int, int, str]:
-    """(score of the answer read first, of the second, reason); :class:`VerdictError` says
-    in one sentence why an answer is not a verdict."""
-    try:
-        value = json.loads(content)
-    except json.JSONDecodeError as exc:
-        shown = " ".join(content.split())[:60]
-        raise VerdictError(f"the judge's answer is not JSON ({exc.msg}): {shown!r}") from None
-    if not isinstance(value, dict):
-        raise VerdictError(f"the judge's answer is JSON but not an object: {type(value).__name__}")
-    scores = []
-    for name in ("score_1", "score_2"):
-        score = value.get(name)
-        if isinstance(score, bool) or not isinstance(score, int):
-            raise VerdictError(f"the judge's answer has no integer {name}")
-        if not SCORE_MIN <= score <= SCORE_MAX:
-            raise VerdictError(f"the judge's {name} {score} is outside {SCORE_MIN}-{SCORE_MAX}")
-        scores.append(score)
-    reason = value.get("reason")
-    if not isinstance(reason, str):
-        raise VerdictError("the judge's answer has no reason string")
-    return scores[0], scores[1], reason[:REASON_MAX]
-
-
 def _winner(score_a: int, score_b: int) -> str:
     return "a" if score_a > score_b else "b" if score_b > score_a else "tie"
 
@@ -390,18 +350,15 @@ def unparsed_causes(rows: Sequence[JudgementRow]) -> dict[str, int]:
 
 
 __all__ = [
-    "VERDICT_SCHEMA",
     "Comparison",
     "JudgeRefusedError",
     "JudgeSlots",
     "Judgements",
     "Plan",
-    "VerdictError",
     "by_answer_read_first",
     "comparison_id",
     "judge_messages",
     "judge_task",
-    "parse_verdict",
     "plan_comparisons",
     "prompt_language",
     "require_judge_slot",

@@ -3,38 +3,34 @@
 Every sample is a record (the prompt's messages, then the answer with its reasoning, slot and
 model). Its group is its prompt: near-duplicate prompts were asked once (``prompts.py``), so
 every role's answers to one prompt share a split and no prompt is on both sides. Every
-answer, and both answers of a preference pair, pass the quality gates (``gates.py``, the
-dataset's thresholds from the hygiene file); a gated one stays in ``samples.parquet`` with
+answer, and both answers of a preference pair, pass the quality gates (``lib/gates``, the
+dataset's thresholds from the hygiene file); one held back stays in ``samples.parquet`` with
 its cause and is left out of the other views. The same
-hygiene, views, card and manifest as the session export (``prepare.py``, ``published.py``).
+hygiene, views, card and manifest as the session export (``lib/exports``).
 """
 
 from __future__ import annotations
 
 import json
-import tempfile
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.gates import (
-    CAUSES,
-    GateConfig,
-    load_gate_config,
-    pair_gate,
-    sample_gate,
-)
-from model_foundry.lib.datasets.layouts import PREFERENCE, SAMPLES
-from model_foundry.lib.datasets.names import export_dir
+from model_foundry.lib.datasets.preference_card import preference_section
 from model_foundry.lib.datasets.preferences import (
     PreferenceFigures,
     pair_records,
     preference_figures,
 )
-from model_foundry.lib.datasets.prepare import SAMPLE_FILTERS, Gates, Hygiene, prepare
-from model_foundry.lib.datasets.published import ExportOutcome, ExportTarget, write_prepared
+from model_foundry.lib.exports.card import CardSections, ExportFigures, held_back_line
+from model_foundry.lib.exports.frame import Preparation, export_records
+from model_foundry.lib.exports.layouts import PREFERENCE, SAMPLES
+from model_foundry.lib.exports.prepare import SAMPLE_FILTERS, Gates, Hygiene
+from model_foundry.lib.exports.published import ExportOutcome, ExportTarget
+from model_foundry.lib.gates.answers import pair_gate, sample_gate
+from model_foundry.lib.gates.config import CAUSES, GateConfig, load_gate_config
 from model_foundry.lib.hygiene.splits import stored_splits
 
 _SAMPLES = """
@@ -87,10 +83,11 @@ def scrubbed_pairs(
     gates: GateConfig,
 ) -> Iterator[dict[str, Any]]:
     """The version's preference pairs, scrubbed like every record, each in the split its
-    prompt group was stored with when the samples were split; a pair with a gated answer is
-    left out (``figures`` counts the markers written and the pairs held back by cause)."""
+    prompt group was stored with when the samples were split; a pair with an answer the gates
+    held back is left out (``figures`` counts the markers written and the pairs held back by
+    cause)."""
     counts: Counter[str] = Counter()
-    gated: Counter[str] = Counter()
+    held: Counter[str] = Counter()
     figures.held_back_by_gate = dict.fromkeys(CAUSES, 0)
     with storage.connect(db_path) as con:
         split_of = stored_splits(con, target.name)
@@ -101,8 +98,8 @@ def scrubbed_pairs(
         figures.redactions_by_kind = dict(sorted(counts.items()))
         cause = pair_gate(clean, gates)
         if cause:
-            gated[cause] += 1
-            figures.held_back_by_gate = {c: gated.get(c, 0) for c in CAUSES}
+            held[cause] += 1
+            figures.held_back_by_gate = {c: held.get(c, 0) for c in CAUSES}
             continue
         yield {**record, **clean}
 
@@ -121,31 +118,31 @@ def export_samples(
     agreed judgements too. ``gates``: the quality gates' thresholds (None: the dataset's in
     the hygiene file)."""
     gates = gates or load_gate_config(target.name)
-    sample_gates = Gates(CAUSES, lambda r: sample_gate(r, gates))
-    spool_dir = export_dir(target.out_root, target.name, target.version).parent
-    spool_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".spool-", dir=spool_dir) as tmp:
-        prepared = prepare(
-            sample_records(db_path, target.name, target.version),
-            hygiene,
-            Path(tmp) / "records.parquet",
-            SAMPLES.spooled,
-            group_of=lambda r: r["prompt_id"],
-            deduplicate=False,
-            filters=SAMPLE_FILTERS,
-            gates=sample_gates,
-        )
-        made_by = {"run": run or "model-foundry dataset collect"}
-        if not judged:
-            return write_prepared(db_path, target, SAMPLES, prepared, made_by)
-        judging = preference_figures(db_path, target.name, target.version)
-        return write_prepared(
-            db_path, target, SAMPLES, prepared, made_by,
-            also=[
-                (PREFERENCE, lambda: scrubbed_pairs(db_path, target, hygiene, judging, gates))
-            ],
-            preference=judging,
-        )  # fmt: skip
+    preparation = Preparation(
+        group_of=lambda r: r["prompt_id"],
+        deduplicate=False,
+        filters=SAMPLE_FILTERS,
+        gates=Gates(CAUSES, lambda r: sample_gate(r, gates)),
+    )
+    records = sample_records(db_path, target.name, target.version)
+    made_by = {"run": run or "model-foundry dataset collect"}
+    card = CardSections(holds=[held_back_line], sections=[preference_section])
+    if not judged:
+        return export_records(db_path, target, SAMPLES, records, hygiene, preparation, made_by,
+                              card=card)  # fmt: skip
+    judging = preference_figures(db_path, target.name, target.version)
+    return export_records(
+        db_path, target, SAMPLES, records, hygiene, preparation, made_by,
+        also=[(PREFERENCE, lambda: scrubbed_pairs(db_path, target, hygiene, judging, gates))],
+        before_card=lambda f: _add_preference(f, judging),
+        card=card,
+    )  # fmt: skip
+
+
+def _add_preference(figures: ExportFigures, judging: PreferenceFigures) -> None:
+    """After every config is written: the pairs per split and their markers are known."""
+    judging.pairs_by_split = dict(figures.configs.get(PREFERENCE.config, {}))
+    figures.preference = judging.as_dict()
 
 
 __all__ = ["export_samples", "sample_record", "sample_records"]

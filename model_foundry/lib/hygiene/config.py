@@ -113,7 +113,7 @@ def parse_config(path: Path, text: str) -> HygieneConfig:
     data = data or {}
     if not isinstance(data, dict):
         raise _fail(path, "the top level", "must be a mapping with secrets and pii")
-    # ``gates`` (thresholds per dataset) is read by lib/datasets/gates.py.
+    # ``gates`` (thresholds per dataset) is read by lib/gates/config.py.
     unknown = set(data) - {"secrets", "pii", "gates"}
     if unknown:
         raise _fail(path, sorted(unknown)[0], "is not a section (known: secrets, pii, gates)")

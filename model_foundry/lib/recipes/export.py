@@ -2,16 +2,16 @@
 
 The rows are read from ``dataset_recipe_cells`` (the newest cell of each column, sample 0, of
 the ``run`` version, as the ``recipe_<name>`` view shows them), one record per seed row. They
-go through ``datasets/prepare.py`` and ``published.py`` as sessions and samples do: every
+go through ``lib/exports`` as sessions and samples do: every
 text scrubbed first, near-duplicate rows clustered (one kept per cluster), each row's split
 its seed row's stored one (rows linked by a cluster share it), then the ``hf/rows`` config,
 the ``openai/`` view, ``samples.parquet``, the card and the manifest.
 
 A row with a cell a gate or a validation held back (``status = 'rejected'``), or with a
-column that has no cell yet (an unanswered request, a cell blocked by a held-back one), is
-held back: it stays in DuckDB with its cause and in ``samples.parquet`` with ``gate`` (the
-first such column, or ``incomplete``) and ``causes``, and is left out of ``hf/`` and
-``openai/``.
+column that has no cell yet (an unanswered request, a cell not asked because one it reads was
+held back), is held back: it stays in DuckDB with its cause and in ``samples.parquet`` with
+``gate`` (the first such column, or ``incomplete``) and ``causes``, and is left out of ``hf/``
+and ``openai/``.
 
 The card holds the recipe as written and, per column, its role, slots, models, tokens and
 the cells held back by cause.
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,13 +32,15 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from model_foundry.lib import settings, storage
-from model_foundry.lib.datasets.export_hygiene import ExportHygiene, scrubbed_record
-from model_foundry.lib.datasets.layouts import HYGIENE_FIELDS, MESSAGE, Layout, sample_openai
-from model_foundry.lib.datasets.names import export_dir
-from model_foundry.lib.datasets.prepare import ClusterIndex, Gates, prepare
-from model_foundry.lib.datasets.published import ExportOutcome, ExportTarget, write_prepared
-from model_foundry.lib.datasets.versions import MANIFEST, choose_version
 from model_foundry.lib.errors import UserError
+from model_foundry.lib.exports.card import CardSections
+from model_foundry.lib.exports.frame import Preparation, export_records
+from model_foundry.lib.exports.hygiene import ExportHygiene, scrubbed_record
+from model_foundry.lib.exports.layouts import HYGIENE_FIELDS, MESSAGE, Layout, sample_openai
+from model_foundry.lib.exports.prepare import ClusterIndex, Gates
+from model_foundry.lib.exports.published import ExportOutcome, ExportTarget
+from model_foundry.lib.exports.versions import MANIFEST, choose_version
+from model_foundry.lib.recipes.card import recipe_section
 from model_foundry.lib.recipes.spec import LLM_TYPES, Column, Recipe
 from model_foundry.lib.recipes.templates import render
 from model_foundry.lib.tables.recipes import DATASET_RECIPE_CELLS
@@ -126,6 +127,8 @@ def recipe_layout(recipe: Recipe) -> Layout:
         task_categories=("text-generation",),
         tags=("synthetic", "dataset-recipe", "model-foundry"),
         audit=(("gate", pa.string()), ("causes", pa.string())),
+        title="Dataset recipe rows",
+        group="seed row",
     )
 
 
@@ -466,34 +469,31 @@ def export_recipe(
     rows = stored_rows(db, recipe)
     records = (row_record(recipe, rid, at, cells, chat) for rid, at, cells in rows)
     causes = (*(c.name for c in recipe.columns), INCOMPLETE)
-    spool_dir = export_dir(request.out_root, recipe.name, version).parent
-    spool_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".spool-", dir=spool_dir) as tmp:
-        prepared = prepare(
-            records,
-            clean,
-            Path(tmp) / "records.parquet",
-            layout.spooled,
-            # A seed row is its own group; near-duplicate rows join their groups' split.
-            group_of=lambda r: r["id"],
-            filters=(),
-            gates=Gates(causes, lambda r: r.get("gate")),
-            text_of=lambda r: row_text(recipe, r),
-        )
-        figures = column_figures(db, recipe)
-        # As JSON carries it: YAML may give dates, which the manifest could not hold.
-        given = {"recipe": {"name": recipe.name, **dict(recipe.raw)}, "columns": figures}
-        shown, _ = clean.scrub_value(json.loads(json.dumps(given, default=str)))
-        made_by = {"run": request.run or f"model-foundry recipe export {recipe.name}"}
-        target = ExportTarget(request.out_root, recipe.name, version, request.license)
-        about = {
-            "name": recipe.name,
-            "cells_version": CELLS_VERSION,
-            "chat_column": chat.name if chat is not None else None,
-            "fingerprint": fingerprint,
-            **shown,
-        }
-        return write_prepared(db, target, layout, prepared, made_by, recipe=about)
+    preparation = Preparation(
+        # A seed row is its own group; near-duplicate rows join their groups' split.
+        group_of=lambda r: r["id"],
+        filters=(),
+        gates=Gates(causes, lambda r: r.get("gate")),
+        text_of=lambda r: row_text(recipe, r),
+    )
+    figures = column_figures(db, recipe)
+    # As JSON carries it: YAML may give dates, which the manifest could not hold.
+    given = {"recipe": {"name": recipe.name, **dict(recipe.raw)}, "columns": figures}
+    shown, _ = clean.scrub_value(json.loads(json.dumps(given, default=str)))
+    made_by = {"run": request.run or f"model-foundry recipe export {recipe.name}"}
+    target = ExportTarget(request.out_root, recipe.name, version, request.license)
+    about = {
+        "name": recipe.name,
+        "cells_version": CELLS_VERSION,
+        "chat_column": chat.name if chat is not None else None,
+        "fingerprint": fingerprint,
+        **shown,
+    }
+    return export_records(
+        db, target, layout, records, clean, preparation, made_by,
+        before_card=lambda f: setattr(f, "recipe", about),
+        card=CardSections(sections=[recipe_section]),
+    )  # fmt: skip
 
 
 def nothing_kept_warning(outcome: ExportOutcome) -> str | None:
@@ -519,7 +519,7 @@ def export_metadata(outcome: ExportOutcome) -> dict[str, Any]:
         "dagster/row_count": sum(f.rows_by_split.values()),
         "rows": f.records,
         "rows_by_split": f.rows_by_split,
-        "held_back_by_column": f.held_back_by_gate,
+        "held_back_by_gate": f.held_back_by_gate,
         "redactions_by_kind": f.redactions_by_kind,
         "clusters": f.clusters,
         "duplicates_removed": f.duplicates_removed,

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model_foundry.lib.datasets.gates import body_text, target_language
-from model_foundry.lib.datasets.judge import VERDICT_MAX_TOKENS
+from model_foundry.lib.gates.answers import body_text, target_language
+from model_foundry.lib.gates.verdict import VERDICT_MAX_TOKENS
 from model_foundry.lib.llm import Body, LlmRun, Request
 from model_foundry.lib.llm.request import Planned, canonical
 from model_foundry.lib.llm.run import Log, SlotSource

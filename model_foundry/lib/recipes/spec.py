@@ -21,9 +21,9 @@ from typing import Any
 
 import jsonschema
 
-from model_foundry.lib.datasets.gates import GateConfig, GateConfigError, gate_settings
-from model_foundry.lib.datasets.judge import REASON_MAX
 from model_foundry.lib.errors import UserError
+from model_foundry.lib.gates.config import GateConfig, GateConfigError, gate_settings
+from model_foundry.lib.gates.verdict import REASON_MAX
 from model_foundry.lib.recipes.templates import TemplateError, columns_read
 
 COLUMN_TYPES = (

@@ -24,7 +24,7 @@ from typing import Any
 
 import jsonschema
 
-from model_foundry.lib.datasets.gates import gate
+from model_foundry.lib.gates.answers import gate
 from model_foundry.lib.recipes.spec import Column, Recipe
 
 _PROSE_GATES = frozenset({"empty", "wrong_script", "repetition", "echo"})
@@ -101,7 +101,7 @@ def gate_cause(
     prompt: str,
     target_lang: str | None = None,
 ) -> str | None:
-    """The quality gate an LLM cell fails (``gates.py``'s causes), or None. A structured
+    """The quality gate an LLM cell fails (``lib/gates``' causes), or None. A structured
     answer is checked against its schema (``unparsed``) and for being cut off; the gates on
     prose (repetition, echo, script) would read its JSON keys as words. ``target_lang``
     (``ja``/``en``) is a translation's, for the script gate."""

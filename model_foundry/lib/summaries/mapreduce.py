@@ -19,13 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from model_foundry.lib.gates.script import detect_language
 from model_foundry.lib.llm import Body, CompletionBatch, LlmRun, Planned, Request
 from model_foundry.lib.llm.store import Completion
 from model_foundry.lib.slots.fit import fits_window, needed_tokens, role_window
 from model_foundry.lib.summaries.chunks import Chunk, Piece, PieceTooLong, pack
 from model_foundry.lib.summaries.pending import SessionToSummarise
 from model_foundry.lib.summaries.prompts import (
-    detect_language,
     part_messages,
     reduce_messages,
     summary_messages,

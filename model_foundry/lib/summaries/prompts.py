@@ -6,28 +6,11 @@ summaries into English, everything else into Japanese.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from model_foundry.lib.summaries.chunks import Chunk, Piece
 
 LANGUAGE_NAMES = {"en": "English", "ja": "Japanese"}
-
-_JAPANESE = re.compile(r"[\u3040-\u309f\u30a0-\u30ff\u4e00-\u9fff\uff66-\uff9f]")
-_LATIN = re.compile(r"[A-Za-z]")
-
-
-def detect_language(text: str) -> str:
-    """``"ja"`` when kana/kanji make up a fifth of the letters, else ``"en"``.
-
-    A fifth, not a half: a Japanese sentence carries code names and English terms, and one
-    kanji says as much as several Latin letters.
-    """
-    ja = len(_JAPANESE.findall(text))
-    latin = len(_LATIN.findall(text))
-    if ja == 0:
-        return "en"
-    return "ja" if ja / (ja + latin) >= 0.2 else "en"
 
 
 def other_language(lang: str) -> str:
@@ -128,7 +111,6 @@ def reduce_messages(session_id: str, pieces: list[Piece], language: str) -> list
 __all__ = [
     "LANGUAGE_NAMES",
     "ChatLine",
-    "detect_language",
     "other_language",
     "part_messages",
     "reduce_messages",

@@ -11,10 +11,11 @@ from pathlib import Path
 import duckdb
 
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.gates import GateConfig, body_text, gate
+from model_foundry.lib.gates.answers import body_text, gate
+from model_foundry.lib.gates.config import GateConfig
+from model_foundry.lib.gates.script import detect_language
 from model_foundry.lib.llm import Answer, LlmRun, answer_event
 from model_foundry.lib.summaries.mapreduce import Summarised, SummaryOutcome
-from model_foundry.lib.summaries.prompts import detect_language
 from model_foundry.lib.tables.summaries import (
     SESSION_SUMMARIES,
     SESSION_SUMMARY_PARTS,

@@ -28,7 +28,7 @@ class SummaryRow:
     latency_s: float | None
     gen_tps: float | None
     run_id: str | None
-    # The quality gate that holds the summary back (lib/datasets/gates.py), NULL if none.
+    # The quality gate that holds the summary back (lib/gates), NULL if none.
     gate: str | None = None
     created_at: datetime | None = field(default=None, metadata=FILLED_BY_DB)
 

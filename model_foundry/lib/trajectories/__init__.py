@@ -5,6 +5,7 @@
 - ``builder``: events -> new turns per thread, both persistence styles, tool-event matching.
 - ``calls``: tools schemas, tool turns tied to their calls, turns a tool event already made.
 - ``records``: a thread's turns -> its trajectory record(s), long threads in parts.
+- ``sessions``, ``export``: finished sessions read back as records and exported as a dataset.
 """
 
 from model_foundry.lib.trajectories.builder import (

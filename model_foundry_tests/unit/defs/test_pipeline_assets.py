@@ -5,16 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from model_foundry.lib.gates.script import detect_language
 from model_foundry.lib.llm import Request
 from model_foundry.lib.llm.request import output_params, request_key
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import load_slot_file
-from model_foundry.lib.summaries.prompts import (
-    ChatLine,
-    detect_language,
-    transcript,
-    translation_params,
-)
+from model_foundry.lib.summaries.prompts import ChatLine, transcript, translation_params
 from model_foundry_tests.shared.defs.pipeline_assets import (  # noqa: F401 - fixtures are found by name
     slot_path_fixture,
 )

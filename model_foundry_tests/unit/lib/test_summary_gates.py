@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from model_foundry.lib.datasets.gates import GateConfig, held_back
+from model_foundry.lib.gates.answers import held_back
+from model_foundry.lib.gates.config import GateConfig
 from model_foundry.lib.llm import Answer, Body, Completion, Planned, Request
 from model_foundry.lib.slots.client import translation_messages
 from model_foundry.lib.summaries.mapreduce import Summarised

@@ -12,7 +12,7 @@ import pytest
 
 from model_foundry.devtools import hf_datasets
 from model_foundry.devtools.sample_events import sample_events
-from model_foundry.lib.datasets.layouts import SESSIONS
+from model_foundry.lib.exports.layouts import SESSIONS
 from model_foundry_tests.hf_loading import load_offline
 from model_foundry_tests.shared.defs.datasets.session_dataset import (  # noqa: F401 - fixtures are found by name
     _sessions_cli,

@@ -141,7 +141,7 @@ def test_the_token_never_reaches_dagsters_storage(exported) -> None:
     assert leaks(stored_files(exported["home"]), [GITHUB]) == []
     meta = exported["meta"]
     assert meta["rows"].value == len(SEEDS)
-    assert meta["held_back_by_column"].value["no_banana"] == 1
+    assert meta["held_back_by_gate"].value["no_banana"] == 1
 
 
 def test_a_row_a_validation_failed_is_left_out_with_its_cause(exported) -> None:

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.export_hygiene import export_hygiene
+from model_foundry.lib.exports.hygiene import export_hygiene
 from model_foundry.lib.llm import LlmRun
 from model_foundry.lib.recipes.export import export_recipe, recipe_export_request
 from model_foundry.lib.recipes.generate import (

@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from model_foundry.devtools import hf_datasets
-from model_foundry.lib.datasets.layouts import PREFERENCE
+from model_foundry.lib.exports.layouts import PREFERENCE
 from model_foundry_tests.hf_loading import load_offline
 from model_foundry_tests.shared.defs.datasets.judgements import (  # noqa: F401 - fixtures are found by name
     judged_fixture,

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from model_foundry.devtools import hf_datasets
-from model_foundry.lib.datasets.layouts import SAMPLES
+from model_foundry.lib.exports.layouts import SAMPLES
 from model_foundry_tests.hf_loading import load_offline
 from model_foundry_tests.shared.defs.datasets.sample_export import (  # noqa: F401 - fixtures are found by name
     exported_fixture,

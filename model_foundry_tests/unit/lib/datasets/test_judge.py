@@ -11,19 +11,21 @@ import pytest
 
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.judge import (
-    VERDICT_MAX_TOKENS,
-    VERDICT_SCHEMA,
     Comparison,
     Judgements,
     Sampled,
-    VerdictError,
-    parse_verdict,
     plan_comparisons,
     verdict_params,
     write_judgements,
 )
 from model_foundry.lib.datasets.preferences import pair_records, preference_figures
 from model_foundry.lib.datasets.samples import write_samples
+from model_foundry.lib.gates.verdict import (
+    VERDICT_MAX_TOKENS,
+    VERDICT_SCHEMA,
+    VerdictError,
+    parse_verdict,
+)
 from model_foundry.lib.llm.request import output_params, request_key
 from model_foundry.lib.slots.client import build_request
 from model_foundry.lib.slots.config import (

@@ -11,10 +11,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from model_foundry.lib.datasets.card import ExportFigures, card_text
-from model_foundry.lib.datasets.export_hygiene import ExportHygiene
-from model_foundry.lib.datasets.published import ExportOutcome
+from model_foundry.lib.exports.card import CardSections, ExportFigures, card_text
+from model_foundry.lib.exports.hygiene import ExportHygiene
+from model_foundry.lib.exports.published import ExportOutcome
 from model_foundry.lib.hygiene.record import RecordScrubber
+from model_foundry.lib.recipes.card import recipe_section
 from model_foundry.lib.recipes.export import (
     INCOMPLETE,
     Cell,
@@ -194,7 +195,7 @@ def test_the_card_holds_the_recipe_and_a_line_per_column() -> None:
                                       "rejected_by_cause": {"Python that does not parse": 1}}},
         },
     )  # fmt: skip
-    card = card_text(recipe_layout(recipe), figures)
+    card = card_text(recipe_layout(recipe), figures, CardSections(sections=[recipe_section]))
     assert "Dataset recipe rows exported" in card and "Seed rows: 4" in card
     assert "| answer | llm_text | worker | naughty | m | 40 | 12 | 4 | 0 | none |" in card
     python = "| is_python | validation | - | - | - | 0 | 0 | 3 | 1 | Python that does not parse: 1"
@@ -213,7 +214,7 @@ def test_an_export_that_kept_no_row_says_so() -> None:
             duplicates_removed=1, clusters=2, removed_by_filter={}, split_joins=0,
             license="unknown", languages=[], held_back_by_gate={"answer": 2, "score": 0},
         )  # fmt: skip
-        return ExportOutcome(Path("/x"), figures)
+        return ExportOutcome(Path("/x"), figures, "seed row")
 
     assert nothing_kept_warning(outcome({"train": 0, "test": 0}, 3)) == (
         "no row of recipe r was kept: all 3 are only in samples.parquet (held back by "

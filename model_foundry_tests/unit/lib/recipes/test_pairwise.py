@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from model_foundry.lib.datasets.judge import REASON_MAX, VERDICT_MAX_TOKENS
+from model_foundry.lib.gates.verdict import REASON_MAX, VERDICT_MAX_TOKENS
 from model_foundry.lib.recipes.generate import SCORE_TOKENS, cell_requests
 from model_foundry.lib.recipes.pairwise import POINTWISE_SYSTEM, pairwise_messages, pairwise_value
 from model_foundry.lib.recipes.spec import parse_recipe

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from model_foundry.lib.datasets.judge import REASON_MAX
+from model_foundry.lib.gates.verdict import REASON_MAX
 from model_foundry.lib.recipes.generate import check_roles
 from model_foundry.lib.recipes.spec import RecipeError, dependants, levels, parse_recipe
 from model_foundry_tests.recipe_helpers import EVERY_COLUMN, PAIRWISE

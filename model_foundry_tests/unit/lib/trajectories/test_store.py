@@ -7,10 +7,10 @@ from pathlib import Path
 
 from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.sessions import SessionWindow, export_sessions, session_records
 from model_foundry.lib.events import CHAT_PERSIST, TOOL_CALL, InboxEvent, validate_message
 from model_foundry.lib.inbox.store import write_batch
 from model_foundry.lib.publish import OutgoingEvent
+from model_foundry.lib.trajectories.sessions import SessionWindow, export_sessions, session_records
 from model_foundry.lib.trajectories.store import refresh_session_trajectories
 
 

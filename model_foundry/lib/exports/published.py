@@ -1,6 +1,6 @@
 """A prepared export written out: its figures, the folder and its ``dataset_exports`` row.
 
-Shared by the session export and the fan-out collection's export: the figures come from
+Every export ends here (through ``frame.export_records``): the figures come from
 hygiene (``prepare.py``) and from the kept records as they pass to the writer, so the card
 and the manifest say the same.
 """
@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.card import ExportFigures, languages
-from model_foundry.lib.datasets.layouts import PREFERENCE, Layout
-from model_foundry.lib.datasets.preferences import PreferenceFigures
-from model_foundry.lib.datasets.prepare import Prepared, varying_text
-from model_foundry.lib.datasets.writer import write_export
+from model_foundry.lib.exports.card import NO_SECTIONS, CardSections, ExportFigures
+from model_foundry.lib.exports.layouts import Layout
+from model_foundry.lib.exports.prepare import Prepared, varying_text
+from model_foundry.lib.exports.writer import write_export
+from model_foundry.lib.gates.script import languages
 from model_foundry.lib.tables.datasets import DATASET_EXPORTS, DatasetExportRow
 
 
@@ -38,8 +38,12 @@ class ExportTarget:
 
 @dataclass(frozen=True)
 class ExportOutcome:
+    """The folder written, its figures, and what its records' split groups are (the layout's
+    ``group``: a session, a prompt, a seed row)."""
+
     path: Path
     figures: ExportFigures
+    group: str
 
 
 def foundry_version() -> str:
@@ -88,20 +92,18 @@ def write_prepared(
     made_by: Mapping[str, Any],
     *,
     also: Sequence[tuple[Layout, Callable[[], Iterable[dict[str, Any]]]]] = (),
-    preference: PreferenceFigures | None = None,
-    recipe: dict[str, Any] | None = None,
+    before_card: Callable[[ExportFigures], None] | None = None,
+    card: CardSections = NO_SECTIONS,
 ) -> ExportOutcome:
-    """Write ``prepared`` to its folder, with the configs ``also`` gives and the judge's
-    ``preference`` figures (or a dataset recipe's, ``recipe``), and record it in
-    ``dataset_exports``."""
+    """Write ``prepared`` to its folder, with the configs ``also`` gives and the caller's
+    ``card`` sections, and record it in ``dataset_exports``. ``before_card`` adds the
+    caller's figures once every config is written."""
     kept = _Kept()
 
-    def before_card(f: ExportFigures) -> None:
+    def filled(f: ExportFigures) -> None:
         kept.fill(f)
-        if preference is not None:
-            # After every config is written: the pairs per split and their markers are known.
-            preference.pairs_by_split = dict(f.configs.get(PREFERENCE.config, {}))
-            f.preference = preference.as_dict()
+        if before_card is not None:
+            before_card(f)
 
     figures = ExportFigures(
         dataset=target.name,
@@ -120,7 +122,6 @@ def write_prepared(
         split_joins=prepared.split_joins,
         license=target.license or "unknown",
         languages=[],
-        recipe=recipe,
         made_by={
             "version": foundry_version(),
             "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -130,7 +131,7 @@ def write_prepared(
     batches = (kept.note(b) for b in prepared.batches())
     # The card is written after the last batch: the kept records' figures are known by then.
     path = write_export(
-        target.out_root, layout, batches, figures, before_card=before_card, also=also
+        target.out_root, layout, batches, figures, before_card=filled, also=also, card=card
     )
     row = DatasetExportRow(
         dataset=target.name, version=target.version, path=str(path), rows=prepared.records,
@@ -138,38 +139,37 @@ def write_prepared(
     )  # fmt: skip
     sql = DATASET_EXPORTS.insert_sql("replace")
     storage.run_in_transaction(db_path, lambda con: con.execute(sql, DATASET_EXPORTS.values(row)))
-    return ExportOutcome(path, figures)
+    return ExportOutcome(path, figures, layout.group)
 
 
 def figures_line(outcome: ExportOutcome) -> str:
     f = outcome.figures
     splits = ", ".join(f"{s} {n}" for s, n in f.rows_by_split.items())
     redactions = sum(f.redactions_by_kind.values())
-    whose = {"sessions": "sessions", "rows": "seed rows"}.get(f.kind, "prompts")
     return (
         f"exported {f.dataset}/{f.version} to {outcome.path}: {splits} records from "
-        f"{f.sessions} {whose}; {redactions} redactions, {f.duplicates_removed} duplicates "
-        f"removed in {f.clusters} clusters, filters removed "
+        f"{f.sessions} {outcome.group}s; {redactions} redactions, "
+        f"{f.duplicates_removed} duplicates removed in {f.clusters} clusters, filters removed "
         f"{sum(f.removed_by_filter.values())}"
         + (f", gates held back {sum(f.held_back_by_gate.values())}" if f.held_back_by_gate else "")
     )
 
 
-def empty_split_warning(figures: ExportFigures, test_share: float) -> str | None:
+def empty_split_warning(outcome: ExportOutcome, test_share: float) -> str | None:
     """A sentence when an export with records left a split empty, e.g. ``test split is empty:
     12 records from 3 sessions are too few for test_share 0.1``.
 
     Splits are drawn per session (per prompt for a collection) by a stable hash, so a small
     export can leave one empty; the counts alone (``test: 0``) do not tell a person why."""
+    figures = outcome.figures
     total = sum(figures.rows_by_split.values())
     if not total:
         return None
     empty = [s for s in ("train", "test") if not figures.rows_by_split.get(s)]
     if not empty:
         return None
-    whose = {"sessions": "session", "rows": "seed row"}.get(figures.kind, "prompt")
     plural = "s" if figures.sessions != 1 else ""
-    groups = f" from {figures.sessions:,} {whose}{plural}" if figures.sessions else ""
+    groups = f" from {figures.sessions:,} {outcome.group}{plural}" if figures.sessions else ""
     return (
         f"{empty[0]} split is empty: {total:,} records{groups} are too few for "
         f"test_share {test_share:g}"

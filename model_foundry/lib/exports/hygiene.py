@@ -15,7 +15,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.spool import HashSpool
+from model_foundry.lib.exports.spool import HashSpool
 from model_foundry.lib.hygiene.dedup import DedupConfig, find_duplicate_sketches, text_sketch
 from model_foundry.lib.hygiene.record import RecordScrubber
 from model_foundry.lib.hygiene.splits import assign_group_splits

@@ -2,7 +2,7 @@
 (``fixtures/gate_answers/``): precision and recall per cause stay above a floor.
 
 Run as a module to print the tables ``docs/datasets.md`` quotes:
-``python -m model_foundry_tests.unit.lib.datasets.test_gate_corpora``.
+``python -m model_foundry_tests.unit.lib.gates.test_gate_corpora``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from model_foundry.lib.datasets.gates import CAUSES, gate
+from model_foundry.lib.gates.answers import CAUSES, gate
 
 CORPORA = Path(__file__).parents[3] / "fixtures" / "gate_answers"
 # Corpus a shaped the gates (its misses were fixed); b is held out, so its floor is lower:

@@ -2,30 +2,25 @@
 
 It brings ``session_trajectories`` up to date with the inbox, chooses the version (a finished
 one is refused before anything is read), reads the finished sessions' records, runs them
-through hygiene (``prepare.py``) and writes the folder (``writer.py``), recording it in
+through hygiene and writes the folder (``lib/exports``), recording it in
 ``dataset_exports``. The inbox and the DuckDB tables keep the data verbatim: only the export
 is scrubbed.
 """
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from model_foundry.lib import settings, storage
-from model_foundry.lib.datasets.layouts import SESSIONS
-from model_foundry.lib.datasets.names import export_dir
-from model_foundry.lib.datasets.prepare import (
-    SESSION_FILTERS,
-    Hygiene,
-    prepare,
-)
-from model_foundry.lib.datasets.published import ExportOutcome, ExportTarget, write_prepared
-from model_foundry.lib.datasets.sessions import SessionWindow, export_sessions, session_records
-from model_foundry.lib.datasets.versions import choose_version
+from model_foundry.lib.exports.frame import Preparation, export_records
+from model_foundry.lib.exports.layouts import SESSIONS
+from model_foundry.lib.exports.prepare import SESSION_FILTERS, Hygiene
+from model_foundry.lib.exports.published import ExportOutcome, ExportTarget
+from model_foundry.lib.exports.versions import choose_version
+from model_foundry.lib.trajectories.sessions import SessionWindow, export_sessions, session_records
 from model_foundry.lib.trajectories.store import refresh_session_trajectories
 
 # Hygiene for one dataset of one DuckDB file (its splits are stored there).
@@ -104,26 +99,17 @@ def export_session_dataset(
     records = session_records(db_path, sessions)
     # The ids (a Python string each) go with the records once read, not kept while writing.
     del sessions
-    spool_dir = export_dir(request.out_root, request.name, version).parent
-    spool_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".spool-", dir=spool_dir) as tmp:
-        prepared = prepare(
-            records,
-            hygiene(Path(db_path), request.name, request.test_share),
-            Path(tmp) / "records.parquet",
-            SESSIONS.schema,
-            # A session's threads share a split; near duplicates join their sessions.
-            group_of=lambda r: r["correlation_id"],
-            filters=request.filters,
-        )
-        made_by = {
-            "run": request.run or "model-foundry dataset sessions",
-            "since": request.since.isoformat() if request.since else None,
-            "until": request.until.isoformat() if request.until else None,
-            "include_active": request.include_active,
-        }
-        target = ExportTarget(request.out_root, request.name, version, request.license)
-        return write_prepared(db_path, target, SESSIONS, prepared, made_by)
+    # A session's threads share a split; near duplicates join their sessions.
+    preparation = Preparation(group_of=lambda r: r["correlation_id"], filters=request.filters)
+    made_by = {
+        "run": request.run or "model-foundry dataset sessions",
+        "since": request.since.isoformat() if request.since else None,
+        "until": request.until.isoformat() if request.until else None,
+        "include_active": request.include_active,
+    }
+    target = ExportTarget(request.out_root, request.name, version, request.license)
+    clean = hygiene(Path(db_path), request.name, request.test_share)
+    return export_records(db_path, target, SESSIONS, records, clean, preparation, made_by)
 
 
 __all__ = [

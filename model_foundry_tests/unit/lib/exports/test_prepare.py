@@ -16,13 +16,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from model_foundry.lib.datasets.export_hygiene import ExportHygiene
-from model_foundry.lib.datasets.gates import CAUSES, GateConfig
-from model_foundry.lib.datasets.layouts import SESSIONS
-from model_foundry.lib.datasets.prepare import prepare, varying_text
-from model_foundry.lib.datasets.published import ExportTarget
 from model_foundry.lib.datasets.sample_export import export_samples
 from model_foundry.lib.datasets.samples import write_samples
+from model_foundry.lib.exports.hygiene import ExportHygiene
+from model_foundry.lib.exports.layouts import SESSIONS
+from model_foundry.lib.exports.prepare import prepare, varying_text
+from model_foundry.lib.exports.published import ExportTarget
+from model_foundry.lib.gates.config import CAUSES, GateConfig
 from model_foundry.lib.hygiene.measure import TextWorld, perturb
 from model_foundry.lib.hygiene.record import RecordScrubber
 from model_foundry.lib.hygiene.splits import hashed_split
@@ -298,7 +298,7 @@ def test_a_gated_record_is_kept_by_its_cluster_only_when_all_of_it_is_gated(
 ) -> None:
     """With gates and clusters both on (a recipe's rows), a near duplicate that passed its
     gates is kept over one that did not; ``text_of`` is what the clusters compare."""
-    from model_foundry.lib.datasets.prepare import Gates
+    from model_foundry.lib.exports.prepare import Gates
 
     records = [_record("a", "task one"), _record("b", "task one again"), _record("c", "alone")]
     records[0]["gate"] = "answer"

@@ -1,6 +1,6 @@
 """Quality gates on planted answers: each cause on bad ones, good ones of several kinds pass,
 and the planted set's precision and recall per cause (docs/datasets.md prints the table:
-``python -m model_foundry_tests.unit.lib.datasets.test_gates``)."""
+``python -m model_foundry_tests.unit.lib.gates.test_answers``)."""
 
 from __future__ import annotations
 
@@ -11,17 +11,16 @@ from typing import Any
 
 import pytest
 
-from model_foundry.lib.datasets.gates import (
+from model_foundry.lib.gates.answers import gate, sample_gate
+from model_foundry.lib.gates.config import (
     CAUSES,
     GateConfig,
     GateConfigError,
-    gate,
     gate_config,
     load_gate_config,
-    repetition_stat,
-    sample_gate,
 )
-from model_foundry.lib.datasets.judge import VERDICT_SCHEMA
+from model_foundry.lib.gates.repetition import repetition_stat
+from model_foundry.lib.gates.verdict import VERDICT_SCHEMA
 
 QUESTION = "Explain in two sentences why the sky is blue during the day."
 TRANSLATE = "Translate the user's English text into Japanese. Reply with the translation only."

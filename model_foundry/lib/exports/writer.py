@@ -20,10 +20,10 @@ from typing import Any, TextIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from model_foundry.lib.datasets.card import ExportFigures, card_text
-from model_foundry.lib.datasets.layouts import Layout
-from model_foundry.lib.datasets.names import export_dir
-from model_foundry.lib.datasets.versions import MANIFEST, FinishedVersionError
+from model_foundry.lib.exports.card import NO_SECTIONS, CardSections, ExportFigures, card_text
+from model_foundry.lib.exports.layouts import Layout
+from model_foundry.lib.exports.names import export_dir
+from model_foundry.lib.exports.versions import MANIFEST, FinishedVersionError
 
 SPLITS = ("train", "test")
 # samples.parquet's columns beyond the layout's: why a record is not in the other views.
@@ -120,12 +120,14 @@ def write_export(
     figures: ExportFigures,
     before_card: Callable[[ExportFigures], None] | None = None,
     also: Sequence[tuple[Layout, Callable[[], Iterable[dict[str, Any]]]]] = (),
+    card: CardSections = NO_SECTIONS,
 ) -> Path:
     """Write the folder for the records of ``batches`` (each with ``split``, ``cluster_id``,
     ``kept`` and ``dropped_by``), one batch in memory at a time; ``figures`` gets the rows per
     split and the files, and ``before_card`` may add what only the records showed. ``also``
     adds configs of other records (a layout and what yields its records, called after the
-    main records are written: their splits are stored by then). Returns the folder."""
+    main records are written: their splits are stored by then); ``card`` is the caller's part
+    of the card. Returns the folder."""
     final = export_dir(out_root, figures.dataset, figures.version)
     if (final / MANIFEST).is_file():
         raise FinishedVersionError(
@@ -147,7 +149,7 @@ def write_export(
             figures.files.setdefault("configs", {})[other.config] = files
         if before_card is not None:
             before_card(figures)
-        (staging / "README.md").write_text(card_text(layout, figures), encoding="utf-8")
+        (staging / "README.md").write_text(card_text(layout, figures, card), encoding="utf-8")
         manifest = json.dumps({"finished": True, **asdict(figures)}, indent=2, ensure_ascii=False)
         (staging / MANIFEST).write_text(manifest, encoding="utf-8")
         if final.exists():

@@ -10,10 +10,10 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from model_foundry.lib.datasets.layouts import SESSIONS
-from model_foundry.lib.datasets.versions import FinishedVersionError, choose_version
-from model_foundry.lib.datasets.writer import batched, write_export
-from model_foundry_tests.shared.lib.datasets.export_formats import (  # noqa: F401 - fixtures are found by name
+from model_foundry.lib.exports.layouts import SESSIONS
+from model_foundry.lib.exports.versions import FinishedVersionError, choose_version
+from model_foundry.lib.exports.writer import batched, write_export
+from model_foundry_tests.shared.lib.exports.export_formats import (  # noqa: F401 - fixtures are found by name
     OPENAI_MESSAGE_KEYS,
     _figures,
     _kept,

@@ -71,7 +71,8 @@ def sample_openai(record: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Layout:
-    """One kind of record: its config name, ``hf/`` schema and OpenAI line."""
+    """One kind of record: its config name, ``hf/`` schema and OpenAI line, and what the card
+    calls the records (``title``) and the groups their splits are drawn by (``group``)."""
 
     config: str
     schema: pa.Schema
@@ -80,6 +81,8 @@ class Layout:
     tags: tuple[str, ...]
     # Columns only samples.parquet holds (why a record was held back), not the other views.
     audit: tuple[tuple[str, pa.DataType], ...] = ()
+    title: str = "Records"
+    group: str = "session"
 
     @property
     def spooled(self) -> pa.Schema:
@@ -112,6 +115,7 @@ SESSIONS = Layout(
     openai=session_openai,
     task_categories=("text-generation",),
     tags=("agent", "tool-use", "chat", "trajectories", "model-foundry"),
+    title="Agent session trajectories",
 )
 
 SAMPLES = Layout(
@@ -146,6 +150,8 @@ SAMPLES = Layout(
     task_categories=("text-generation",),
     tags=("chat", "synthetic", "model-foundry"),
     audit=(("gate", pa.string()),),
+    title="Prompt fan-out samples",
+    group="prompt",
 )
 
 _TURN = pa.struct([("role", pa.string()), ("content", pa.string())])

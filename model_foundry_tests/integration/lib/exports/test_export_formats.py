@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from model_foundry.devtools import hf_datasets
-from model_foundry.lib.datasets.layouts import SESSIONS
+from model_foundry.lib.exports.layouts import SESSIONS
 from model_foundry_tests.hf_loading import load_offline
-from model_foundry_tests.shared.lib.datasets.export_formats import (  # noqa: F401 - fixtures are found by name
+from model_foundry_tests.shared.lib.exports.export_formats import (  # noqa: F401 - fixtures are found by name
     _kept,
     export_fixture,
 )

@@ -1,7 +1,7 @@
 """The export folder's views: OpenAI lines, the hf/ config that datasets 3.6 and 5.x load
 offline, samples.parquet, the card and the manifest.
 
-What the unit, integration and system tests of ``lib/datasets/test_export_formats.py`` share."""
+What the unit, integration and system tests of ``lib/exports/test_export_formats.py`` share."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ import pytest
 
 from model_foundry.devtools.sample_events import sample_events
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.card import ExportFigures
-from model_foundry.lib.datasets.layouts import SESSIONS
-from model_foundry.lib.datasets.sessions import SessionWindow, export_sessions, session_records
-from model_foundry.lib.datasets.writer import batched, write_export
 from model_foundry.lib.events import InboxEvent, validate_message
+from model_foundry.lib.exports.card import ExportFigures
+from model_foundry.lib.exports.layouts import SESSIONS
+from model_foundry.lib.exports.writer import batched, write_export
 from model_foundry.lib.inbox.store import write_batch
+from model_foundry.lib.trajectories.sessions import SessionWindow, export_sessions, session_records
 from model_foundry.lib.trajectories.store import refresh_session_trajectories
 
 OPENAI_MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name", "weight"}

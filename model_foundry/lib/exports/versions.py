@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from model_foundry.lib.datasets.names import UnsafeNameError, check_name, export_dir
+from model_foundry.lib.exports.names import UnsafeNameError, check_name, export_dir
 
 MANIFEST = "manifest.json"
 

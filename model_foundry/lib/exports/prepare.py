@@ -3,7 +3,7 @@
 The order is fixed: every record is scrubbed first (secrets to typed markers, PII hashed), so
 nothing later sees the raw text; then quality flags and the configured filters (each counted,
 the record kept in ``samples.parquet`` with ``dropped_by``) and, for model answers, the
-quality gates (``gates.py``: the cause in ``gate``, held back as ``gate:<cause>`` unless a
+quality gates (``lib/gates``: the cause in ``gate``, held back as ``gate:<cause>`` unless a
 filter already dropped it); then near-duplicate clusters over
 each record's varying text, one record per cluster kept (the most turns, then the earliest,
 then the smallest id); then each cluster's stored split. The hygiene itself (``lib/hygiene``)
@@ -200,7 +200,7 @@ class _Pass:
         self.text_of = text_of
         self.filters = filters
         self.gates = gates
-        self.gated: Counter[str] = Counter()
+        self.held_back: Counter[str] = Counter()
         self.redactions: Counter[str] = Counter()
         self.removed: Counter[str] = Counter()
         self.dropped = array("b")
@@ -232,11 +232,11 @@ class _Pass:
                 if self.gates is not None:
                     clean["gate"] = cause = self.gates.check(clean)
                     if cause:
-                        self.gated[cause] += 1
+                        self.held_back[cause] += 1
                         dropped = dropped or f"gate:{cause}"
                 self.dropped.append(self.reason_index[dropped] if dropped else 0)
                 if index is not None:
-                    # A filtered or gated record is kept by its cluster only when all of it is.
+                    # A filtered or held-back record is kept by its cluster only when all of it is.
                     held = _FILTERED if dropped else 0
                     index.add(self.text_of(clean), priority(clean) + held)
                 self.groups.append(group_of(clean))
@@ -251,7 +251,7 @@ class _Pass:
         p.redactions_by_kind = dict(sorted(self.redactions.items()))
         p.removed_by_filter = {f: self.removed.get(f, 0) for f in self.filters}
         if self.gates is not None:
-            p.held_back_by_gate = {c: self.gated.get(c, 0) for c in self.gates.causes}
+            p.held_back_by_gate = {c: self.held_back.get(c, 0) for c in self.gates.causes}
         p.dropped_at = np.frombuffer(self.dropped, dtype=np.int8).copy()
 
 

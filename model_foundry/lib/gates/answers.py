@@ -1,0 +1,160 @@
+"""Quality gates on what a model wrote, before it enters an export.
+
+Each answer gets at most one cause, checked in this order (the cheapest and surest first):
+
+- ``cut_off``: the model stopped at the token limit (``finish_reason == "length"``);
+- ``empty``: no word: only whitespace, markup, digits or punctuation;
+- ``unparsed``: a structured answer (a ``json_schema`` was asked) that is not strict JSON
+  (``NaN`` is not) or does not validate (``schema.py``); a judge verdict is checked by
+  ``verdict.parse_verdict`` itself;
+- ``repetition``: a loop, by Gopher's repetition statistics as adapted for short chat
+  answers (``repetition.py``);
+- ``echo``: the prompt given back: at least :attr:`GateConfig.echo_ngram` words, and at least
+  ``echo_share`` of the answer's words inside a run of ``echo_ngram`` words the prompt has
+  too. A run of kanji, of hiragana or of katakana counts as a word here (Japanese has no
+  spaces). Before ``wrong_script``, as an untranslated text handed back is both and this is
+  the surer name; after ``repetition``, so a phrase of the prompt looped is a loop (a
+  question given back twice is no loop, see above, and is an echo);
+- ``wrong_script``: a translation mostly not in the target's script (``script.py``, the one
+  language detector): a Japanese character counts one, a Latin word one, a word in any other
+  script (Hangul, Cyrillic, ...) one against both targets.
+
+Which causes apply and their thresholds are a :class:`config.GateConfig`. Nothing here
+deletes anything: the export records the cause beside the row and leaves it out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from model_foundry.lib.gates.config import CAUSES, DEFAULTS, GateConfig
+from model_foundry.lib.gates.repetition import LETTER, ngrams, repetition_stat
+from model_foundry.lib.gates.schema import is_unparsed
+from model_foundry.lib.gates.script import WORD, script_share
+
+_MARKUP = re.compile(r"<[^>]*>|&[a-z]+;|```\w*")
+_INTO = re.compile(r"\binto (Japanese|English)\b", re.IGNORECASE)
+_LANGS = {"japanese": "ja", "ja": "ja", "english": "en", "en": "en"}
+
+
+def is_wordless(text: str) -> bool:
+    """Nothing but whitespace, markup, digits or punctuation."""
+    return not LETTER.search(_MARKUP.sub(" ", text))
+
+
+def is_echo(answer: str, prompt: str, config: GateConfig = DEFAULTS) -> bool:
+    """Most of ``answer`` is runs of words copied from ``prompt`` (case and punctuation
+    ignored). A short answer that repeats a few of the prompt's words is not an echo."""
+    n = config.echo_ngram
+    words = [w.casefold() for w in WORD.findall(answer)]
+    if len(words) < n:
+        return False
+    asked = set(ngrams([w.casefold() for w in WORD.findall(prompt)], n))
+    covered = [False] * len(words)
+    for i in range(len(words) - n + 1):
+        if " ".join(words[i : i + n]) in asked:
+            covered[i : i + n] = [True] * n
+    return sum(covered) / len(words) >= config.echo_share
+
+
+def gate(
+    answer: str | None,
+    *,
+    finish_reason: str | None = None,
+    prompt: str = "",
+    target_lang: str | None = None,
+    json_schema: Mapping[str, Any] | None = None,
+    config: GateConfig = DEFAULTS,
+) -> str | None:
+    """The cause ``answer`` is held back for (see :data:`CAUSES`), or None to keep it."""
+    text = answer or ""
+    on = [c for c in CAUSES if c not in config.skip]
+    checks = {
+        "cut_off": lambda: finish_reason == "length",
+        "empty": lambda: is_wordless(text),
+        "unparsed": lambda: json_schema is not None and is_unparsed(text, json_schema),
+        "wrong_script": lambda: (
+            target_lang is not None
+            and (share := script_share(text, target_lang)) is not None
+            and share < config.script_share
+        ),
+        "echo": lambda: bool(prompt) and is_echo(text, prompt, config),
+        "repetition": lambda: repetition_stat(text, config) is not None,
+    }
+    return next((c for c in on if checks[c]()), None)
+
+
+def target_language(messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> str | None:
+    """A translation's target (``ja``/``en``): its ``target_lang`` parameter, else a system
+    turn asking "... into Japanese" (``slots.client.translation_messages``); None otherwise."""
+    named = params.get("target_lang")
+    if isinstance(named, str):
+        return _LANGS.get(named.casefold())
+    for m in messages:
+        if m.get("role") == "system" and (found := _INTO.search(m.get("content") or "")):
+            return _LANGS[found.group(1).casefold()]
+    return None
+
+
+def body_text(body: Mapping[str, Any]) -> str:
+    """The words a request asked with (its messages' contents, else its prompt or text): what
+    an answer is compared with for ``echo``. ``body`` as a request stores it (``Body.as_dict``)."""
+    messages = body.get("messages") or []
+    if messages:
+        return "\n".join(str(m.get("content") or "") for m in messages)
+    return str(body.get("prompt") or body.get("text") or "")
+
+
+def held_back(causes: Sequence[str | None]) -> dict[str, int]:
+    """How many of ``causes`` each gate held back, every cause named (0 when none): the
+    ``held_back_by_gate`` figure the exports and the summary assets show."""
+    counts = Counter(c for c in causes if c)
+    return {c: counts.get(c, 0) for c in CAUSES}
+
+
+def sample_gate(record: Mapping[str, Any], config: GateConfig) -> str | None:
+    """The cause of an exported sample (its answer the last message), or None."""
+    try:
+        params = json.loads(record.get("params") or "{}")
+    except json.JSONDecodeError:
+        params = {}
+    params = params if isinstance(params, dict) else {}
+    asked = record["messages"][:-1]
+    schema = params.get("json_schema")
+    return gate(
+        record.get("response"),
+        finish_reason=record.get("finish_reason"),
+        prompt="\n".join(m.get("content") or "" for m in asked),
+        target_lang=target_language(asked, params),
+        json_schema=schema if isinstance(schema, dict) else None,
+        config=config,
+    )
+
+
+def pair_gate(record: Mapping[str, Any], config: GateConfig) -> str | None:
+    """The cause of a preference pair: its chosen answer's, else its rejected answer's."""
+    asked = record["prompt"]
+    prompt = "\n".join(m.get("content") or "" for m in asked)
+    target = target_language(asked, {})
+    for side in ("chosen", "rejected"):
+        answer = record[side][-1]["content"]
+        cause = gate(answer, prompt=prompt, target_lang=target, config=config)
+        if cause:
+            return cause
+    return None
+
+
+__all__ = [
+    "body_text",
+    "gate",
+    "held_back",
+    "is_echo",
+    "is_wordless",
+    "pair_gate",
+    "sample_gate",
+    "target_language",
+]
