@@ -25,7 +25,7 @@ def _subclasses(cls: type[Column]) -> list[type[Column]]:
     return [s for c in cls.__subclasses__() for s in (c, *_subclasses(c))]
 
 
-def _discover() -> dict[str, type[Column]]:
+def find_column_classes() -> dict[str, type[Column]]:
     for module in pkgutil.iter_modules(package.__path__):
         importlib.import_module(f"{package.__name__}.{module.name}")
     found = {c.column_type: c for c in _subclasses(Column) if c.column_type}
@@ -33,7 +33,7 @@ def _discover() -> dict[str, type[Column]]:
     return dict(sorted(found.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
 
 
-COLUMN_CLASSES: Mapping[str, type[Column]] = _discover()
+COLUMN_CLASSES: Mapping[str, type[Column]] = find_column_classes()
 COLUMN_TYPES: tuple[str, ...] = tuple(COLUMN_CLASSES)
 _COMMON = {"name", "type", "description"}
 
@@ -80,4 +80,11 @@ def column_attributes() -> Any:
     return Annotated[Union[models], Field(discriminator="type")]  # noqa: UP007
 
 
-__all__ = ["COLUMN_CLASSES", "COLUMN_TYPES", "column_attributes", "column_class", "read_column"]
+__all__ = [
+    "COLUMN_CLASSES",
+    "COLUMN_TYPES",
+    "column_attributes",
+    "column_class",
+    "find_column_classes",
+    "read_column",
+]

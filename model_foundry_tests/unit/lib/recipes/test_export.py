@@ -16,6 +16,7 @@ from model_foundry.lib.datasets.export_hygiene import ExportHygiene
 from model_foundry.lib.datasets.published import ExportOutcome
 from model_foundry.lib.hygiene.record import RecordScrubber
 from model_foundry.lib.recipes.export import RecipeHygiene, nothing_kept_warning, recipe_layout
+from model_foundry.lib.recipes.parse import parse_recipe
 from model_foundry.lib.recipes.records import (
     INCOMPLETE,
     NewestCell,
@@ -26,7 +27,6 @@ from model_foundry.lib.recipes.records import (
     row_record,
     row_text,
 )
-from model_foundry.lib.recipes.parse import parse_recipe
 from model_foundry.lib.recipes.spec import RecipeError
 from model_foundry_tests.recipe_helpers import EVERY_COLUMN, PAIRWISE
 
@@ -42,9 +42,10 @@ def _cells(**overrides: NewestCell | None) -> dict[str, NewestCell]:
         "budget": NewestCell(120, "ok", None),
         "question": NewestCell("In a formal tone: how do I compact a file?", "ok", None),
         "answer": NewestCell("Run CHECKPOINT.", "ok", None, "naughty", "m-worker", 10, 3),
-        "facts": NewestCell({"topic": "duckdb", "level": 2}, "ok", None, "kindergarten", "m-cheap",
-                      7, 5),
-        "score": NewestCell({"helpful": 4, "reason": "short"}, "ok", None, "grandpa", "m-judge", 20, 9),
+        "facts": NewestCell({"topic": "duckdb", "level": 2}, "ok", None, "kindergarten",
+                            "m-cheap", 7, 5),
+        "score": NewestCell({"helpful": 4, "reason": "short"}, "ok", None, "grandpa", "m-judge",
+                            20, 9),
         "is_python": NewestCell(True, "ok", None),
         "long_enough": NewestCell(True, "ok", None),
     }  # fmt: skip

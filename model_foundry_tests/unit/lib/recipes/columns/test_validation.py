@@ -19,8 +19,7 @@ def test_each_check_says_why_a_value_fails() -> None:
     assert as_schema.cause('{"n": 2}') is None
     assert as_schema.cause({"n": 2}) is None
     assert (
-        as_schema.cause('{"n": "two"}')
-        == "breaks its JSON schema ('two' is not of type 'integer')"
+        as_schema.cause('{"n": "two"}') == "breaks its JSON schema ('two' is not of type 'integer')"
     )
     assert as_schema.cause("n = 2").startswith("not JSON (")
 
