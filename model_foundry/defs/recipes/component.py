@@ -6,10 +6,12 @@ this folder; each recipe becomes the asset ``recipe_<name>`` (its generated rows
 ``recipe_<name>_schedule``, and the asset ``recipe_<name>_export`` (its rows exported with
 the datasets' hygiene, ``lib/recipes/export.py``; outside the job unless the recipe says
 ``export: {on_schedule: true}``, and then told to write no version when no cell is new).
-The attributes are checked by ``lib/recipes/spec.py``, not by Dagster's own validation, so
-that a bad recipe never takes the code location down: it still becomes its asset, which
-fails with the one sentence naming the file and the field (and the sentence is logged while
-the definitions load, which ``dg check defs`` shows).
+The attributes are typed (each column type's fields too), so ``dg`` shows them and ``dg check
+yaml`` flags what is not of their type; but a recipe is refused by its own check
+(``lib/recipes/parse.py``), not by Dagster's validation, so that a bad recipe never takes the
+code location down: it still becomes its asset, which fails with the one sentence naming the
+file and the field (and the sentence is logged while the definitions load, which ``dg check
+defs`` shows).
 """
 
 # No ``from __future__ import annotations``: Dagster reads the nested assets' annotations.

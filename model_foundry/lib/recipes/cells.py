@@ -140,7 +140,7 @@ def _column_sql(c: Column) -> list[str]:
 def recipe_view_sql(recipe: Recipe) -> str:
     """``recipe_<name>``: one row per seed row and version, a typed column per column, the
     sub-columns of structured answers (``<column>_<property>``), and why a row is held back.
-    Names go into the SQL as identifiers (DuckDB takes no parameters for them): ``spec.py``
+    Names go into the SQL as identifiers (DuckDB takes no parameters for them): ``parse.py``
     lets only lower-case identifiers through, and they are checked again here."""
     names = [recipe.name, *(c.name for c in recipe.columns)]
     names += [p for c in recipe.columns for p in c.sub_columns()]
