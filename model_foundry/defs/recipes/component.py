@@ -38,7 +38,7 @@ from pydantic import (
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
-from model_foundry.lib.recipes.columns.registry import column_attributes
+from model_foundry.lib.recipes.columns.registry import COLUMN_TYPES, column_attributes
 from model_foundry.lib.recipes.files import read_recipe_file
 from model_foundry.lib.recipes.parse import parse_recipe
 from model_foundry.lib.recipes.spec import Recipe, RecipeError
@@ -347,9 +347,8 @@ class DatasetRecipe(dg.Component, dg.Resolvable, dg.Model):
     columns: Annotated[
         list[ColumnAttributes] | None,  # type: ignore[valid-type]
         _field(
-            "The columns, each {name, type, ...}; type: seed, sampler, expression, llm_text "
-            "(prompt, or text: the bare text for a translator), llm_structured, llm_judge, "
-            "validation (docs/recipes.md).",
+            f"The columns, each {{name, type, ...}}; type: {', '.join(COLUMN_TYPES)}, each "
+            "with its own fields (docs/recipes.md).",
             typed=list[ColumnAttributes] | None,  # type: ignore[valid-type]
         ),
     ] = None
