@@ -17,7 +17,7 @@ from model_foundry.lib.events import SEMANTIC_SEARCH, InboxEvent, validate_messa
 from model_foundry.lib.inbox.store import write_batch
 from model_foundry.lib.publish import make_event
 from model_foundry.lib.recipes.generate import RUN_VERSION, RecipeOutcome, run_recipe
-from model_foundry.lib.recipes.spec import parse_recipe
+from model_foundry.lib.recipes.parse import parse_recipe
 from model_foundry.lib.tables.summaries import SESSION_SUMMARIES, SummaryRow
 from model_foundry_tests.slot_fixtures import Slots
 

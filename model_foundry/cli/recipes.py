@@ -2,7 +2,7 @@
 
 ``run`` materializes the recipe's asset in this process, as Dagster would (the same
 definitions and resources); ``preview`` generates a few rows under the ``preview`` version
-and prints them; ``check`` reads the recipe and the slot file and says what is wrong;
+and prints them; ``check`` reads the recipe and the slot file and lists every problem, a line each;
 ``export`` writes the stored rows through the datasets' export (as the asset
 ``recipe_<name>_export`` does), asking no slot.
 """
@@ -19,7 +19,7 @@ from model_foundry.lib import settings
 
 def _recipe(args: argparse.Namespace) -> Any:
     from model_foundry.lib.recipes.files import find_recipe
-    from model_foundry.lib.recipes.spec import parse_recipe
+    from model_foundry.lib.recipes.parse import parse_recipe
 
     found = find_recipe(args.name, Path(args.file) if args.file else None)
     return found, parse_recipe(found.attributes, str(found.path), default_name=found.name)
@@ -33,11 +33,26 @@ def _slot_file() -> Any:
 
 
 def cmd_recipe_check(args: argparse.Namespace) -> int:
-    from model_foundry.lib.recipes.generate import check_roles
-    from model_foundry.lib.recipes.spec import levels
+    import sys
 
-    found, recipe = _recipe(args)
-    check_roles(recipe, _slot_file(), None)
+    from model_foundry.lib.recipes.files import find_recipe
+    from model_foundry.lib.recipes.graph import levels
+    from model_foundry.lib.recipes.parse import read_recipe
+    from model_foundry.lib.recipes.roles import role_problems
+
+    found = find_recipe(args.name, Path(args.file) if args.file else None)
+    recipe, problems = read_recipe(found.attributes, str(found.path), default_name=found.name)
+    if recipe is not None:
+        # What the file says is checked first: the schedule, then the roles against the slots.
+        from model_foundry.defs.recipes.component import cron_problem
+
+        cron = cron_problem(recipe)
+        problems = [*([cron] if cron is not None else []),
+                    *role_problems(recipe, _slot_file(), None)]  # fmt: skip
+    if problems or recipe is None:
+        for problem in problems:
+            print(f"model-foundry: {problem}", file=sys.stderr)
+        return 1
     waves = " | ".join(", ".join(c.name for c in wave) for wave in levels(recipe))
     print(f"{found.path}: recipe {recipe.name} is ok: {len(recipe.columns)} columns ({waves})")
     return 0
@@ -137,7 +152,7 @@ def register(sub: Subparsers) -> None:
     recipe = sub.add_parser("recipe", help="dataset recipes: check, preview, run, export")
     recipe_sub = recipe.add_subparsers(dest="recipe_command", required=True)
     helps = {
-        "check": "read the recipe and the slot file; say what is wrong in one sentence",
+        "check": "read the recipe and the slot file; list every problem, a line each",
         "preview": "generate a few rows under the preview version and print them",
         "run": "generate the recipe's rows, as its Dagster asset does",
         "export": "export the generated rows with hygiene: hf/, openai/, card, manifest",

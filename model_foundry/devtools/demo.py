@@ -261,7 +261,7 @@ def run_example_recipes(db: Path, rows: int = EXAMPLE_ROWS) -> list[dict[str, An
     from model_foundry.lib.errors import UserError
     from model_foundry.lib.recipes.files import recipe_files
     from model_foundry.lib.recipes.generate import run_recipe
-    from model_foundry.lib.recipes.spec import parse_recipe
+    from model_foundry.lib.recipes.parse import parse_recipe
 
     print(
         "example recipes (examples/recipes/, in Dagster only with "

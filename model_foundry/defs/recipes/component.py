@@ -6,13 +6,16 @@ this folder; each recipe becomes the asset ``recipe_<name>`` (its generated rows
 ``recipe_<name>_schedule``, and the asset ``recipe_<name>_export`` (its rows exported with
 the datasets' hygiene, ``lib/recipes/export.py``; outside the job unless the recipe says
 ``export: {on_schedule: true}``, and then told to write no version when no cell is new).
-The attributes are checked by ``lib/recipes/spec.py``, not by Dagster's own validation, so
-that a bad recipe never takes the code location down: it still becomes its asset, which
-fails with the one sentence naming the file and the field (and the sentence is logged while
-the definitions load, which ``dg check defs`` shows).
+The attributes are typed (each column type's fields too), so ``dg`` shows them and ``dg check
+yaml`` flags what is not of their type; but a recipe is refused by its own check
+(``lib/recipes/parse.py``), not by Dagster's validation, so that a bad recipe never takes the
+code location down: it still becomes its asset, which fails with the one sentence naming the
+file and the field (and the sentence is logged while the definitions load, which ``dg check
+defs`` shows).
 """
 
 # No ``from __future__ import annotations``: Dagster reads the nested assets' annotations.
+import functools
 import logging
 import re
 from pathlib import Path
@@ -23,20 +26,34 @@ from dagster._core.definitions.unresolved_asset_job_definition import (
     UnresolvedAssetJobDefinition,
 )
 from dagster._utils.schedules import is_valid_cron_string
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import (
+    BaseModel,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
+from model_foundry.lib.recipes.columns.registry import COLUMN_TYPES, column_attributes
 from model_foundry.lib.recipes.files import read_recipe_file
-from model_foundry.lib.recipes.spec import Recipe, RecipeError, parse_recipe
+from model_foundry.lib.recipes.parse import parse_recipe
+from model_foundry.lib.recipes.spec import Recipe, RecipeError
 
 log = logging.getLogger(__name__)
 
 
-def _field(description: str, examples: list[Any] | None = None) -> Any:
+def _field(description: str, examples: list[Any] | None = None, typed: Any = None) -> Any:
     # Passed through as written: the recipe's Jinja templates are its own, not Dagster's.
-    return dg.Resolver.passthrough(description=description, examples=examples)
+    if typed is None:
+        return dg.Resolver.passthrough(description=description, examples=examples)
+    # A type Dagster cannot derive a model from (a union of the column types), given as is.
+    return dg.Resolver(lambda _context, value: value, model_field_type=typed,
+                       inject_before_resolve=False, description=description,
+                       examples=examples)  # fmt: skip
 
 
 def recipe_key(name: str) -> dg.AssetKey:
@@ -136,6 +153,13 @@ def _run(context: dg.AssetExecutionContext, recipe: Recipe, base_dir: Path,
     )
 
 
+def cron_problem(recipe: Recipe) -> RecipeError | None:
+    """The sentence for a ``schedule`` that is not a cron string Dagster takes."""
+    if recipe.schedule is None or is_valid_cron_string(recipe.schedule):
+        return None
+    return recipe.error("schedule", f"{recipe.schedule!r} is not a cron string")
+
+
 def recipe_definitions(raw: Any, source: Path) -> dg.Definitions:
     """The asset, job and schedule of the recipe ``raw`` (a defs.yaml's attributes) read
     from ``source``; a bad recipe's asset fails with its sentence."""
@@ -143,8 +167,8 @@ def recipe_definitions(raw: Any, source: Path) -> dg.Definitions:
     name = _safe_name(raw, folder)
     try:
         recipe = parse_recipe(raw, str(source), default_name=name)
-        if recipe.schedule is not None and not is_valid_cron_string(recipe.schedule):
-            raise recipe.error("schedule", f"{recipe.schedule!r} is not a cron string")
+        if (problem := cron_problem(recipe)) is not None:
+            raise problem
     except RecipeError as exc:
         return _broken(name, str(exc))
     key = recipe_key(recipe.name)
@@ -256,10 +280,29 @@ STARTER: dict[str, Any] = {
 }  # fmt: skip
 
 
-class _Attributes(BaseModel):
-    # Unknown fields are let through to the recipe's own check, which names them in a
-    # sentence on the recipe's asset; Dagster's check would take the code location down.
-    model_config = ConfigDict(extra="allow")
+class RecipeSeedAttributes(dg.Model):
+    """Where the seed rows come from: exactly one of file or sql."""
+
+    file: str | None = Field(
+        default=None, description="A .jsonl, .csv or .parquet file, relative to this folder."
+    )
+    sql: str | None = Field(default=None, description="A query over the DuckDB file, read-only.")
+    incremental: str | None = Field(
+        default=None,
+        description="An sql seed's integer position column (such as commit_seq): each run "
+        "takes only the rows past the last run's.",
+    )
+
+
+class ExportAttributes(dg.Model):
+    on_schedule: bool = Field(
+        default=False,
+        description="The job (and so the schedule) exports after each run, writing no version "
+        "when no cell is new.",
+    )
+
+
+ColumnAttributes = column_attributes()
 
 
 @dg.scaffold_with(_Scaffolder)
@@ -268,26 +311,33 @@ class DatasetRecipe(dg.Component, dg.Resolvable, dg.Model):
     structured and judge columns and validations, generated through the slots with every
     cell asked once (docs/recipes.md)."""
 
-    name: Annotated[Any, _field("The recipe's name (a-z, 0-9, _): asset recipe_<name>.")] = None
-    description: Annotated[Any, _field("What the dataset is, for the asset's description.")] = None
+    name: Annotated[str | None, _field("The recipe's name (a-z, 0-9, _): asset recipe_<name>.")] = (
+        None
+    )
+    description: Annotated[
+        str | None, _field("What the dataset is, for the asset's description.")
+    ] = None
     seed: Annotated[
-        Any,
+        RecipeSeedAttributes | None,
         _field(
             "Seed rows: {file: rows.jsonl|.csv|.parquet} (relative to this folder) or "
             "{sql: SELECT ...} over the DuckDB file, read-only.",
             [{"sql": "SELECT DISTINCT query FROM semantic_searches"}],
         ),
     ] = None
-    rows: Annotated[Any, _field("Rows to generate without a seed; at most this many with one.")] = (
-        None
-    )
-    random_seed: Annotated[Any, _field("Seed of the samplers and of each request.")] = None
-    schedule: Annotated[Any, _field("Cron for recipe_<name>_schedule; unset: no schedule.")] = None
+    rows: Annotated[
+        int | None, _field("Rows to generate without a seed; at most this many with one.")
+    ] = None
+    random_seed: Annotated[int | None, _field("Seed of the samplers and of each request.")] = None
+    schedule: Annotated[
+        str | None, _field("Cron for recipe_<name>_schedule; unset: no schedule.")
+    ] = None
     gates: Annotated[
-        Any, _field("Quality gates: false to switch off, or {skip: [...], thresholds}.")
+        bool | dict[str, Any] | None,
+        _field("Quality gates: false to switch off, or {skip: [...], thresholds}."),
     ] = None
     export: Annotated[
-        Any,
+        ExportAttributes | None,
         _field(
             "{on_schedule: true}: the job (and so the schedule) exports after each run, "
             "writing no version when no cell is new.",
@@ -295,32 +345,60 @@ class DatasetRecipe(dg.Component, dg.Resolvable, dg.Model):
         ),
     ] = None
     columns: Annotated[
-        Any,
+        list[ColumnAttributes] | None,  # type: ignore[valid-type]
         _field(
-            "The columns, each {name, type, ...}; type: seed, sampler, expression, llm_text "
-            "(prompt, or text: the bare text for a translator), llm_structured, llm_judge, "
-            "validation (docs/recipes.md)."
+            f"The columns, each {{name, type, ...}}; type: {', '.join(COLUMN_TYPES)}, each "
+            "with its own fields (docs/recipes.md).",
+            typed=list[ColumnAttributes] | None,  # type: ignore[valid-type]
         ),
     ] = None
 
-    _given: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _given: Any = PrivateAttr(default_factory=dict)
 
     @classmethod
     def get_model_cls(cls) -> type[BaseModel]:
-        derived = cls.model()
-        return type(derived.__name__, (derived,), {"model_config": {**derived.model_config,
-                                                                    "extra": "allow"}})  # fmt: skip
+        return _lenient(cls.model())
 
     @classmethod
     def load(cls, attributes: BaseModel | None, context: dg.ComponentLoadContext) -> Self:
-        given = attributes.model_dump(exclude_unset=True) if attributes is not None else {}
         component = cls()
-        component._given = given
+        component._given = getattr(attributes, "_given", None) or {}
         return component
 
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
         return recipe_definitions(self._given, context.path / "defs.yaml")
 
 
-__all__ = ["STARTER", "DatasetRecipe", "RecipeExportConfig", "export_key", "recipe_definitions",
-           "recipe_file_definitions", "recipe_key"]  # fmt: skip
+@functools.cache
+def _lenient(typed: type[BaseModel]) -> type[BaseModel]:
+    """The typed attributes as ``dg`` shows them, taking any YAML: what they do not accept
+    is left to the recipe's own check, which names it in a sentence on the recipe's asset,
+    where Dagster's would take the code location down. The YAML is kept as given (the types
+    would coerce "5" to 5, which the recipe refuses)."""
+
+    class RecipeAttributes(typed):  # type: ignore[misc, valid-type]
+        _given: Any = PrivateAttr(default=None)
+
+        @model_validator(mode="wrap")
+        @classmethod
+        def _keep_given(cls, data: Any, handler: ModelWrapValidatorHandler[Any]) -> Any:
+            try:
+                model = handler(data)
+            except ValidationError:
+                model = cls.model_construct()
+            model._given = data
+            return model
+
+    return RecipeAttributes
+
+
+__all__ = [
+    "STARTER",
+    "DatasetRecipe",
+    "RecipeExportConfig",
+    "cron_problem",
+    "export_key",
+    "recipe_definitions",
+    "recipe_file_definitions",
+    "recipe_key",
+]  # fmt: skip

@@ -39,8 +39,9 @@ from model_foundry.devtools.bench.slot_common import simulator_stats, subprocess
 from model_foundry.lib.datasets.judge import JudgeSlots
 from model_foundry.lib.llm import LlmRun
 from model_foundry.lib.recipes.generate import RUN_VERSION, Generation, llm_request
+from model_foundry.lib.recipes.parse import parse_recipe
 from model_foundry.lib.recipes.seeds import SeedRow, seed_rows
-from model_foundry.lib.recipes.spec import Recipe, parse_recipe
+from model_foundry.lib.recipes.spec import Recipe
 from model_foundry.lib.slots.config import SlotFile, load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions

@@ -1,6 +1,9 @@
 """Dataset recipes: a dataset declared as columns in YAML, generated through the slots.
 
-``spec`` reads and checks a recipe, ``seeds``/``samplers``/``templates``/``validators``
-compute its plain cells, ``generate`` asks its LLM cells through ``LlmRun`` and ``cells``
-keeps them in ``dataset_recipe_cells``. The Dagster component is ``defs/recipes``.
+``columns/`` holds a class per column type (its fields, checks, reads and what it computes or
+asks) and the registry that finds them; ``parse`` reads a recipe (``spec``) keeping every
+problem, ``graph`` orders its columns, ``seeds`` reads its seed rows, ``generate`` makes its
+cells row by row (``llm_cells`` for what an LLM cell asks) and ``cells`` keeps them in
+``dataset_recipe_cells``; ``records`` and ``export`` write them out. The Dagster component is
+``defs/recipes``.
 """

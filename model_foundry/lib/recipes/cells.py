@@ -9,6 +9,7 @@ concurrent write adds each cell once.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,8 @@ from typing import Any
 import duckdb
 
 from model_foundry.lib import storage
-from model_foundry.lib.recipes.spec import Column, Recipe
+from model_foundry.lib.recipes.columns.base import Column
+from model_foundry.lib.recipes.spec import Recipe
 from model_foundry.lib.tables.recipes import DATASET_RECIPE_CELLS, RecipeCellRow
 
 _HELD = f"""
@@ -32,13 +34,15 @@ FROM {DATASET_RECIPE_CELLS.name} WHERE recipe = ? GROUP BY cell_key
 
 
 @dataclass(frozen=True)
-class StoredCell:
+class StoredCellValue:
+    """What a stored cell holds, found by its key: a run takes it rather than ask again."""
+
     value: Any
     status: str
     cause: str | None
 
 
-def recipe_cells(db_path: Path, recipe: str) -> dict[str, StoredCell]:
+def recipe_cells(db_path: Path, recipe: str) -> dict[str, StoredCellValue]:
     """Every stored cell of ``recipe``, in any version, by key: read once when a run starts,
     so a row's next column is not a read of the file away."""
     if not db_path.exists():
@@ -48,7 +52,9 @@ def recipe_cells(db_path: Path, recipe: str) -> dict[str, StoredCell]:
             found = con.execute(_ALL_STORED, [recipe]).fetchall()
         except duckdb.CatalogException:
             return {}
-    return {k: StoredCell(json.loads(v) if v is not None else None, s, c) for k, v, s, c in found}
+    return {
+        k: StoredCellValue(json.loads(v) if v is not None else None, s, c) for k, v, s, c in found
+    }
 
 
 def write_cells(db_path: Path, rows: Sequence[RecipeCellRow]) -> int:
@@ -74,6 +80,42 @@ def write_cells(db_path: Path, rows: Sequence[RecipeCellRow]) -> int:
     return storage.run_in_transaction(db_path, work)
 
 
+# New cells go to DuckDB this many at a time, or after this long, and at the end: one
+# transaction per cell would make the file's lock the pace of a run.
+CELLS_PER_WRITE = 500
+WRITE_EVERY_S = 2.0
+
+
+class CellWriter:
+    """New cells, written ``CELLS_PER_WRITE`` at a time or every ``WRITE_EVERY_S``."""
+
+    def __init__(self, recipe: str, version: str, run_id: str | None, db_path: Path) -> None:
+        self.recipe, self.version, self.run_id, self.db_path = recipe, version, run_id, db_path
+        self.cells: list[RecipeCellRow] = []
+        self.written_at = time.monotonic()
+
+    def add(self, row_id: str, row_index: int, column: Column, sample: int, key: str,
+            value: Any, cause: str | None, **more: Any) -> None:  # fmt: skip
+        self.cells.append(RecipeCellRow(
+            recipe=self.recipe, version=self.version, cell_key=key, row_id=row_id,
+            row_index=row_index, column_name=column.name, column_type=column.column_type,
+            sample_index=sample, value=json.dumps(value, ensure_ascii=False),
+            status="rejected" if cause else "ok", cause=cause,
+            request_key=more.get("request_key"), slot=more.get("slot"),
+            model=more.get("model"), prompt_tokens=more.get("prompt_tokens"),
+            completion_tokens=more.get("completion_tokens"), run_id=self.run_id,
+        ))  # fmt: skip
+
+    def write(self, force: bool = False) -> int:
+        """The cells written now (none unless due, or ``force``)."""
+        due = time.monotonic() - self.written_at >= WRITE_EVERY_S
+        if not self.cells or not (force or due or len(self.cells) >= CELLS_PER_WRITE):
+            return 0
+        written = write_cells(self.db_path, self.cells)
+        self.cells, self.written_at = [], time.monotonic()
+        return written
+
+
 _CASTS = {"integer": "BIGINT", "number": "DOUBLE", "boolean": "BOOLEAN"}
 
 
@@ -87,12 +129,8 @@ def _typed(expr: str, kind: str) -> str:
 
 def _column_sql(c: Column) -> list[str]:
     q = f'w."{c.name}"'
-    if c.type == "sampler" and c.sampler == "uniform":
-        return [f'{_typed(q, "integer" if c.integer else "number")} AS "{c.name}"']
-    if c.type == "validation":
-        return [f'{_typed(q, "boolean")} AS "{c.name}"']
-    if c.schema() is None:
-        return [f'{_typed(q, "string")} AS "{c.name}"']
+    if c.value_type() != "json":
+        return [f'{_typed(q, c.value_type())} AS "{c.name}"']
     out = [f'{q} AS "{c.name}"']
     for prop, kind in c.sub_columns().items():
         out.append(f"""{_typed(f"({q} -> '$.{prop}')", kind)} AS "{c.name}_{prop}\"""")
@@ -102,7 +140,7 @@ def _column_sql(c: Column) -> list[str]:
 def recipe_view_sql(recipe: Recipe) -> str:
     """``recipe_<name>``: one row per seed row and version, a typed column per column, the
     sub-columns of structured answers (``<column>_<property>``), and why a row is held back.
-    Names go into the SQL as identifiers (DuckDB takes no parameters for them): ``spec.py``
+    Names go into the SQL as identifiers (DuckDB takes no parameters for them): ``parse.py``
     lets only lower-case identifiers through, and they are checked again here."""
     names = [recipe.name, *(c.name for c in recipe.columns)]
     names += [p for c in recipe.columns for p in c.sub_columns()]
@@ -144,7 +182,10 @@ def make_view(db_path: Path, recipe: Recipe) -> str:
 
 
 __all__ = [
-    "StoredCell",
+    "CELLS_PER_WRITE",
+    "WRITE_EVERY_S",
+    "CellWriter",
+    "StoredCellValue",
     "make_view",
     "recipe_cells",
     "recipe_view_sql",

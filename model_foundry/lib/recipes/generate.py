@@ -6,7 +6,7 @@ expression and validation cells are computed there and then, LLM cells are asked
 run's one growing round (``LlmRun.ask_stream``: plan, fit, dispatch under the slots' caps,
 store). No column waits for other rows, so while one row waits for its judge another row's
 first answer is already in flight. A pairwise judge's cell waits for both its orders. New
-cells are written in batches (``CELLS_PER_WRITE``, ``WRITE_EVERY_S``) and at the end.
+cells are written in batches (``cells.CellWriter``) and at the end.
 
 Exactly once: a cell's key hashes the recipe, the row, the column, the sample and what the
 cell read (for an LLM cell, its request key, which covers the rendered prompt and the
@@ -19,178 +19,27 @@ of its column and of the columns that read it, and only those are asked.
 from __future__ import annotations
 
 import hashlib
-import json
-import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, cast
 
-from model_foundry.lib.gates.answers import body_text, target_language
-from model_foundry.lib.gates.verdict import VERDICT_MAX_TOKENS
-from model_foundry.lib.llm import Body, LlmRun, Request
+from model_foundry.lib.llm import LlmRun
 from model_foundry.lib.llm.request import Planned, canonical
 from model_foundry.lib.llm.run import Log, SlotSource
-from model_foundry.lib.recipes import samplers
-from model_foundry.lib.recipes.cells import StoredCell, make_view, recipe_cells, write_cells
-from model_foundry.lib.recipes.pairwise import judge_system, pairwise_messages, pairwise_value
+from model_foundry.lib.recipes.cells import CellWriter, StoredCellValue, make_view, recipe_cells
+from model_foundry.lib.recipes.columns.base import Column
+from model_foundry.lib.recipes.columns.llm import LlmColumn
+from model_foundry.lib.recipes.graph import levels
+from model_foundry.lib.recipes.llm_cells import answer_value, cell_requests, requests_key, tokens
+from model_foundry.lib.recipes.outcome import RecipeOutcome
+from model_foundry.lib.recipes.roles import judging
 from model_foundry.lib.recipes.seeds import SeedRow, advance_mark, seed_rows
-from model_foundry.lib.recipes.spec import JUDGE_ROLE, PAIR_ORDERS, Column, Recipe, levels
-from model_foundry.lib.recipes.templates import render
-from model_foundry.lib.recipes.validators import gate_cause, validate
-from model_foundry.lib.slots.config import NoSlotForRoleError, SlotFile
-from model_foundry.lib.tables.recipes import RecipeCellRow
+from model_foundry.lib.recipes.spec import Recipe
 
 RUN_VERSION = "run"
 PREVIEW_VERSION = "preview"
 
-
-@dataclass
-class RecipeOutcome:
-    """What a run did: rows, cells new and reused, requests, rejections by cause."""
-
-    recipe: str
-    version: str
-    rows: int = 0
-    cells_written: int = 0
-    cells_reused: int = 0
-    llm_cells_asked: int = 0
-    llm_cells_unanswered: int = 0
-    rejected_by_cause: Counter[str] = field(default_factory=Counter)
-    # column -> status -> cells this run holds (new or reused)
-    cells_by_column: dict[str, Counter[str]] = field(default_factory=dict)
-    view: str | None = None
-    values: dict[str, dict[str, Any]] = field(default_factory=dict)
-    blocked: dict[str, set[str]] = field(default_factory=dict)
-    # Rows with a request that got no answer: the next run asks it (and an incremental seed
-    # reads them again, ``seeds.advance_mark``).
-    pending: set[str] = field(default_factory=set)
-    # An incremental seed's new mark (None: it stayed where it was).
-    seed_mark: int | None = None
-    llm: dict[str, Any] = field(default_factory=dict)
-
-    def complete_rows(self) -> int:
-        return sum(1 for rid in self.values if not self.blocked.get(rid))
-
-    def metadata(self) -> dict[str, Any]:
-        return {
-            "recipe": self.recipe,
-            "version": self.version,
-            "rows": self.rows,
-            "rows_complete": self.complete_rows(),
-            "cells_written": self.cells_written,
-            "cells_reused": self.cells_reused,
-            "llm_cells_asked": self.llm_cells_asked,
-            "llm_cells_unanswered": self.llm_cells_unanswered,
-            "rejected_by_cause": dict(sorted(self.rejected_by_cause.items())),
-            "cells_by_column": {c: dict(n) for c, n in self.cells_by_column.items()},
-            "view": self.view,
-            **({"seed_mark": self.seed_mark} if self.seed_mark is not None else {}),
-            **self.llm,
-        }
-
-
-def _key(*parts: Any) -> str:
-    return hashlib.sha256(canonical(list(parts)).encode("utf-8")).hexdigest()
-
-
-def recipe_task(recipe: str, column: str) -> str:
-    return f"recipe:{recipe}/{column}"
-
-
-def request_seed(recipe: Recipe, row_id: str, column: Column, sample: int) -> int:
-    """The ``seed`` parameter of a cell's request: the row and the sample make their own
-    request (and key) even where two rows render the same prompt."""
-    given = column.params.get("seed", recipe.random_seed)
-    digest = hashlib.sha256(f"{given}\x00{row_id}\x00{column.name}\x00{sample}".encode())
-    return int.from_bytes(digest.digest()[:4], "big") & 0x7FFFFFFF
-
-
-def _messages(column: Column, values: Mapping[str, Any]) -> list[dict[str, str]]:
-    messages = []
-    if column.type == "llm_judge":
-        # The judge reads its rubric and the verdict's shape; the schema only constrains.
-        messages.append({"role": "system", "content": judge_system(column, values)})
-    elif column.system:
-        messages.append({"role": "system", "content": render(column.system, values)})
-    messages.append({"role": "user", "content": render(str(column.prompt), values)})
-    return messages
-
-
-def llm_request(recipe: Recipe, column: Column, row_id: str, sample: int,
-                values: Mapping[str, Any], order: str | None = None) -> Request:  # fmt: skip
-    """One request of a cell; ``order`` is a pairwise judge's (``ab`` or ``ba``)."""
-    params: dict[str, Any] = {**column.params, "seed": request_seed(recipe, row_id, column, sample)}
-    if column.thinking is not None:
-        params["thinking"] = column.thinking
-    schema = column.schema()
-    if schema is not None:
-        # As the judge does: the schema is a parameter, part of the key, spelled per runtime.
-        params["json_schema"] = dict(schema)
-    if column.type == "llm_judge" and "max_tokens" not in column.params:
-        params["max_tokens"] = verdict_tokens(column)
-    if column.text is not None:
-        # As the pipeline's translations ask: the bare text, its languages as parameters (a
-        # translator slot's prompt format reads them; a chat slot it falls back to is given
-        # the translation instruction, slots.client).
-        for key in ("source_lang", "target_lang"):
-            if (lang := getattr(column, key)) is not None:
-                params[key] = render(lang, values)
-        return Request(recipe_task(recipe.name, column.name), str(column.role),
-                       Body(text=render(column.text, values)), params=params)  # fmt: skip
-    if order is None:
-        return Request(recipe_task(recipe.name, column.name), str(column.role),
-                       Body(messages=_messages(column, values)), params=params)  # fmt: skip
-    # Both orders share their prefix: one family, so one slot's prefix cache serves both.
-    return Request(recipe_task(recipe.name, column.name), str(column.role),
-                   Body(messages=pairwise_messages(column, values, order)), params=params,
-                   family=f"{recipe_task(recipe.name, column.name)}:{row_id}")  # fmt: skip
-
-
-# What each score beyond the dataset judge's two adds to a verdict: its name, its number, the
-# JSON around them and some of the whitespace the grammar allows between fields.
-SCORE_TOKENS = 16
-
-
-def verdict_tokens(column: Column) -> int:
-    """A judge column's ``max_tokens`` when its params set none: the dataset judge's budget
-    (``VERDICT_MAX_TOKENS``: two scores and a reason of at most ``REASON_MAX`` characters),
-    and ``SCORE_TOKENS`` more for each further score. A slot's smaller default would cut the
-    verdict short, and a verdict cut short never parses (a real model's were, in
-    ``demo --real``)."""
-    scores = len(column.scores) * (2 if column.is_pairwise else 1)
-    return VERDICT_MAX_TOKENS + SCORE_TOKENS * max(0, scores - 2)
-
-
-def cell_requests(recipe: Recipe, column: Column, row_id: str, sample: int,
-                  values: Mapping[str, Any]) -> list[Request]:  # fmt: skip
-    """What one LLM cell asks: one request, or a pairwise judge's two orders."""
-    if column.is_pairwise:
-        return [llm_request(recipe, column, row_id, sample, values, o) for o in PAIR_ORDERS]
-    return [llm_request(recipe, column, row_id, sample, values)]
-
-
-def _requests_key(planned: Sequence[Planned]) -> Any:
-    """What a cell's key takes of its requests: the one request key (as cells stored before
-    pairwise judges have it), or the list of both orders' keys."""
-    return planned[0].key if len(planned) == 1 else [p.key for p in planned]
-
-
-def _tokens(counts: Iterable[int | None]) -> int | None:
-    """A cell's tokens over its requests; None when no server reported them."""
-    given = [n for n in counts if n is not None]
-    return sum(given) if given else None
-
-
-# A cell waiting for its requests (one, or a pairwise judge's two orders): its row, column,
-# sample, requests and cell key.
-_Cell = tuple[SeedRow, Column, int, list[Planned], str]
-
-# New cells go to DuckDB this many at a time, or after this long, and at the end: one
-# transaction per cell would make the file's lock the pace of a run.
-CELLS_PER_WRITE = 500
-WRITE_EVERY_S = 2.0
 # Rows are begun a few at a time, while fewer than ROWS_AHEAD requests wait for an answer:
 # the first requests go out after a few rows are planned, not after all of them, and the rest
 # are planned while answers come (each settled request begins at most ROWS_PER_STEP rows).
@@ -198,74 +47,18 @@ ROWS_AHEAD = 256
 ROWS_PER_STEP = 16
 
 
-def compute(recipe: Recipe, row: SeedRow, column: Column,
-            values: Mapping[str, Any]) -> tuple[Any, str | None]:  # fmt: skip
-    """A seed, sampler, expression or validation cell's value, and why it is held back."""
-    if column.type == "seed":
-        return row.values.get(str(column.seed_field)), None
-    if column.type == "sampler":
-        return samplers.sample(column, recipe.random_seed, row.row_id), None
-    if column.type == "expression":
-        return render(str(column.expr), values), None
-    cause = validate(column, values[str(column.target)], values)
-    return cause is None, cause
+def _key(*parts: Any) -> str:
+    return hashlib.sha256(canonical(list(parts)).encode("utf-8")).hexdigest()
 
 
-def answer_value(recipe: Recipe, column: Column, ps: Sequence[Planned],
-                 completions: Sequence[Any]) -> tuple[Any, str | None]:  # fmt: skip
-    """An LLM cell's value from its requests' answers (a pairwise judge's two verdicts made
-    one), and the first gate or parse failure that holds it back."""
-    answers: list[Any] = []
-    cause: str | None = None
-    for p, completion in zip(ps, completions, strict=True):
-        text = completion.content
-        prompt = body_text(p.request.body.as_dict())
-        # A text column's answer is a translation when it names a target: the script gate too.
-        target = target_language([], p.request.params) if column.text is not None else None
-        cause = cause or gate_cause(recipe, column, text, completion.finish_reason, prompt,
-                                    target_lang=target)  # fmt: skip
-        value: Any = text.strip()
-        if column.schema() is not None:
-            try:
-                value = json.loads(text)
-            except json.JSONDecodeError:
-                cause = cause or "unparsed"
-        answers.append(value)
-    if not column.is_pairwise:
-        return answers[0], cause
-    # Kept as the judge gave them when an order is held back, for its cause's sake.
-    verdicts = dict(zip(PAIR_ORDERS, answers, strict=True))
-    return (verdicts if cause else pairwise_value(column, verdicts)), cause
+class PendingCell(NamedTuple):
+    """An LLM cell waiting for its requests (one, or a pairwise judge's two orders)."""
 
-
-class CellWriter:
-    """New cells, written ``CELLS_PER_WRITE`` at a time or every ``WRITE_EVERY_S``."""
-
-    def __init__(self, recipe: str, version: str, run_id: str | None, db_path: Path) -> None:
-        self.recipe, self.version, self.run_id, self.db_path = recipe, version, run_id, db_path
-        self.cells: list[RecipeCellRow] = []
-        self.written_at = time.monotonic()
-
-    def add(self, row: SeedRow, column: Column, sample: int, key: str, value: Any,
-            cause: str | None, **more: Any) -> None:  # fmt: skip
-        self.cells.append(RecipeCellRow(
-            recipe=self.recipe, version=self.version, cell_key=key, row_id=row.row_id,
-            row_index=row.index, column_name=column.name, column_type=column.type,
-            sample_index=sample, value=json.dumps(value, ensure_ascii=False),
-            status="rejected" if cause else "ok", cause=cause,
-            request_key=more.get("request_key"), slot=more.get("slot"),
-            model=more.get("model"), prompt_tokens=more.get("prompt_tokens"),
-            completion_tokens=more.get("completion_tokens"), run_id=self.run_id,
-        ))  # fmt: skip
-
-    def write(self, force: bool = False) -> int:
-        """The cells written now (none unless due, or ``force``)."""
-        due = time.monotonic() - self.written_at >= WRITE_EVERY_S
-        if not self.cells or not (force or due or len(self.cells) >= CELLS_PER_WRITE):
-            return 0
-        written = write_cells(self.db_path, self.cells)
-        self.cells, self.written_at = [], time.monotonic()
-        return written
+    row: SeedRow
+    column: LlmColumn
+    sample: int
+    planned: list[Planned]
+    key: str
 
 
 class RowFeed:
@@ -303,9 +96,9 @@ class Generation:
         # Per row: the columns begun, and each LLM column's samples not settled yet.
         self.begun: dict[str, set[str]] = {r.row_id: set() for r in rows}
         self.open: dict[str, Counter[str]] = {r.row_id: Counter() for r in rows}
-        self.waiting: dict[str, list[_Cell]] = {}
+        self.waiting: dict[str, list[PendingCell]] = {}
         self.answers: dict[str, Any] = {}
-        self.stored: dict[str, StoredCell] = {}
+        self.stored: dict[str, StoredCellValue] = {}
         self.writer = CellWriter(recipe.name, version, run_id, self.db_path)
         self.error: Exception | None = None
         self.feed_rows = RowFeed(rows)
@@ -314,7 +107,7 @@ class Generation:
         self.stored = recipe_cells(self.db_path, self.recipe.name)
         first = self.feed()
         if first:
-            roles = {str(c.role) for c in self.recipe.columns if c.is_llm}
+            roles = set(self.recipe.roles().values())
             self.run.ask_stream(first, self.settled, self.label, roles)
         # Cells whose requests were never settled (the batch stopped early) have no answer;
         # a pairwise cell waits under both its requests, and counts once.
@@ -372,10 +165,10 @@ class Generation:
             todo = list(again.values())
         return asks
 
-    def begin(self, row: SeedRow) -> list[_Cell]:
+    def begin(self, row: SeedRow) -> list[PendingCell]:
         """Compute the row's local columns that are ready, in order (one may read the one
         before); plan the samples of its ready LLM columns."""
-        planned: list[_Cell] = []
+        planned: list[PendingCell] = []
         for column in self.order:
             if column.name in self.begun[row.row_id]:
                 continue
@@ -386,19 +179,22 @@ class Generation:
             if values is None:
                 continue
             if not column.is_llm:
-                value, cause = compute(self.recipe, row, column, values)
+                value, cause = column.compute(row.values, values,
+                                              random_seed=self.recipe.random_seed,
+                                              row_id=row.row_id)  # fmt: skip
                 # What it read, too: a validation of a new answer is a new cell even when it
                 # says the same.
                 read = {r: values[r] for r in column.reads}
                 key = _key(self.recipe.name, row.row_id, column.name, 0, read, value)
                 self.keep(row, column, 0, key, value, cause)
                 continue
-            self.open[row.row_id][column.name] = column.samples
-            for sample in range(column.samples):
-                requests = cell_requests(self.recipe, column, row.row_id, sample, values)
+            asked = cast(LlmColumn, column)
+            self.open[row.row_id][column.name] = asked.samples
+            for sample in range(asked.samples):
+                requests = cell_requests(self.recipe, asked, row.row_id, sample, values)
                 ps = [self.run.plan(r) for r in requests]
-                key = _key(self.recipe.name, row.row_id, column.name, sample, _requests_key(ps))
-                planned.append((row, column, sample, ps, key))
+                key = _key(self.recipe.name, row.row_id, column.name, sample, requests_key(ps))
+                planned.append(PendingCell(row, asked, sample, ps, key))
         return planned
 
     def settled(self, done: Sequence[tuple[Planned, Any]]) -> list[Planned]:
@@ -444,11 +240,11 @@ class Generation:
         elif cause is not None:
             self.outcome.rejected_by_cause[f"{column.name}: {cause.split(' (')[0]}"] += 1
             self.outcome.blocked.setdefault(row.row_id, set()).add(column.name)
-        self.writer.add(row, column, sample, key, value, cause, **more)
+        self.writer.add(row.row_id, row.index, column, sample, key, value, cause, **more)
         counts = self.outcome.cells_by_column.setdefault(column.name, Counter())
         counts["rejected" if cause else "ok"] += 1
 
-    def take(self, cell: _Cell) -> None:
+    def take(self, cell: PendingCell) -> None:
         row, column, sample, ps, key = cell
         completions = [self.answers[p.key] for p in ps]
         if any(c is None for c in completions):
@@ -462,7 +258,7 @@ class Generation:
         self.outcome.pending.add(row.row_id)
 
     def reuse(self, row: SeedRow, column: Column, sample: int, key: str,
-              cell: StoredCell) -> None:  # fmt: skip
+              cell: StoredCellValue) -> None:  # fmt: skip
         self.outcome.cells_reused += 1
         self.keep(row, column, sample, key, cell.value, cell.cause if cell.status != "ok" else None)
 
@@ -473,44 +269,15 @@ class Generation:
         self.keep(
             row, column, sample, key, value, cause, request_key=ps[0].key, slot=first.slot,
             model=first.model,
-            prompt_tokens=_tokens(c.prompt_tokens for c in completions),
-            completion_tokens=_tokens(c.completion_tokens for c in completions),
+            prompt_tokens=tokens(c.prompt_tokens for c in completions),
+            completion_tokens=tokens(c.completion_tokens for c in completions),
         )  # fmt: skip
 
 
-def check_roles(recipe: Recipe, slot_file: SlotFile, profile: str | None) -> None:
-    """Each LLM column's role is in the slot file (read at run time) and has a live slot in
-    the profile; else one sentence naming the recipe's file and the column's role."""
-    known = slot_file.known_roles()
-    for column in (c for c in recipe.columns if c.is_llm):
-        where = f"columns.{column.name}.role"
-        if column.role == JUDGE_ROLE:
-            try:
-                slot_file.for_judging(profile)
-            except NoSlotForRoleError as exc:
-                raise recipe.error(where, str(exc)) from None
-            continue
-        if column.role not in known:
-            raise recipe.error(
-                where,
-                f"the slot file {slot_file.source} has no role {column.role!r} "
-                f"(it has: {', '.join(sorted(known))})",
-            )
-        try:
-            slot_file.slots_for_role(str(column.role), profile)
-        except NoSlotForRoleError as exc:
-            raise recipe.error(where, str(exc)) from None
-
-
-def _judging(recipe: Recipe, slots: SlotSource) -> SlotSource:
-    """The slots, roles checked; with a column asking the judge role, with the judge slot
-    live and serving it alone (as dataset judgements do)."""
-    from model_foundry.lib.datasets.judge import JudgeSlots
-
-    check_roles(recipe, slots.load(), slots.profile)
-    if not any(c.is_llm and c.role == JUDGE_ROLE for c in recipe.columns):
-        return slots
-    return JudgeSlots(slots)
+def llm_request(recipe: Recipe, column: LlmColumn, row_id: str, sample: int,
+                values: dict[str, Any]) -> Any:  # fmt: skip
+    """The first request of a cell (the only one but for a pairwise judge)."""
+    return cell_requests(recipe, column, row_id, sample, values)[0]
 
 
 def run_recipe(
@@ -526,7 +293,7 @@ def run_recipe(
 ) -> RecipeOutcome:
     """Generate ``recipe``'s rows (at most ``limit``) under ``version``; its outcome."""
     rows = seed_rows(recipe, Path(db_path), base_dir, limit)
-    source = _judging(recipe, slots)
+    source = judging(recipe, slots)
     log.info(f"recipe {recipe.name}: {len(rows)} rows x {len(recipe.columns)} columns ({version})")
     with LlmRun(db_path, source, run_id=run_id, asset=f"recipe_{recipe.name}", log=log) as run:
         outcome = Generation(recipe, run, rows, version, run_id).generate()
@@ -544,10 +311,9 @@ __all__ = [
     "PREVIEW_VERSION",
     "RUN_VERSION",
     "Generation",
+    "PendingCell",
     "RecipeOutcome",
     "cell_requests",
-    "check_roles",
     "llm_request",
-    "recipe_task",
     "run_recipe",
 ]

@@ -226,7 +226,7 @@ def seed_rows(
         raw = _file_rows(recipe, path if path.is_absolute() else base_dir / path)
     else:
         raw, mark = _sql_rows(recipe, str(recipe.seed.sql), db_path, recipe.seed.incremental)
-    fields = {c.seed_field for c in recipe.columns if c.type == "seed"}
+    fields = recipe.seed_fields()
     if raw:
         missing = sorted(f for f in fields if f not in raw[0])
         if missing:
@@ -252,7 +252,7 @@ def seed_rows(
 
 
 def _column_of(recipe: Recipe, field: str) -> str:
-    return next(c.name for c in recipe.columns if c.type == "seed" and c.seed_field == field)
+    return next(c.name for c in recipe.columns if field in c.seed_fields())
 
 
 __all__ = [

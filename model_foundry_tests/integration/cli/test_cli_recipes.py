@@ -3,6 +3,7 @@ with a real DuckDB file; a run killed midway (SIGKILL) and run again asks no req
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import signal
@@ -57,6 +58,41 @@ def test_check_says_ok_or_one_sentence(tmp_path: Path) -> None:
     missing = cli("recipe", "check", "nope", "--file", str(path))
     assert missing.stderr.strip() == (
         f"model-foundry: no recipe named 'nope' in {path} (known: every_column)"
+    )
+
+
+def test_check_lists_every_problem_of_a_file_a_line_each(tmp_path: Path) -> None:
+    bad = copy.deepcopy(EVERY_COLUMN)
+    bad["colour"] = "blue"
+    columns = {c["name"]: c for c in bad["columns"]}
+    columns["answer"].update(samples=0, temperature=0.2)
+    columns["facts"]["prompt"] = "{{ anwser }}"
+    columns["long_enough"]["type"] = "check"
+    path = write_recipe(tmp_path / "bad", bad)
+    result = cli("recipe", "check", "every_column", "--file", str(path))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"model-foundry: {path}: attributes.colour: is not a field of a recipe",
+        f"model-foundry: {path}: columns.answer.temperature: is not a field of a llm_text column",
+        f"model-foundry: {path}: columns.answer.samples: must be an integer >= 1",
+        f"model-foundry: {path}: columns.long_enough.type: unknown column type 'check' "
+        "(known: seed, sampler, expression, llm_text, llm_structured, llm_judge, validation)",
+        f"model-foundry: {path}: columns.facts.prompt: names column 'anwser', which the "
+        "recipe does not have",
+    ]
+    # A file that reads well: its schedule and its roles against the slot file, each a line.
+    roles = copy.deepcopy(EVERY_COLUMN)
+    roles["schedule"] = "every day"
+    {c["name"]: c for c in roles["columns"]}["facts"]["role"] = "poet"
+    path = write_recipe(tmp_path / "roles", roles)
+    result = cli("recipe", "check", "every_column", "--file", str(path))
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines[0] == f"model-foundry: {path}: schedule: 'every day' is not a cron string"
+    assert (
+        len(lines) == 2
+        and lines[1].startswith(f"model-foundry: {path}: columns.facts.role: the slot file ")
+        and "has no role 'poet'" in lines[1]
     )
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from model_foundry.lib import storage
+from model_foundry.lib.recipes.columns.validation import similarity
 from model_foundry.lib.recipes.files import find_recipe
-from model_foundry.lib.recipes.validators import similarity
 from model_foundry.materialize import materialize_recipe
 from model_foundry_tests.recipe_helpers import insert_summaries, summary
 

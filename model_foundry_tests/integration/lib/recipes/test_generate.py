@@ -23,8 +23,9 @@ from model_foundry.lib.recipes.generate import (
     RUN_VERSION,
     Generation,
 )
+from model_foundry.lib.recipes.parse import parse_recipe
 from model_foundry.lib.recipes.seeds import seed_rows
-from model_foundry.lib.recipes.spec import RecipeError, parse_recipe
+from model_foundry.lib.recipes.spec import RecipeError
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry_tests.pipeline_helpers import slot_simulator_process
 from model_foundry_tests.recipe_helpers import (

@@ -12,8 +12,9 @@ import jinja2
 import pytest
 
 from model_foundry.lib import storage
+from model_foundry.lib.recipes.parse import parse_recipe
 from model_foundry.lib.recipes.seeds import SeedMark, SeedRow, advance_mark, past_mark, read_mark
-from model_foundry.lib.recipes.spec import RecipeError, parse_recipe
+from model_foundry.lib.recipes.spec import RecipeError
 from model_foundry_tests.recipe_helpers import NEW_SEARCHES, QUESTIONS, generate, land_searches
 from model_foundry_tests.slot_fixtures import Slots, requests_served
 

@@ -12,8 +12,8 @@ from model_foundry.defs.recipes.component import recipe_definitions
 from model_foundry.defs.recipes.examples import example_recipes
 from model_foundry.lib import settings
 from model_foundry.lib.recipes.files import recipe_files
-from model_foundry.lib.recipes.generate import check_roles
-from model_foundry.lib.recipes.spec import parse_recipe
+from model_foundry.lib.recipes.parse import parse_recipe
+from model_foundry.lib.recipes.roles import check_roles
 from model_foundry_tests.slot_fixtures import shipped_slot_file
 
 EXAMPLES = ("coding_tasks", "search_questions", "summary_round_trip")

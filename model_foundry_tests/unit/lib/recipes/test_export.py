@@ -16,20 +16,19 @@ from model_foundry.lib.exports.hygiene import ExportHygiene
 from model_foundry.lib.exports.published import ExportOutcome
 from model_foundry.lib.hygiene.record import RecordScrubber
 from model_foundry.lib.recipes.card import recipe_section
-from model_foundry.lib.recipes.export import (
+from model_foundry.lib.recipes.export import RecipeHygiene, nothing_kept_warning, recipe_layout
+from model_foundry.lib.recipes.parse import parse_recipe
+from model_foundry.lib.recipes.records import (
     INCOMPLETE,
-    Cell,
-    RecipeHygiene,
+    NewestCell,
     chat_column,
     check_exportable,
     column_fields,
     held_back,
-    nothing_kept_warning,
-    recipe_layout,
     row_record,
     row_text,
 )
-from model_foundry.lib.recipes.spec import RecipeError, parse_recipe
+from model_foundry.lib.recipes.spec import RecipeError
 from model_foundry_tests.recipe_helpers import EVERY_COLUMN, PAIRWISE
 
 
@@ -37,18 +36,19 @@ def _recipe(attributes: dict[str, Any] = EVERY_COLUMN):
     return parse_recipe(copy.deepcopy(attributes), "r/defs.yaml")
 
 
-def _cells(**overrides: Cell | None) -> dict[str, Cell]:
+def _cells(**overrides: NewestCell | None) -> dict[str, NewestCell]:
     cells = {
-        "query": Cell("how do I compact a file", "ok", None),
-        "tone": Cell("formal", "ok", None),
-        "budget": Cell(120, "ok", None),
-        "question": Cell("In a formal tone: how do I compact a file?", "ok", None),
-        "answer": Cell("Run CHECKPOINT.", "ok", None, "naughty", "m-worker", 10, 3),
-        "facts": Cell({"topic": "duckdb", "level": 2}, "ok", None, "kindergarten", "m-cheap",
-                      7, 5),
-        "score": Cell({"helpful": 4, "reason": "short"}, "ok", None, "grandpa", "m-judge", 20, 9),
-        "is_python": Cell(True, "ok", None),
-        "long_enough": Cell(True, "ok", None),
+        "query": NewestCell("how do I compact a file", "ok", None),
+        "tone": NewestCell("formal", "ok", None),
+        "budget": NewestCell(120, "ok", None),
+        "question": NewestCell("In a formal tone: how do I compact a file?", "ok", None),
+        "answer": NewestCell("Run CHECKPOINT.", "ok", None, "naughty", "m-worker", 10, 3),
+        "facts": NewestCell({"topic": "duckdb", "level": 2}, "ok", None, "kindergarten",
+                            "m-cheap", 7, 5),
+        "score": NewestCell({"helpful": 4, "reason": "short"}, "ok", None, "grandpa", "m-judge",
+                            20, 9),
+        "is_python": NewestCell(True, "ok", None),
+        "long_enough": NewestCell(True, "ok", None),
     }  # fmt: skip
     for name, cell in overrides.items():
         if cell is None:
@@ -125,10 +125,10 @@ def test_a_kept_row_has_typed_values_its_chat_and_its_lineage() -> None:
 
 def test_a_value_of_the_wrong_type_is_none_not_a_crash() -> None:
     recipe = _recipe()
-    unparsed = Cell("not json", "rejected", "unparsed")
+    unparsed = NewestCell("not json", "rejected", "unparsed")
     record = row_record(recipe, "r1", 0, _cells(facts=unparsed), chat_column(recipe))
     assert record["facts"] == "not json" and record["facts_level"] is None
-    level_text = Cell({"topic": "x", "level": "two"}, "ok", None)
+    level_text = NewestCell({"topic": "x", "level": "two"}, "ok", None)
     record = row_record(recipe, "r1", 0, _cells(facts=level_text), chat_column(recipe))
     assert record["facts_level"] is None
 
@@ -136,17 +136,17 @@ def test_a_value_of_the_wrong_type_is_none_not_a_crash() -> None:
 def test_a_row_is_held_back_by_its_first_rejected_column_or_as_incomplete() -> None:
     recipe = _recipe()
     assert held_back(recipe, _cells()) == (None, None)
-    python = Cell(False, "rejected", "Python that does not parse (invalid syntax)")
-    gate, causes = held_back(recipe, _cells(is_python=python, answer=Cell("", "rejected",
+    python = NewestCell(False, "rejected", "Python that does not parse (invalid syntax)")
+    gate, causes = held_back(recipe, _cells(is_python=python, answer=NewestCell("", "rejected",
                                                                           "empty")))  # fmt: skip
     assert gate == "answer"
     assert causes == "answer: empty; is_python: Python that does not parse (invalid syntax)"
     gate, causes = held_back(recipe, _cells(score=None))
     assert gate == INCOMPLETE and causes == "score: no cell yet"
     # A rejected answer's readers were never asked: the rejection names the row, not them.
-    gate, _ = held_back(recipe, _cells(answer=Cell("x", "rejected", "cut_off"), score=None))
+    gate, _ = held_back(recipe, _cells(answer=NewestCell("x", "rejected", "cut_off"), score=None))
     assert gate == "answer"
-    record = row_record(recipe, "r", 0, _cells(answer=Cell("x", "rejected", "cut_off")),
+    record = row_record(recipe, "r", 0, _cells(answer=NewestCell("x", "rejected", "cut_off")),
                         chat_column(recipe))  # fmt: skip
     assert record["gate"] == "answer" and record["messages"] == []
 
@@ -163,8 +163,8 @@ def test_near_duplicates_are_compared_on_every_text_column() -> None:
 def test_every_text_a_row_holds_is_scrubbed_and_the_rest_left_alone(tmp_path: Path) -> None:
     recipe = _recipe()
     token = "ghp_" + "Zq8vT2mK9xR4wL7nB3cY6hJ1pF5sD0aG8eUi"
-    cells = _cells(query=Cell(f"push with {token}", "ok", None),
-                   facts=Cell({"topic": token, "level": 2}, "ok", None))  # fmt: skip
+    cells = _cells(query=NewestCell(f"push with {token}", "ok", None),
+                   facts=NewestCell({"topic": token, "level": 2}, "ok", None))  # fmt: skip
     record = row_record(recipe, "r1", 0, cells, chat_column(recipe))
     record["causes"] = f"long_enough: does not match {token}"
     text_fields = [n for n, t in column_fields(recipe) if t == pa.string()]
@@ -233,10 +233,10 @@ def test_a_pairwise_judge_exports_its_winner_agreement_and_scores_typed() -> Non
     value = {"winner": "answer", "agree": True, "helpful_a": 8.5, "helpful_b": 4.5,
              "clear_a": 3.5, "clear_b": 3.0, "verdict_ab": {}, "verdict_ba": {}}  # fmt: skip
     cells = {
-        "query": Cell("q", "ok", None),
-        "answer": Cell("Run CHECKPOINT.", "ok", None),
-        "cheap_answer": Cell("Copy it.", "ok", None),
-        "preference": Cell(value, "ok", None, "grandpa", "m-judge", 40, 18),
+        "query": NewestCell("q", "ok", None),
+        "answer": NewestCell("Run CHECKPOINT.", "ok", None),
+        "cheap_answer": NewestCell("Copy it.", "ok", None),
+        "preference": NewestCell(value, "ok", None, "grandpa", "m-judge", 40, 18),
     }
     record = row_record(recipe, "r1", 0, cells, chat_column(recipe))
     assert record["preference_winner"] == "answer" and record["preference_agree"] is True
@@ -252,7 +252,7 @@ def test_a_text_columns_chat_is_its_bare_text_and_the_answer() -> None:
                            "text": "{{ question }}", "target_lang": "Japanese"})  # fmt: skip
     recipe = _recipe(raw)
     cells = {k: v for k, v in _cells().items() if k in ("query", "tone", "question")}
-    cells["translation"] = Cell("[Japanese] ...", "ok", None, "translator", "plamo", 8, 4)
+    cells["translation"] = NewestCell("[Japanese] ...", "ok", None, "translator", "plamo", 8, 4)
     record = row_record(recipe, "r1", 0, cells, chat_column(recipe))
     turns = [(m["role"], m["content"]) for m in record["messages"]]
     assert turns == [("user", "In a formal tone: how do I compact a file?"),

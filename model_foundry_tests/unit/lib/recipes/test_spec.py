@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 
 from model_foundry.lib.gates.verdict import REASON_MAX
-from model_foundry.lib.recipes.generate import check_roles
-from model_foundry.lib.recipes.spec import RecipeError, dependants, levels, parse_recipe
+from model_foundry.lib.recipes.graph import dependants, levels
+from model_foundry.lib.recipes.parse import parse_recipe
+from model_foundry.lib.recipes.roles import check_roles
+from model_foundry.lib.recipes.spec import RecipeError
 from model_foundry_tests.recipe_helpers import EVERY_COLUMN, PAIRWISE
 from model_foundry_tests.slot_fixtures import shipped_data, slot_file_from
 

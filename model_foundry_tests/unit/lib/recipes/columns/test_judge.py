@@ -6,9 +6,14 @@ from __future__ import annotations
 import copy
 
 from model_foundry.lib.gates.verdict import REASON_MAX, VERDICT_MAX_TOKENS
-from model_foundry.lib.recipes.generate import SCORE_TOKENS, cell_requests
-from model_foundry.lib.recipes.pairwise import POINTWISE_SYSTEM, pairwise_messages, pairwise_value
-from model_foundry.lib.recipes.spec import parse_recipe
+from model_foundry.lib.recipes.columns.judge import (
+    POINTWISE_SYSTEM,
+    SCORE_TOKENS,
+    pairwise_messages,
+    pairwise_value,
+)
+from model_foundry.lib.recipes.llm_cells import cell_requests
+from model_foundry.lib.recipes.parse import parse_recipe
 from model_foundry_tests.recipe_helpers import EVERY_COLUMN, PAIRWISE
 
 VALUES = {"query": "how do I compact a file", "answer": "Run CHECKPOINT.",

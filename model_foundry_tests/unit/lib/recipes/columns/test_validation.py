@@ -3,37 +3,35 @@
 
 from __future__ import annotations
 
-from model_foundry.lib.recipes.spec import Column
-from model_foundry.lib.recipes.validators import similarity, validate
+from model_foundry.lib.recipes.columns.validation import ValidationColumn, similarity
 
 
 def test_each_check_says_why_a_value_fails() -> None:
-    lengths = Column("v", "validation", target="a", min_length=3, max_length=5)
-    assert validate(lengths, "abcd") is None
-    assert validate(lengths, "ab") == "shorter than 3 characters"
-    assert validate(lengths, "abcdef") == "longer than 5 characters"
-    regex = Column("v", "validation", target="a", regex=r"^def \w+\(")
-    assert validate(regex, "def f(x): pass") is None
-    assert validate(regex, "lambda: 1") == "does not match '^def \\\\w+\\\\('"
+    lengths = ValidationColumn(name="v", target="a", min_length=3, max_length=5)
+    assert lengths.cause("abcd") is None
+    assert lengths.cause("ab") == "shorter than 3 characters"
+    assert lengths.cause("abcdef") == "longer than 5 characters"
+    regex = ValidationColumn(name="v", target="a", regex=r"^def \w+\(")
+    assert regex.cause("def f(x): pass") is None
+    assert regex.cause("lambda: 1") == "does not match '^def \\\\w+\\\\('"
     schema = {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer"}}}
-    as_schema = Column("v", "validation", target="a", json_schema=schema)
-    assert validate(as_schema, '{"n": 2}') is None
-    assert validate(as_schema, {"n": 2}) is None
+    as_schema = ValidationColumn(name="v", target="a", json_schema=schema)
+    assert as_schema.cause('{"n": 2}') is None
+    assert as_schema.cause({"n": 2}) is None
     assert (
-        validate(as_schema, '{"n": "two"}')
-        == "breaks its JSON schema ('two' is not of type 'integer')"
+        as_schema.cause('{"n": "two"}') == "breaks its JSON schema ('two' is not of type 'integer')"
     )
-    assert validate(as_schema, "n = 2").startswith("not JSON (")
+    assert as_schema.cause("n = 2").startswith("not JSON (")
 
 
 def test_python_is_parsed_and_never_run(tmp_path) -> None:
-    check = Column("v", "validation", target="a", python=True)
+    check = ValidationColumn(name="v", target="a", python=True)
     marker = tmp_path / "ran"
     code = f"import pathlib\npathlib.Path({str(marker)!r}).touch()\n"
-    assert validate(check, code) is None
-    assert validate(check, f"Here it is:\n```python\n{code}```\nDone.") is None
+    assert check.cause(code) is None
+    assert check.cause(f"Here it is:\n```python\n{code}```\nDone.") is None
     assert not marker.exists()
-    assert validate(check, "def f(:\n  pass").startswith("Python that does not parse (")
+    assert check.cause("def f(:\n  pass").startswith("Python that does not parse (")
 
 
 def test_similarity_is_character_trigrams_alike_in_both_languages() -> None:
@@ -73,13 +71,13 @@ def test_the_examples_threshold_tells_a_paraphrase_from_another_text() -> None:
 
 
 def test_similar_to_compares_the_target_with_the_rows_other_column() -> None:
-    check = Column("v", "validation", target="back", similar_to="summary", min_similarity=0.3)
+    check = ValidationColumn(name="v", target="back", similar_to="summary", min_similarity=0.3)
     original, paraphrase = PARAPHRASES[1]
-    assert validate(check, paraphrase, {"summary": original, "back": paraphrase}) is None
+    assert check.cause(paraphrase, {"summary": original, "back": paraphrase}) is None
     other = UNRELATED[0][1]
-    assert validate(check, other, {"summary": original, "back": other}) == (
+    assert check.cause(other, {"summary": original, "back": other}) == (
         f"less similar to summary than 0.3 ({similarity(other, original):.2f})"
     )
     # A structured column is compared as its JSON text, as the other checks read it.
-    as_json = Column("v", "validation", target="b", similar_to="a", min_similarity=1)
-    assert validate(as_json, {"k": "v"}, {"a": '{"k": "v"}'}) is None
+    as_json = ValidationColumn(name="v", target="b", similar_to="a", min_similarity=1)
+    assert as_json.cause({"k": "v"}, {"a": '{"k": "v"}'}) is None

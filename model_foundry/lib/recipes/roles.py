@@ -1,0 +1,52 @@
+"""The slot roles a recipe asks: each LLM column's role is in the slot file (read at run
+time) and has a live slot in the profile; a recipe asking the judge role gets the judge slot
+to itself, as dataset judgements do."""
+
+from __future__ import annotations
+
+from model_foundry.lib.llm.run import SlotSource
+from model_foundry.lib.recipes.columns.judge import JUDGE_ROLE
+from model_foundry.lib.recipes.spec import Recipe, RecipeError
+from model_foundry.lib.slots.config import NoSlotForRoleError, SlotFile
+
+
+def role_problems(recipe: Recipe, slot_file: SlotFile, profile: str | None) -> list[RecipeError]:
+    """A sentence per LLM column whose role the slot file lacks or has no live slot for in
+    ``profile``, naming the recipe's file and the column's role."""
+    known = slot_file.known_roles()
+    out: list[RecipeError] = []
+    for name, role in recipe.roles().items():
+        where = f"columns.{name}.role"
+        try:
+            if role == JUDGE_ROLE:
+                slot_file.for_judging(profile)
+            elif role not in known:
+                has = ", ".join(sorted(known))
+                problem = f"the slot file {slot_file.source} has no role {role!r} (it has: {has})"
+                out.append(recipe.error(where, problem))
+            else:
+                slot_file.slots_for_role(role, profile)
+        except NoSlotForRoleError as exc:
+            out.append(recipe.error(where, str(exc)))
+    return out
+
+
+def check_roles(recipe: Recipe, slot_file: SlotFile, profile: str | None) -> None:
+    """The first of :func:`role_problems`, raised."""
+    problems = role_problems(recipe, slot_file, profile)
+    if problems:
+        raise problems[0]
+
+
+def judging(recipe: Recipe, slots: SlotSource) -> SlotSource:
+    """The slots, roles checked; with a column asking the judge role, with the judge slot
+    live and serving it alone (as dataset judgements do)."""
+    from model_foundry.lib.datasets.judge import JudgeSlots
+
+    check_roles(recipe, slots.load(), slots.profile)
+    if JUDGE_ROLE not in recipe.roles().values():
+        return slots
+    return JudgeSlots(slots)
+
+
+__all__ = ["check_roles", "judging", "role_problems"]
