@@ -17,7 +17,10 @@ Each answer gets at most one cause, checked in this order (the cheapest and sure
   question given back twice is no loop, see above, and is an echo);
 - ``wrong_script``: a translation mostly not in the target's script (``script.py``, the one
   language detector): a Japanese character counts one, a Latin word one, a word in any other
-  script (Hangul, Cyrillic, ...) one against both targets.
+  script (Hangul, Cyrillic, ...) one against both targets;
+- ``noise_words``, ``noise_symbols``, ``noise_word_length``, ``noise_chars``: junk that is no
+  loop, echo or cut-off answer, by Gopher's quality statistics (``noise.py``); not for
+  structured answers, which their schema judges.
 
 Which causes apply and their thresholds are a :class:`config.GateConfig`. Nothing here
 deletes anything: the export records the cause beside the row and leaves it out.
@@ -32,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from model_foundry.lib.gates.config import CAUSES, DEFAULTS, GateConfig
+from model_foundry.lib.gates.noise import NOISE_CAUSES, noise_cause
 from model_foundry.lib.gates.repetition import LETTER, ngrams, repetition_stat
 from model_foundry.lib.gates.schema import is_unparsed
 from model_foundry.lib.gates.script import WORD, script_share
@@ -85,7 +89,18 @@ def gate(
         "echo": lambda: bool(prompt) and is_echo(text, prompt, config),
         "repetition": lambda: repetition_stat(text, config) is not None,
     }
+    # A structured answer is JSON, judged by its schema: its braces are no noise. The four
+    # noise statistics are worked out once, for the first of them that applies.
+    noisy: list[str | None] = []
+    for cause in NOISE_CAUSES:
+        checks[cause] = lambda c=cause: json_schema is None and _noise(noisy, text, config) == c
     return next((c for c in on if checks[c]()), None)
+
+
+def _noise(memo: list[str | None], text: str, config: GateConfig) -> str | None:
+    if not memo:
+        memo.append(noise_cause(text, config))
+    return memo[0]
 
 
 def target_language(messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> str | None:

@@ -16,7 +16,18 @@ import yaml
 
 from model_foundry.lib import settings
 
-CAUSES = ("cut_off", "empty", "unparsed", "repetition", "echo", "wrong_script")
+CAUSES = (
+    "cut_off",
+    "empty",
+    "unparsed",
+    "repetition",
+    "echo",
+    "wrong_script",
+    "noise_words",
+    "noise_symbols",
+    "noise_word_length",
+    "noise_chars",
+)
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,14 @@ class GateConfig:
     min_words_for_ngram_dups: int = 50
     # The occurrence of a line, paragraph or top n-gram from which it counts as repeated.
     repeat_from: int = 3
+    # The noise gates (``noise.py``), looser than Gopher's web-page thresholds so that chat
+    # answers that are tables, formulas, lists of figures or Japanese are kept: the least
+    # share of words with a letter, the most symbol-only words per word, the longest mean
+    # word, the largest share of characters in noise.
+    noise_letter_words: float = 0.5
+    noise_symbols_per_word: float = 0.5
+    noise_word_length: float = 25.0
+    noise_chars: float = 0.5
 
 
 # The defaults, shared: a GateConfig is frozen.

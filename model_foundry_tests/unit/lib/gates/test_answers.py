@@ -142,6 +142,22 @@ PLANTED = [
     ),
     Planted("japanese for english", "空は光の散乱のために青い。", "wrong_script", target_lang="en"),
     Planted("echo", QUESTION, "echo"),
+    Planted(
+        "digits after a word",
+        "Sure. 83#4!5,6;7.8:9?0%1&2*,55;%$3@91!(0)?#27&.8^4[6]3~9/15|42<>",
+        "noise_words",
+    ),
+    Planted(
+        "symbol words",
+        "the cat #### sat ???? on **** the &&&& mat @@@@ and $$$$ then %%%% slept",
+        "noise_symbols",
+    ),
+    Planted(
+        "letters without spaces",
+        "Here " + "qwXrtzPLmnbvcXzqwertyuKLMNBVCXzas " * 3,
+        "noise_word_length",
+    ),
+    Planted("a word in noise", "Result is (7x)#9@2^3k)!4*8@(m]2~5&q#9%", "noise_chars"),
     Planted("echo with a preface", "Question: " + QUESTION.lower(), "echo"),
     Planted(
         "echo of the text to translate",

@@ -20,7 +20,9 @@ CORPORA = Path(__file__).parents[3] / "fixtures" / "gate_answers"
 # Corpus a shaped the gates (its misses were fixed); b is held out, so its floor is lower:
 # it states what the gates do on answers nobody tuned them to, not what they should.
 FLOORS = {"corpus_a.jsonl": 0.9, "corpus_b.jsonl": 0.75}
-LABELS = ("kept", *CAUSES)
+# These corpora predate the noise gates (test_noise.py measures those on corpora of their own):
+# a noise cause given here to one of their answers is a wrong verdict all the same.
+LABELS = ("kept", *(c for c in CAUSES if not c.startswith("noise_")))
 
 
 def load(name: str) -> list[dict[str, Any]]:
@@ -62,6 +64,7 @@ def scores(items: list[dict[str, Any]]) -> dict[str, tuple[float, float, int]]:
 def test_every_cause_is_found_and_good_answers_kept(corpus: str) -> None:
     items = load(corpus)
     assert {i["expected"] for i in items} == set(LABELS)
+    assert not [i["id"] for i in items if verdict(i).startswith("noise_")]
     low = {
         label: (round(p, 2), round(r, 2))
         for label, (p, r, _) in scores(items).items()
