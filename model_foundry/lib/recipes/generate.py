@@ -133,7 +133,7 @@ def llm_request(recipe: Recipe, column: Column, row_id: str, sample: int,
     if column.text is not None:
         # As the pipeline's translations ask: the bare text, its languages as parameters (a
         # translator slot's prompt format reads them; a chat slot it falls back to is given
-        # the translation instruction, slots.client).
+        # the translation instruction, slots.request).
         for key in ("source_lang", "target_lang"):
             if (lang := getattr(column, key)) is not None:
                 params[key] = render(lang, values)
