@@ -1,4 +1,5 @@
-"""``bench ingest | e2e | downstream | keys | duckdb | datasets | slots | prefill | recipe``:
+"""``bench ingest | e2e | downstream | keys | duckdb | datasets | slots | prefill | recipe |
+client``:
 benchmarks, dev tools each reported against a baseline in the same run. Each imports its dev
 tool when it runs."""
 
@@ -60,6 +61,12 @@ def cmd_bench_recipe(args: argparse.Namespace) -> int:
 
 def cmd_bench_prefill(args: argparse.Namespace) -> int:
     from model_foundry.devtools.bench.prefill import main
+
+    return main(args)
+
+
+def cmd_bench_client(args: argparse.Namespace) -> int:
+    from model_foundry.devtools.bench.client import main
 
     return main(args)
 
@@ -131,6 +138,7 @@ def register(sub: Subparsers) -> None:
     _register_slots(bench_sub)
     _register_prefill(bench_sub)
     _register_recipe(bench_sub)
+    _register_client(bench_sub)
 
 
 def _register_slots(bench_sub: Subparsers) -> None:
@@ -210,3 +218,43 @@ def _register_recipe(bench_sub: Subparsers) -> None:
     p.add_argument("--speed", type=float, default=2.0, help="simulator speed-up (default 2)")
     p.add_argument("--json", action="store_true", help="one JSON object a line; the last sums up")
     p.set_defaults(func=cmd_bench_recipe)
+
+
+def _register_client(bench_sub: Subparsers) -> None:
+    p = bench_sub.add_parser(
+        "client",
+        help="client CPU per token: dataset collect and a recipe vs the openai SDK and a lean "
+        "client",
+        description=(
+            "Against a canned OpenAI-compatible server in its own process, run dataset "
+            "collect (streaming and not), a recipe, the openai SDK (streaming and not) and a "
+            "lean aiohttp client, each at two sizes in a process of its own; report client "
+            "CPU per generated token, CPU before the first request, achieved against offered "
+            "tokens/s and the time requests waited on the client."
+        ),
+    )
+    p.add_argument("--tokens", type=int, default=256, help="tokens an answer (default 256)")
+    p.add_argument(
+        "--interval-ms", type=float, default=2.0, help="ms between a stream's tokens (default 2)"
+    )
+    p.add_argument(
+        "--in-flight", type=int, default=16, help="requests at once, over all slots (16)"
+    )
+    p.add_argument("--slots", type=int, default=1, help="slots sharing the in-flight (1)")
+    p.add_argument(
+        "--sizes",
+        type=int,
+        nargs=2,
+        default=[32, 160],
+        metavar=("SMALL", "BIG"),
+        help="requests in the two runs of each client (default 32 160)",
+    )
+    p.add_argument("--api", choices=["chat", "completions"], default="chat")
+    p.add_argument(
+        "--clients",
+        nargs="+",
+        default=None,
+        help="rows to run (default all: collect collect-nostream recipe sdk sdk-nostream lean)",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object a line; the last sums up")
+    p.set_defaults(func=cmd_bench_client)

@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from model_foundry.cli._common import Subparsers, nats_client
 from model_foundry.lib import settings
-from model_foundry.lib.nats.consumers import ConsumerPending
 from model_foundry.lib.text_table import text_table
+
+if TYPE_CHECKING:
+    # Only a type here: every CLI command builds this parser, and nats-py (with aiohttp) is
+    # a tenth of a second of CPU that no command but the NATS ones needs.
+    from model_foundry.lib.nats.consumers import ConsumerPending
 
 
 def cmd_nats_setup(args: argparse.Namespace) -> int:

@@ -62,7 +62,7 @@ def test_chat_and_plamo_completions_stream_usage_and_timings(trio: dict[str, Any
     # The server's own count of the prompt equals what the pipeline counts before sending.
     with ContextBook(sf.live_slots()) as book:
         slot = sf.slots["kindergarten"]
-        from model_foundry.lib.slots.client import build_request
+        from model_foundry.lib.slots.request import build_request
 
         req = build_request(
             slot,

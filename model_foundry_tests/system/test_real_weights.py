@@ -40,9 +40,9 @@ from model_foundry.lib.llm import request as llm_request
 from model_foundry.lib.llm.answer import answer
 from model_foundry.lib.llm.causes import failure_causes
 from model_foundry.lib.recipes.llm_cells import recipe_task
-from model_foundry.lib.slots.client import KEEPALIVE_EXPIRY_S
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.slots.context import ContextBook
+from model_foundry.lib.slots.runtimes.shapes import KEEPALIVE_EXPIRY_S
 from model_foundry.lib.slots.template_check import (
     PROBE_SYSTEM,
     PROBE_USER,

@@ -43,10 +43,10 @@ from model_foundry.devtools.bench.prefill_floor import run_floor
 from model_foundry.devtools.bench.prefill_workload import StepResult, Workload, steps
 from model_foundry.lib.datasets.judge import JudgeSlots
 from model_foundry.lib.llm.causes import failure_cause
-from model_foundry.lib.slots.client import first_line
 from model_foundry.lib.slots.config import SlotFile, load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions
+from model_foundry.lib.slots.errors import first_line
 
 # Beside real_model.SERVING_FLAGS (--swa-full), which every real-weights server gets: one
 # thread a server, as the tests run them. Both runs use the same flags.

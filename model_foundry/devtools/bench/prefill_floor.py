@@ -31,9 +31,10 @@ from pathlib import Path
 import duckdb
 
 from model_foundry.devtools.simulator.prompt_cache import common_prefix
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import Attempt, render
 from model_foundry.lib.slots.config import SlotFile
+from model_foundry.lib.slots.request import render
 from model_foundry.lib.slots.runtimes import LLAMACPP, httpx, server_root
 
 

@@ -28,7 +28,7 @@ from model_foundry.lib.datasets.judge import Judgements, plan_comparisons
 from model_foundry.lib.datasets.prompts import PromptRecord
 from model_foundry.lib.datasets.samples import DatasetSamples, write_samples
 from model_foundry.lib.llm import LlmRun, SlotSource
-from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.summaries.mapreduce import summarise_sessions
 from model_foundry.lib.summaries.pending import SessionToSummarise
 from model_foundry.lib.summaries.prompts import ChatLine

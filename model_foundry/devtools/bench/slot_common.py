@@ -22,10 +22,11 @@ from model_foundry.devtools.simulator.answers import (
     default_reasoning_style,
 )
 from model_foundry.lib import settings
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import Attempt, build_request
 from model_foundry.lib.slots.config import Slot, SlotFile, load_slot_file, write_slot_file
 from model_foundry.lib.slots.dispatcher import Task
+from model_foundry.lib.slots.request import build_request
 
 BENCH_TEXT = (
     "the quick brown fox jumps over the lazy dog while the slot dispatcher keeps every "

@@ -54,8 +54,8 @@ from typing import Any, Literal
 
 from model_foundry.devtools.simulator import tokenizer
 from model_foundry.devtools.simulator.schema import instance as schema_instance
-from model_foundry.lib.slots.client import DEFAULT_ANSWER_RESERVE
 from model_foundry.lib.slots.config import Slot
+from model_foundry.lib.slots.request import DEFAULT_ANSWER_RESERVE
 from model_foundry.lib.slots.runtimes import runtime_for
 
 ReasoningStyle = Literal["reasoning", "reasoning_content", "gemma-channel", "none"]

@@ -105,7 +105,7 @@ def _noise(memo: list[str | None], text: str, config: GateConfig) -> str | None:
 
 def target_language(messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> str | None:
     """A translation's target (``ja``/``en``): its ``target_lang`` parameter, else a system
-    turn asking "... into Japanese" (``slots.client.translation_messages``); None otherwise."""
+    turn asking "... into Japanese" (``slots.quirks.translation_messages``); None otherwise."""
     named = params.get("target_lang")
     if isinstance(named, str):
         return _LANGS.get(named.casefold())

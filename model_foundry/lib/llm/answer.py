@@ -13,7 +13,7 @@ from typing import Any
 from model_foundry.lib.llm.batch import CompletionBatch
 from model_foundry.lib.llm.request import Planned, unfit_attempt
 from model_foundry.lib.llm.store import Completion, CompletionStore
-from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.slots.dispatcher import DispatchOptions, InBatches, run_dispatch
 from model_foundry.lib.slots.fit import PROMPT_TOO_LONG

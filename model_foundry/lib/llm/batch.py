@@ -13,7 +13,7 @@ from typing import Any
 from model_foundry.lib.hygiene.shown import shown_text
 from model_foundry.lib.llm.causes import failure_causes
 from model_foundry.lib.llm.store import Completion
-from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.dispatcher import DispatchResult, SlotSummary
 
 

@@ -6,7 +6,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from model_foundry.lib.hygiene.shown import shown_text
-from model_foundry.lib.slots.client import Attempt, first_line
+from model_foundry.lib.slots.attempt import Attempt
+from model_foundry.lib.slots.errors import first_line
 from model_foundry.lib.slots.fit import PROMPT_TOO_LONG
 from model_foundry.lib.slots.server_errors import context_limit_from_error
 from model_foundry.lib.slots.template_check import TEMPLATE_IGNORES_MESSAGES

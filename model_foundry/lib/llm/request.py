@@ -24,12 +24,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import Attempt, Rendered
 from model_foundry.lib.slots.config import Slot, SlotFile
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import Task
 from model_foundry.lib.slots.fit import PROMPT_TOO_LONG, fit_request
+from model_foundry.lib.slots.request import Rendered
 
 
 def canonical(value: Any) -> str:

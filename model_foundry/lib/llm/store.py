@@ -17,7 +17,7 @@ from typing import Any
 
 from model_foundry.lib import storage
 from model_foundry.lib.llm.request import Planned, canonical
-from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.tables.base import fetch
 from model_foundry.lib.tables.completions import LLM_COMPLETIONS, CompletionRow, key_prefix
 from model_foundry.lib.telemetry import Telemetry

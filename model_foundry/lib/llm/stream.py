@@ -19,7 +19,7 @@ from model_foundry.lib.llm.answer import Progress, record_unfit, warn_unfit
 from model_foundry.lib.llm.batch import CompletionBatch
 from model_foundry.lib.llm.request import Planned, fit
 from model_foundry.lib.llm.store import Completion, CompletionStore
-from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions, InBatches, Task, run_dispatch

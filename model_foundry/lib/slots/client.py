@@ -1,470 +1,35 @@
-"""A client per slot on the official ``openai`` SDK, producing one ``Attempt`` per request.
+"""The transport: a client per slot on the official ``openai`` SDK, producing one ``Attempt``
+per request (one per choice of an ``n`` request).
 
 Every call streams (unless the slot says ``stream: false``) with
 ``stream_options={"include_usage": True}`` so the time to first token is measured and the token
-counts arrive in the last chunk. Model quirks handled here:
-
-- reasoning arrives in the fields the slot's runtime names (vLLM's ``reasoning``, the older
-  ``reasoning_content`` of llama.cpp and older vLLM), or inline in Gemma 4's
-  ``<|channel>thought ... <channel|>`` markers (any server without a Gemma reasoning parser);
-- a ``timings`` object (llama.cpp) gives exact prompt / generation speeds;
-- the prompt tokens the server's cache held are read where the slot's runtime says they are
-  (``Runtime.cached_tokens``), and stay None when the response does not say;
-- thinking is switched per role through ``chat_template_kwargs``;
-- templates that reject the system role get it folded into the first user turn;
-- plamo-2-translate is driven through ``/v1/completions`` with its raw prompt format.
-
-The formatting and parsing helpers are pure functions, tested without a server.
+counts arrive in the last chunk. What the response carries is read here: reasoning in the
+fields the slot's runtime names (vLLM's ``reasoning``, the older ``reasoning_content`` of
+llama.cpp and older vLLM), llama.cpp's ``timings``, and the prompt tokens the server's cache
+held, where the slot's runtime says they are (``Runtime.cached_tokens``; None when the
+response does not say). The request itself is built in ``request``, the model quirks live
+in ``quirks``, errors are read in ``errors``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
-try:  # openai >= 3 ships on httpx2; older releases on httpx.
-    import httpx2 as _httpx
-except ImportError:  # pragma: no cover - depends on the installed SDK
-    import httpx as _httpx  # type: ignore[no-redef]
+import orjson
 
+from model_foundry.lib.slots.attempt import Attempt, reject_empty_answer
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import Slot
+from model_foundry.lib.slots.errors import describe_error, is_retryable
+from model_foundry.lib.slots.quirks import derive_rates, parse_timings, split_gemma_thinking
+from model_foundry.lib.slots.request import Rendered, build_request
 from model_foundry.lib.slots.runtimes import Runtime
+from model_foundry.lib.slots.runtimes import httpx as _httpx
 from model_foundry.lib.slots.runtimes.shapes import KEEPALIVE_EXPIRY_S
-
-PLAMO_OP = "<|plamo:op|>"
-PLAMO_STOP = [PLAMO_OP]
-GEMMA_THOUGHT_OPEN = "<|channel>thought"
-GEMMA_CHANNEL_CLOSE = "<channel|>"
-
-Status = Literal["ok", "error"]
-
-
-@dataclass
-class Attempt:
-    """One request to one slot: what was asked, what came back, how fast. One DuckDB row."""
-
-    key: str
-    task: str
-    role: str
-    slot: str
-    model: str
-    runtime: str
-    status: Status
-    attempt: int = 1
-    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
-    error_class: str | None = None
-    error: str | None = None
-    http_status: int | None = None
-    # Whether trying again may succeed (network, timeout, 5xx, 429); a 400 never does.
-    retryable: bool = False
-    # Set by the dispatcher: this failed attempt will be followed by another one.
-    will_retry: bool = False
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    latency_s: float | None = None
-    ttft_s: float | None = None
-    prompt_tps: float | None = None
-    gen_tps: float | None = None
-    finish_reason: str | None = None
-    content: str | None = None
-    reasoning: str | None = None
-    # Of prompt_tokens, those the server reused from its prompt cache; None: it did not say.
-    cached_prompt_tokens: int | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-    def to_row(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-# ---------------------------------------------------------------------------------------------
-# Pure helpers: prompt building and response parsing.
-
-
-def plamo_translate_prompt(
-    text: str, source_lang: str = "English", target_lang: str = "Japanese"
-) -> str:
-    """plamo-2-translate's raw prompt; the model answers, then writes ``<|plamo:op|>``."""
-    return (
-        f"{PLAMO_OP}dataset\ntranslation\n"
-        f"{PLAMO_OP}input lang={source_lang}\n{text.rstrip()}\n"
-        f"{PLAMO_OP}output lang={target_lang}\n"
-    )
-
-
-def fold_system_into_user(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Move system messages into the first user turn, for templates that reject ``system``."""
-    system = [str(m.get("content") or "") for m in messages if m.get("role") == "system"]
-    rest = [dict(m) for m in messages if m.get("role") != "system"]
-    if not system:
-        return rest
-    prefix = "\n\n".join(s for s in system if s)
-    for m in rest:
-        if m.get("role") == "user":
-            m["content"] = f"{prefix}\n\n{m.get('content') or ''}" if prefix else m.get("content")
-            return rest
-    return [{"role": "user", "content": prefix}, *rest]
-
-
-def split_gemma_thinking(text: str) -> tuple[str, str | None]:
-    """Separate Gemma 4 ``<|channel>thought ... <channel|>`` blocks from the answer.
-
-    A block cut off by ``max_tokens`` (no closing marker) is all reasoning.
-    """
-    if GEMMA_THOUGHT_OPEN not in text:
-        return text, None
-    answer: list[str] = []
-    thoughts: list[str] = []
-    rest = text
-    while GEMMA_THOUGHT_OPEN in rest:
-        before, _, after = rest.partition(GEMMA_THOUGHT_OPEN)
-        answer.append(before)
-        thought, closed, rest = after.partition(GEMMA_CHANNEL_CLOSE)
-        thoughts.append(thought.strip())
-        if not closed:
-            rest = ""
-    answer.append(rest)
-    return "".join(answer).strip(), "\n".join(t for t in thoughts if t) or None
-
-
-def parse_timings(timings: Mapping[str, Any] | None) -> tuple[float | None, float | None]:
-    """(prompt tokens/s, generation tokens/s) from llama.cpp's ``timings`` object."""
-    if not isinstance(timings, Mapping):
-        return None, None
-
-    def rate(per_second: str, n: str, ms: str) -> float | None:
-        value = timings.get(per_second)
-        if isinstance(value, int | float) and value > 0:
-            return float(value)
-        count, millis = timings.get(n), timings.get(ms)
-        if isinstance(count, int | float) and isinstance(millis, int | float) and millis > 0:
-            return count / (millis / 1000.0)
-        return None
-
-    return (
-        rate("prompt_per_second", "prompt_n", "prompt_ms"),
-        rate("predicted_per_second", "predicted_n", "predicted_ms"),
-    )
-
-
-def derive_rates(
-    prompt_tokens: int | None,
-    completion_tokens: int | None,
-    latency_s: float | None,
-    ttft_s: float | None,
-) -> tuple[float | None, float | None]:
-    """Speeds from the stream when the server reports none: prefill ends at the first token."""
-    prompt_tps = gen_tps = None
-    if prompt_tokens and ttft_s and ttft_s > 0:
-        prompt_tps = prompt_tokens / ttft_s
-    if completion_tokens and latency_s is not None:
-        decode_s = latency_s - (ttft_s or 0.0)
-        # The first token belongs to prefill, so count the rest over the decode time.
-        if ttft_s is not None and completion_tokens > 1 and decode_s > 0:
-            gen_tps = (completion_tokens - 1) / decode_s
-        elif ttft_s is None and latency_s > 0:
-            gen_tps = completion_tokens / latency_s
-    return prompt_tps, gen_tps
-
-
-def first_line(text: str) -> str | None:
-    """The first line of ``text`` that is not blank, stripped; None when there is none."""
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return None
-
-
-# Where servers put the reason: vLLM and llama.cpp use ``message`` (llama.cpp inside
-# ``error``); FastAPI-style proxies use ``detail``, some use ``msg``.
-_MESSAGE_KEYS = ("message", "error", "detail", "msg")
-
-
-def error_message_from_body(body: object, _depth: int = 0) -> str | None:
-    """The readable reason from either error style, as one line; None when the body has none.
-
-    vLLM: ``{"object": "error", "message": ..., "type": ..., "code": ...}``;
-    llama.cpp: ``{"error": {"code": ..., "message": ..., "type": ...}}`` (the SDK may already have
-    unwrapped ``error``). Blank, empty or non-string messages and odd nestings yield None (or
-    the first usable string found), never an exception: a reason must not fail the batch.
-    """
-    if _depth > 4:
-        return None
-    if isinstance(body, str):
-        return first_line(body)
-    if isinstance(body, Mapping):
-        for key in _MESSAGE_KEYS:
-            found = error_message_from_body(body.get(key), _depth + 1)
-            if found:
-                return found
-        return None
-    if isinstance(body, list | tuple):
-        for item in body[:5]:
-            found = error_message_from_body(item, _depth + 1)
-            if found:
-                return found
-    return None
-
-
-def is_retryable(exc: BaseException) -> bool:
-    """Network trouble, timeouts, 5xx and 429 may pass; other 4xx (bad request) will not."""
-    import openai
-
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (408, 429) or exc.status_code >= 500
-    if isinstance(exc, openai.APIConnectionError | TimeoutError | ConnectionError):
-        return True
-    if isinstance(exc, _httpx.TransportError | _httpx.StreamError):
-        return True
-    # An ``error`` event inside a stream: the server failed mid-generation.
-    return isinstance(exc, openai.APIError)
-
-
-def describe_error(exc: BaseException) -> tuple[str, str, int | None]:
-    """(error class, one-line reason, HTTP status) for an error row; never raises."""
-    import openai
-
-    status = getattr(exc, "status_code", None)
-    status = status if isinstance(status, int) else None
-    reason: str | None = None
-    if isinstance(exc, TimeoutError):
-        reason = "request timed out"
-    elif isinstance(exc, openai.APIError):
-        reason = error_message_from_body(exc.body)
-        if reason is None and status is not None:
-            # The SDK's own text would be "Error code: 400 - {...}": say it plainly instead.
-            reason = f"HTTP {status} with no error message"
-    if reason is None:
-        try:
-            reason = first_line(str(exc))
-        except Exception:  # a broken __str__ must not turn into a failed batch
-            reason = None
-    cause = exc.__cause__
-    if isinstance(exc, openai.APIConnectionError) and cause is not None:
-        # The SDK says only "Connection error."; what happened (refused, reset, the server
-        # closing the connection) is in the transport's own exception.
-        try:
-            said = first_line(str(cause)) or ""
-        except Exception:
-            said = ""
-        reason = f"{reason} ({type(cause).__name__}{': ' + said if said else ''})"
-    return type(exc).__name__, (reason or type(exc).__name__)[:2000], status
-
-
-def empty_answer_reason(
-    finish_reason: str | None, reasoning: str | None, max_tokens: int | None
-) -> str:
-    """Why a request that succeeded over HTTP brought no answer, in one sentence."""
-    if finish_reason == "length" and reasoning and reasoning.strip():
-        budget = f"all {max_tokens}" if max_tokens else "all its"
-        return (
-            f"the model spent {budget} max_tokens on reasoning and wrote no answer; "
-            "raise max_tokens or switch thinking off for this role"
-        )
-    return "the slot returned an empty answer"
-
-
-_REQUEST_KEYS = {"max_tokens", "temperature", "top_p", "stop", "seed"}
-_LOCAL_KEYS = {
-    "thinking",
-    "chat_template_kwargs",
-    "extra_body",
-    "source_lang",
-    "target_lang",
-    # A JSON schema the answer must follow: each runtime spells the constraint its own way
-    # (``Runtime.structured_output``), so it never goes to the server under this name.
-    "json_schema",
-}
-
-
-def _is_translation(params: Mapping[str, Any]) -> bool:
-    return "source_lang" in params or "target_lang" in params
-
-
-# Worked examples shown before the text, as earlier turns: given the instruction alone, a
-# small model hands the instruction back or answers in the text's own language; shown the
-# pattern, it follows it. English and Japanese, the languages summaries are written in.
-TRANSLATION_EXAMPLES: tuple[tuple[str, str], ...] = (
-    ("Good morning.", "おはようございます。"),
-    ("The backup finished without errors.", "バックアップはエラーなしで完了しました。"),
-    ("Please restart the server tomorrow.", "明日サーバーを再起動してください。"),
-)
-
-
-def _examples(source_lang: str, target_lang: str) -> list[dict[str, Any]]:
-    langs = {"English": 0, "Japanese": 1}
-    if {source_lang, target_lang} != set(langs):
-        return []
-    src, tgt = langs[source_lang], langs[target_lang]
-    return [
-        {"role": role, "content": pair[side]}
-        for pair in TRANSLATION_EXAMPLES
-        for role, side in (("user", src), ("assistant", tgt))
-    ]
-
-
-def translation_messages(text: str, source_lang: str, target_lang: str) -> list[dict[str, Any]]:
-    """Chat messages asking a general chat model for a translation and nothing else: the
-    instruction, a few worked examples (English and Japanese), then the text."""
-    return [
-        {
-            "role": "system",
-            "content": (
-                f"Translate the user's {source_lang} text into {target_lang}. "
-                "Reply with the translation only, no notes."
-            ),
-        },
-        *_examples(source_lang, target_lang),
-        {"role": "user", "content": text},
-    ]
-
-
-def _chat_messages(slot: Slot, body: Body, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """``body`` as the chat turns ``slot`` is sent."""
-    messages = body.messages
-    if messages is None:
-        if body.prompt is None and _is_translation(params):
-            # A translation that fell back to a chat slot: the bare text would be answered
-            # as a chat turn and stored as its translation, so say what to do with it.
-            messages = translation_messages(
-                str(body.text),
-                params.get("source_lang", slot.translation.source_lang),
-                params.get("target_lang", slot.translation.target_lang),
-            )
-        else:
-            messages = [{"role": "user", "content": body.raw}]
-    if slot.fold_system_into_user:
-        messages = fold_system_into_user(messages)
-    return messages
-
-
-def _completion_prompt(slot: Slot, body: Body, params: Mapping[str, Any]) -> str:
-    """``body`` as the raw prompt a completions ``slot`` is sent."""
-    if slot.prompt_format == "plamo-translate":
-        source = body.text if body.text is not None else body.prompt
-        if source is None:
-            raise ValueError(f"slot {slot.name} (plamo-translate) needs the text to translate")
-        return plamo_translate_prompt(
-            source,
-            params.get("source_lang", slot.translation.source_lang),
-            params.get("target_lang", slot.translation.target_lang),
-        )
-    if body.prompt is not None:
-        return body.prompt
-    if body.messages is None:
-        raise ValueError(f"slot {slot.name} (completions) needs a prompt")
-    return "\n\n".join(str(m.get("content") or "") for m in body.messages)
-
-
-def build_request(
-    slot: Slot,
-    body: Body,
-    params: Mapping[str, Any] | None = None,
-    *,
-    thinking: bool | None = None,
-) -> dict[str, Any]:
-    """The keyword arguments for ``chat.completions.create`` or ``completions.create``.
-
-    Precedence: slot defaults < role thinking < task params. Unknown task params go to
-    ``extra_body`` so server-specific knobs pass through. A ``json_schema`` param constrains
-    the answer in the slot runtime's own request shape (``Runtime.structured_output``).
-    """
-    params = dict(params or {})
-    d = slot.request_defaults
-    req: dict[str, Any] = {"model": slot.model}
-    for k in _REQUEST_KEYS:
-        value = getattr(d, k, None)
-        if value is not None:
-            req[k] = value
-    req.update({k: v for k, v in params.items() if k in _REQUEST_KEYS})
-    extra_body: dict[str, Any] = {**d.extra_body, **params.get("extra_body", {})}
-    extra_body.update({k: v for k, v in params.items() if k not in _REQUEST_KEYS | _LOCAL_KEYS})
-
-    if slot.api == "chat":
-        req["messages"] = _chat_messages(slot, body, params)
-        kwargs = dict(d.chat_template_kwargs)
-        think = params.get("thinking", thinking)
-        if think is not None:
-            kwargs[slot.thinking_kwarg] = bool(think)
-        kwargs.update(params.get("chat_template_kwargs", {}))
-        if kwargs:
-            extra_body["chat_template_kwargs"] = kwargs
-    else:
-        req["prompt"] = _completion_prompt(slot, body, params)
-        if slot.prompt_format == "plamo-translate":
-            stops = list(req.get("stop") or [])
-            req["stop"] = stops + [s for s in PLAMO_STOP if s not in stops]
-        if "max_tokens" not in req:
-            raise ValueError(f"slot {slot.name}: completions need an explicit max_tokens")
-    if slot.stream:
-        req["stream"] = True
-        req["stream_options"] = {"include_usage": True}
-    schema = params.get("json_schema")
-    if schema is not None:
-        for name, value in slot.server.structured_output(schema).items():
-            if name == "extra_body":
-                extra_body.update(value)
-            else:
-                req[name] = value
-    if extra_body:
-        req["extra_body"] = extra_body
-    return req
-
-
-# Tokens kept for the answer when a request names no max_tokens (chat slots may leave it
-# unset; the server then generates until its own limit).
-DEFAULT_ANSWER_RESERVE = 512
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """A request as one slot is sent it: ``build_request``'s keyword arguments. Fitting
-    counts it against the slot's context window and the slot's worker sends it, so a request
-    is rendered once for each slot it may go to. Read it, never change it."""
-
-    kwargs: Mapping[str, Any]
-
-    @property
-    def counted(self) -> Body:
-        """What the slot's server counts: the chat messages, or the completions prompt."""
-        if "messages" in self.kwargs:
-            return Body(messages=self.kwargs["messages"])
-        return Body(prompt=self.kwargs["prompt"])
-
-    @property
-    def reserve(self) -> int:
-        """Tokens to keep free for the answer: its ``max_tokens``, or the default reserve."""
-        value = self.kwargs.get("max_tokens")
-        return int(value) if isinstance(value, int) and value > 0 else DEFAULT_ANSWER_RESERVE
-
-    def pinned(self, pin: Mapping[str, Any] | None) -> Rendered:
-        """This request with ``pin`` (``SlotWorker._pin``: the server slot it runs in, outside
-        its key) among the server's own fields, where ``build_request`` puts a parameter it
-        does not know."""
-        if not pin:
-            return self
-        req = dict(self.kwargs)
-        req["extra_body"] = {**req.get("extra_body", {}), **pin}
-        return Rendered(req)
-
-
-def render(
-    slot: Slot,
-    body: Body,
-    params: Mapping[str, Any] | None = None,
-    *,
-    thinking: bool | None = None,
-) -> Rendered:
-    """``body`` rendered for ``slot`` (``build_request``), to count and to send."""
-    return Rendered(build_request(slot, body, params, thinking=thinking))
 
 
 def _extra(obj: Any, name: str) -> Any:
@@ -650,8 +215,8 @@ class SlotClient:
     async def _send(self, req: dict[str, Any], got: _Choices, t0: float) -> None:
         chat = self.slot.api == "chat"
         endpoint = self._client.chat.completions if chat else self._client.completions
-        response = await endpoint.create(**req)
         if not req.get("stream"):
+            response = await endpoint.create(**req)
             got.take_usage(response.usage, _extra(response, "timings"))
             now = time.perf_counter()
             for choice in response.choices:
@@ -659,16 +224,98 @@ class SlotClient:
             for collected in got.each:
                 collected.first_token_at = None
             return
-        try:
-            async for chunk in response:
+        async with endpoint.with_streaming_response.create(**req) as raw:
+            http = raw.http_response
+            async for event in sse_events(http.aiter_bytes(), http.request):
                 now = time.perf_counter()
-                for choice in chunk.choices or ():
-                    got.take_choice(choice, delta=chat, now=now)
-                timings = _extra(chunk, "timings")
-                if chunk.usage is not None or timings:
-                    got.take_usage(chunk.usage, timings)
-        finally:
-            await response.close()
+                for choice in event.get("choices") or ():
+                    got.take_choice(_Fields(choice), delta=chat, now=now)
+                usage, timings = event.get("usage"), event.get("timings")
+                if usage is not None or timings:
+                    got.take_usage(_Fields(usage) if usage is not None else None, timings)
+
+
+async def sse_events(
+    chunks: AsyncIterator[bytes], request: _httpx.Request
+) -> AsyncIterator[dict[str, Any]]:
+    """The JSON data of each server-sent event in ``chunks``, until ``[DONE]``; an event that
+    carries ``error`` (a server failing mid-generation) raises ``openai.APIError``, as the
+    SDK's own stream does.
+
+    One JSON parse per event, on plain dicts: the SDK builds typed models for every chunk,
+    which costs several times what the parse does. Chunks are joined however the transport
+    cut them, so an event of any length (a whole answer in one event) is read whole."""
+    pending = b""
+    async for data in chunks:
+        pending += data
+        if b"\r" in pending:
+            pending = pending.replace(b"\r\n", b"\n")
+        if b"\n\n" not in pending:
+            continue
+        *events, pending = pending.split(b"\n\n")
+        for raw in events:
+            kind, body = _sse_fields(raw)
+            if body is None:
+                continue
+            if body.startswith(b"[DONE]"):
+                # Read to the end, so the connection goes back to the pool for the next
+                # request rather than being closed half-read.
+                async for _ in chunks:
+                    pass
+                return
+            event = orjson.loads(body)
+            if isinstance(event, dict) and (event.get("error") or kind == b"error"):
+                _raise_stream_error(event, request)
+            yield event
+    kind, body = _sse_fields(pending)
+    if body is not None and not body.startswith(b"[DONE]"):
+        event = orjson.loads(body)
+        if isinstance(event, dict) and event.get("error"):
+            _raise_stream_error(event, request)
+        yield event
+
+
+def _sse_fields(raw: bytes) -> tuple[bytes | None, bytes | None]:
+    """(event type, data) of one event's lines; data None for a comment or an empty event."""
+    if raw.startswith(b"data: ") and b"\n" not in raw:
+        return None, raw[6:]
+    kind: bytes | None = None
+    data: list[bytes] = []
+    for line in raw.split(b"\n"):
+        name, _, value = line.partition(b":")
+        value = value[1:] if value.startswith(b" ") else value
+        if name == b"data":
+            data.append(value)
+        elif name == b"event":
+            kind = value
+    return kind, b"\n".join(data) if data else None
+
+
+def _raise_stream_error(event: dict[str, Any], request: _httpx.Request) -> None:
+    import openai
+
+    error = event.get("error", event)
+    message = error.get("message") if isinstance(error, dict) else None
+    if not message or not isinstance(message, str):
+        message = "An error occurred during streaming"
+    raise openai.APIError(message=message, request=request, body=error)
+
+
+class _Fields:
+    """A parsed chunk's object read as the SDK's typed objects are (``_Collected``): fields
+    by attribute, a missing one None, the whole of it from ``model_dump``."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def __getattr__(self, name: str) -> Any:
+        value = self._data.get(name)
+        return _Fields(value) if isinstance(value, dict) else value
+
+    def model_dump(self) -> dict[str, Any]:
+        return self._data
 
 
 def _failed(key: str, task: str, role: str, slot: Slot, attempt: int) -> Attempt:
@@ -764,44 +411,4 @@ def finish(result: Attempt, got: _Collected, t0: float, t_end: float) -> Attempt
     return result
 
 
-def reject_empty_answer(result: Attempt, max_tokens: int | None) -> Attempt:
-    """An empty (or blank) answer is an error, retried like a dropped stream.
-
-    Stored as ``ok`` it would be reused by every later run (the store reuses ``ok`` rows), so
-    the prompt would never be asked again; as an error a later run asks again.
-    """
-    result.status = "error"
-    result.error_class = "EmptyAnswer"
-    result.error = empty_answer_reason(result.finish_reason, result.reasoning, max_tokens)
-    result.content = None
-    # Sampling differs between tries (and another slot may take the retry), so a plain empty
-    # answer may pass next time. One cut off by max_tokens while still reasoning would only
-    # burn the same budget again: it waits for the next run (or a changed slot file).
-    result.retryable = not (
-        result.finish_reason == "length" and bool(result.reasoning and result.reasoning.strip())
-    )
-    return result
-
-
-__all__ = [
-    "DEFAULT_ANSWER_RESERVE",
-    "KEEPALIVE_EXPIRY_S",
-    "PLAMO_STOP",
-    "Attempt",
-    "Rendered",
-    "SlotClient",
-    "build_request",
-    "derive_rates",
-    "describe_error",
-    "empty_answer_reason",
-    "error_message_from_body",
-    "first_line",
-    "fold_system_into_user",
-    "is_retryable",
-    "parse_timings",
-    "plamo_translate_prompt",
-    "reject_empty_answer",
-    "render",
-    "split_gemma_thinking",
-    "translation_messages",
-]
+__all__ = ["SlotClient", "finish"]

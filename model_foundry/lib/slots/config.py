@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from model_foundry.lib import settings
+from model_foundry.lib.slots.config_errors import field_problem
 from model_foundry.lib.slots.runtimes import RUNTIMES, Runtime, known_runtimes, runtime_for
 
 SHIPPED_SLOT_FILE = settings.SHIPPED_SLOT_FILE
@@ -375,10 +376,6 @@ class SlotFile(_Strict):
         return data
 
 
-def _format_loc(loc: tuple[int | str, ...]) -> str:
-    return ".".join(str(p) for p in loc) or "(top level)"
-
-
 def parse_slot_file(data: Any, source: str = "<memory>") -> SlotFile:
     """Validate already-loaded YAML data; errors read ``<source>: <field>: <problem>``."""
     if not isinstance(data, dict):
@@ -386,32 +383,7 @@ def parse_slot_file(data: Any, source: str = "<memory>") -> SlotFile:
     try:
         return SlotFile.model_validate({**data, "source": source})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = _format_loc(tuple(p for p in err["loc"]))
-        msg = str(err["msg"])
-        # Our cross-field validators already put the field in front of the message.
-        msg = msg.removeprefix("Value error, ")
-        if re.match(r"^[\w.-]+(\.\d+)?: ", msg):
-            prefix = f"slots.{err['loc'][1]}." if loc.startswith("slots.") else ""
-            raise SlotFileError(f"{source}: {prefix}{msg}") from None
-        msg = _friendlier(err, msg)
-        raise SlotFileError(f"{source}: {loc}: {msg}") from None
-
-
-def _friendlier(err: Any, msg: str) -> str:
-    ctx = err.get("ctx") or {}
-    kind = err.get("type")
-    if kind == "greater_than_equal":
-        return f"must be >= {ctx.get('ge')}"
-    if kind == "greater_than":
-        return f"must be > {ctx.get('gt')}"
-    if kind == "less_than_equal":
-        return f"must be <= {ctx.get('le')}"
-    if kind == "missing":
-        return "is required"
-    if kind == "extra_forbidden":
-        return "unknown field (check the spelling)"
-    return msg
+        raise SlotFileError(f"{source}: {field_problem(exc.errors()[0])}") from None
 
 
 def load_slot_file(path: str | os.PathLike[str] | None = None) -> SlotFile:

@@ -26,7 +26,7 @@ SentencePiece produce at most one token per UTF-8 byte): the UTF-8 length of the
 several times over, so prompts are split smaller than needed, never sent too long.
 
 The answer needs room too: the request's ``max_tokens`` (or ``DEFAULT_ANSWER_RESERVE`` when
-it sets none, ``client.Rendered.reserve``) is reserved out of the window.
+it sets none, ``request.Rendered.reserve``) is reserved out of the window.
 """
 
 from __future__ import annotations

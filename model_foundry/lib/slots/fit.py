@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import Rendered, render
 from model_foundry.lib.slots.config import Slot, SlotFile
 from model_foundry.lib.slots.context import TEMPLATE_ALLOWANCE, ContextBook, surely_fits
+from model_foundry.lib.slots.request import Rendered, render
 from model_foundry.lib.slots.template_check import TEMPLATE_IGNORES_MESSAGES
 
 PROMPT_TOO_LONG = "PromptTooLong"

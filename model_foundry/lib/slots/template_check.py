@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import build_request
 from model_foundry.lib.slots.config import Slot
+from model_foundry.lib.slots.request import build_request
 from model_foundry.lib.slots.runtimes import server_root
 from model_foundry.lib.slots.runtimes.shapes import HttpClient, httpx
 

@@ -16,7 +16,7 @@ from model_foundry.lib import storage
 from model_foundry.lib.gates.answers import gate, target_language
 from model_foundry.lib.gates.config import GateConfig
 from model_foundry.lib.llm import Answer, Body, Request, WorkKind, answer_event
-from model_foundry.lib.slots.client import translation_messages
+from model_foundry.lib.slots.quirks import translation_messages
 from model_foundry.lib.summaries.pending import SummaryToTranslate
 from model_foundry.lib.summaries.prompts import translation_params
 from model_foundry.lib.tables.summaries import (

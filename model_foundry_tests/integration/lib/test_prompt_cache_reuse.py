@@ -17,8 +17,8 @@ from model_foundry.lib.llm import CompletionStore, Request
 from model_foundry.lib.llm.answer import answer
 from model_foundry.lib.llm.request import plan
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import build_request
 from model_foundry.lib.slots.config import SlotFile
+from model_foundry.lib.slots.request import build_request
 from model_foundry_tests.slot_fixtures import fast_options, run, shipped_data, slot_file_from
 
 # A long shared instruction, then the part that differs: what a family of map requests sends.

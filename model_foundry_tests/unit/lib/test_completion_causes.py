@@ -15,8 +15,8 @@ from model_foundry.lib.llm import (
     failure_causes,
 )
 from model_foundry.lib.llm.request import request_key
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.dispatcher import DispatchResult
 from model_foundry_tests.replay_server import load_fixture
 

@@ -17,7 +17,7 @@ from model_foundry.devtools.bench.keys import ADDED_COLUMNS, OLD_INDEX, keyed_dd
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.samples import write_samples
 from model_foundry.lib.llm import Body, Completion, CompletionStore, Planned, Request
-from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.summaries.mapreduce import PartRecord, Summarised
 from model_foundry.lib.summaries.pending import SessionToSummarise
 from model_foundry.lib.summaries.rows import store_summaries, summary_row, write_summaries

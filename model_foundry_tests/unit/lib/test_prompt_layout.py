@@ -14,7 +14,7 @@ import pytest
 
 from model_foundry.lib.datasets.judge import JUDGE_SYSTEM, Comparison, Sampled, judge_messages
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import build_request
+from model_foundry.lib.slots.request import build_request
 from model_foundry.lib.summaries.chunks import Chunk, Piece
 from model_foundry.lib.summaries.prompts import part_messages
 from model_foundry_tests.slot_fixtures import shipped_slot_file

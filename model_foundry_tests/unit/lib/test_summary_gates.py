@@ -10,7 +10,7 @@ import pytest
 from model_foundry.lib.gates.answers import held_back
 from model_foundry.lib.gates.config import GateConfig
 from model_foundry.lib.llm import Answer, Body, Completion, Planned, Request
-from model_foundry.lib.slots.client import translation_messages
+from model_foundry.lib.slots.quirks import translation_messages
 from model_foundry.lib.summaries.mapreduce import Summarised
 from model_foundry.lib.summaries.pending import SessionToSummarise, SummaryToTranslate
 from model_foundry.lib.summaries.prompts import translation_params

@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Iterator, Mapping
 
-from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.config import Slot
 from model_foundry.lib.slots.dispatcher.progress import Progress
 from model_foundry.lib.slots.dispatcher.recorder import Recorder

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.dispatcher.progress import Progress
 from model_foundry.lib.slots.dispatcher.tasks import Task
 

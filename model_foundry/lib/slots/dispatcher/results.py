@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from model_foundry.lib.slots.client import Attempt
+from model_foundry.lib.slots.attempt import Attempt
 
 
 @dataclass

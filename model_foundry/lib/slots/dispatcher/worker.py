@@ -7,7 +7,8 @@ import time
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, Protocol
 
-from model_foundry.lib.slots.client import Attempt, SlotClient
+from model_foundry.lib.slots.attempt import Attempt
+from model_foundry.lib.slots.client import SlotClient
 from model_foundry.lib.slots.config import Slot
 from model_foundry.lib.slots.dispatcher.ledger import Ledger
 from model_foundry.lib.slots.dispatcher.place import HeldPlace

@@ -14,11 +14,9 @@ from model_foundry.devtools.simulator import (
     default_window,
 )
 from model_foundry.devtools.simulator import tokenizer as sim_tokenizer
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import (
-    Attempt,
-    SlotClient,
-)
+from model_foundry.lib.slots.client import SlotClient
 from model_foundry.lib.slots.server_errors import context_limit_from_error
 from model_foundry_tests.slot_fixtures import run, shipped_data, shipped_slot_file, slot_file_from
 

@@ -14,11 +14,9 @@ import pytest
 from model_foundry.lib.llm import CompletionStore, Request
 from model_foundry.lib.llm.answer import answer
 from model_foundry.lib.llm.request import plan
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import (
-    Attempt,
-    SlotClient,
-)
+from model_foundry.lib.slots.client import SlotClient
 from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.slots.dispatcher import RetryPolicy, Task, run_dispatch
 from model_foundry.lib.slots.server_errors import context_limit_from_error

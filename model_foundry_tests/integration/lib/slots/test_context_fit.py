@@ -13,12 +13,12 @@ from model_foundry.lib.llm import CompletionBatch, CompletionStore, Request
 from model_foundry.lib.llm.answer import answer
 from model_foundry.lib.llm.request import fit, plan
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import build_request
 from model_foundry.lib.slots.context import (
     ContextBook,
 )
 from model_foundry.lib.slots.dispatcher import Task, dispatch
 from model_foundry.lib.slots.fit import PROMPT_TOO_LONG, fit_request, surely_fits
+from model_foundry.lib.slots.request import build_request
 from model_foundry_tests.replay_server import ReplayServer, reply_from_fixture
 from model_foundry_tests.shared.lib.slots.context_fit import (
     windows,

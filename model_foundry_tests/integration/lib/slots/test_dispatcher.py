@@ -18,8 +18,8 @@ from model_foundry.devtools.simulator import (
     Faults,
     SlotSimulator,
 )
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.dispatcher import (
     DispatchResult,
     InBatches,

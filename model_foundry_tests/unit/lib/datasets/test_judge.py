@@ -27,7 +27,6 @@ from model_foundry.lib.gates.verdict import (
     parse_verdict,
 )
 from model_foundry.lib.llm.request import output_params, request_key
-from model_foundry.lib.slots.client import build_request
 from model_foundry.lib.slots.config import (
     JUDGE_ROLE,
     NoSlotForRoleError,
@@ -35,6 +34,7 @@ from model_foundry.lib.slots.config import (
     write_slot_file,
 )
 from model_foundry.lib.slots.config import load_slot_file as load
+from model_foundry.lib.slots.request import build_request
 from model_foundry.lib.tables.datasets import DatasetSampleRow
 from model_foundry.lib.tables.judgements import JudgementRow
 from model_foundry_tests.slot_fixtures import shipped_slot_file

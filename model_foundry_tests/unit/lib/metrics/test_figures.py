@@ -22,8 +22,8 @@ from model_foundry.lib.metrics.figures import (
     reason_class_sql,
 )
 from model_foundry.lib.metrics.refresher import Refresher
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import Attempt
 
 NOW = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
 

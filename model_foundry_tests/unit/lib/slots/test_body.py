@@ -6,7 +6,7 @@ import pytest
 
 from model_foundry.lib.llm import Body, Planned, Request
 from model_foundry.lib.llm.request import request_key
-from model_foundry.lib.slots.client import build_request
+from model_foundry.lib.slots.request import build_request
 from model_foundry_tests.slot_fixtures import shipped_slot_file
 
 MESSAGES = [

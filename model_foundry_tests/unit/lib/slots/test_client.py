@@ -6,17 +6,15 @@ from __future__ import annotations
 import pytest
 
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import (
-    DEFAULT_ANSWER_RESERVE,
-    build_request,
+from model_foundry.lib.slots.errors import error_message_from_body
+from model_foundry.lib.slots.quirks import (
     derive_rates,
-    error_message_from_body,
     fold_system_into_user,
     parse_timings,
     plamo_translate_prompt,
-    render,
     split_gemma_thinking,
 )
+from model_foundry.lib.slots.request import DEFAULT_ANSWER_RESERVE, build_request, render
 from model_foundry_tests.slot_fixtures import shipped_slot_file
 
 # ---------------------------------------------------------------------------------------------

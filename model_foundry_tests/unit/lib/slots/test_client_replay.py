@@ -8,15 +8,11 @@ import json
 import openai
 import pytest
 
+from model_foundry.lib.slots.attempt import empty_answer_reason
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import (
-    TRANSLATION_EXAMPLES,
-    _httpx,
-    build_request,
-    describe_error,
-    empty_answer_reason,
-    error_message_from_body,
-)
+from model_foundry.lib.slots.errors import _httpx, describe_error, error_message_from_body
+from model_foundry.lib.slots.quirks import TRANSLATION_EXAMPLES
+from model_foundry.lib.slots.request import build_request
 from model_foundry.lib.slots.server_errors import context_limit_from_error
 from model_foundry_tests.replay_server import (
     FIXTURES,

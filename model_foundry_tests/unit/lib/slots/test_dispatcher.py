@@ -12,8 +12,8 @@ import pytest
 
 from model_foundry.devtools.bench.slot_common import plan
 from model_foundry.devtools.bench.slot_workers import worker_share
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import Attempt, build_request, render
 from model_foundry.lib.slots.config import NoSlotForRoleError, Slot
 from model_foundry.lib.slots.dispatcher import (
     RetryPolicy,
@@ -25,6 +25,7 @@ from model_foundry.lib.slots.dispatcher import (
 from model_foundry.lib.slots.dispatcher.routing import Pending
 from model_foundry.lib.slots.dispatcher.worker import send
 from model_foundry.lib.slots.limiter import SlotLimiter
+from model_foundry.lib.slots.request import build_request, render
 from model_foundry_tests.slot_fixtures import (
     chat_tasks,
     fast_options,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import Attempt
 from model_foundry.lib.slots.dispatcher.progress import Progress
 from model_foundry.lib.slots.dispatcher.recorder import InBatches, Recorder
 from model_foundry.lib.slots.dispatcher.tasks import Task

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.client import build_request
 from model_foundry.lib.slots.config import SlotFileError, load_slot_file
+from model_foundry.lib.slots.request import build_request
 from model_foundry.lib.slots.runtimes import (
     LLAMACPP,
     RUNTIMES,
