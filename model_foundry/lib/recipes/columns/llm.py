@@ -197,7 +197,7 @@ class TextColumn(LlmColumn):
             return super().requests(task, seed, values, row_id)
         # As the pipeline's translations ask: the bare text, its languages as parameters (a
         # translator slot's prompt format reads them; a chat slot it falls back to is given
-        # the translation instruction, slots.client).
+        # the translation instruction, slots.request).
         params = self.request_params(seed)
         for key in ("source_lang", "target_lang"):
             if (lang := getattr(self, key)) is not None:

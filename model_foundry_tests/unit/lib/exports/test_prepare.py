@@ -272,15 +272,15 @@ def test_gated_answers_stay_in_samples_parquet_and_are_counted_in_card_and_manif
     kept = pq.read_table(outcome.path / "hf" / "samples" / "train.parquet")
     assert sorted(kept.column("id").to_pylist()) == ["code", "good", "japanese"]
     assert "gate" not in kept.column_names
-    held = {"cut_off": 1, "empty": 1, "unparsed": 0, "wrong_script": 0, "repetition": 1,
-            "echo": 1}  # fmt: skip
+    held = {**dict.fromkeys(CAUSES, 0), "cut_off": 1, "empty": 1, "repetition": 1, "echo": 1}
     manifest = json.loads((outcome.path / "manifest.json").read_text())
     assert manifest["held_back_by_gate"] == held
     assert manifest["rows_by_split"] == {"train": 3, "test": 0}
     card = (outcome.path / "README.md").read_text()
     assert (
         "held back by the quality gates, per cause (also counted when a filter removed "
-        "them): cut_off: 1, echo: 1, empty: 1, repetition: 1, unparsed: 0,"
+        "them): cut_off: 1, echo: 1, empty: 1, noise_chars: 0, noise_symbols: 0, "
+        "noise_word_length: 0, noise_words: 0, repetition: 1, unparsed: 0,"
         in " ".join(card.split())
     )
     # A dataset whose thresholds switch the gates off keeps them (the truncated one is still
