@@ -53,6 +53,10 @@ _FIGURE_MARKS = re.compile(r"^[\d.,:\-–—+±~≈<>$€£¥#()\[\]°′″℃%
 _UNITS = re.compile(r"[°′″℃%]")
 # A hash or an id written in hex (a git SHA, a digest): digits and the letters a to f.
 _HEX = re.compile(r"^[0-9a-fA-F]{6,}$")
+# An identifier: a model name, a version, a package or a build id (``gemma-4-26b-a4b-it``,
+# ``v1.2.3-rc1``, ``iq4_xs#578598582``): letters-and-digits parts with single marks between them.
+# Noise writes its marks side by side.
+_IDENTIFIER = re.compile(r"^[~@]?[^\W_]+(?:[-_.#:~@+][^\W_]+)+$")
 # Latin words of four letters or more without a vowel are no words of any Latin-script
 # language (acronyms aside, which are written in capitals).
 _LATIN_WORD = re.compile(r"^[A-Za-z]{4,}$")
@@ -73,12 +77,13 @@ _LETTER = re.compile(r"[^\W\d_\u30fc\u30fb\uff70\uff65]")
 
 
 def _is_figure(run: str) -> bool:
-    """A number, a date, a time, a range or an amount with its unit, or a hex hash: digits
-    with single marks between them (random digits and punctuation have marks side by side)."""
+    """A number, a date, a time, a range or an amount with its unit, a hex hash or an
+    identifier with digits in it: digits with single marks between them (random digits and
+    punctuation have marks side by side)."""
     if not any(c.isdigit() for c in run):
         return False
     core = run.strip("([").rstrip(")].,:;!?")
-    if _HEX.match(core):
+    if _HEX.match(core) or (_IDENTIFIER.match(core) and _LETTER.search(core)):
         return True
     if len(_LETTER.findall(core)) > 2 or not _FIGURE_MARKS.match(_LETTER.sub("", core)):
         return False

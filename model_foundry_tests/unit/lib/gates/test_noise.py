@@ -110,3 +110,16 @@ def test_thresholds_and_skips_come_from_the_gates_settings() -> None:
     assert noise_cause(text, loose) is None
     skipped = GateConfig(skip=frozenset({"noise_words"}))
     assert noise_cause(text, skipped) == "noise_chars"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Served by ~gemma-4-26b-a4b-it-iq4_xs#578598582 on slot kindergarten",
+        "Upgrade to v1.2.3-rc1 then pin torch==2.13.0+cpu and rerun build_42",
+    ],
+)
+def test_model_names_versions_and_build_ids_are_no_noise(text: str) -> None:
+    stats = noise_stats(text)
+    assert stats is not None and stats.noise_chars == 0.0
+    assert noise_cause(text) is None
