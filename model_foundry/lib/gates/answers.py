@@ -3,7 +3,8 @@
 Each answer gets at most one cause, checked in this order (the cheapest and surest first):
 
 - ``cut_off``: the model stopped at the token limit (``finish_reason == "length"``);
-- ``empty``: no word: only whitespace, markup, digits or punctuation;
+- ``empty``: nothing said: only whitespace, markup, list numbers or punctuation, or digits
+  mixed with marks that make no figure;
 - ``unparsed``: a structured answer (a ``json_schema`` was asked) that is not strict JSON
   (``NaN`` is not) or does not validate (``schema.py``); a judge verdict is checked by
   ``verdict.parse_verdict`` itself;
@@ -35,19 +36,29 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from model_foundry.lib.gates.config import CAUSES, DEFAULTS, GateConfig
-from model_foundry.lib.gates.noise import NOISE_CAUSES, noise_cause
+from model_foundry.lib.gates.noise import NOISE_CAUSES, is_figure, noise_cause
 from model_foundry.lib.gates.repetition import LETTER, ngrams, repetition_stat
 from model_foundry.lib.gates.schema import is_unparsed
 from model_foundry.lib.gates.script import WORD, script_share
 
+# A list's own number (``1.``, ``2)``), no answer by itself.
+_LIST_NUMBER = re.compile(r"^\d{1,3}[.)]$")
+# Between figures, these make a sum or a mapping (``1234 + 8766 = 10000``, ``3.10 → 2026-10``).
+_OPERATORS = frozenset("+-=×÷*/<>≤≥≈→←") | {"->", "=>", "<-", "<="}
 _MARKUP = re.compile(r"<[^>]*>|&[a-z]+;|```\w*")
 _INTO = re.compile(r"\binto (Japanese|English)\b", re.IGNORECASE)
 _LANGS = {"japanese": "ja", "ja": "ja", "english": "en", "en": "en"}
 
 
 def is_wordless(text: str) -> bool:
-    """Nothing but whitespace, markup, digits or punctuation."""
-    return not LETTER.search(_MARKUP.sub(" ", text))
+    """Nothing but whitespace, markup, list numbers or punctuation: an answer of figures
+    alone (``42``, ``1969``, ``2026-12-05``, a list or table of numbers) says something, but
+    not when a run in it is no figure (``12 % 3``) or it is only list numbers (``1. 2. 3.``)."""
+    bare = _MARKUP.sub(" ", text)
+    if LETTER.search(bare):
+        return False
+    runs = [r for r in bare.split() if not _LIST_NUMBER.match(r) and r not in _OPERATORS]
+    return not runs or not all(is_figure(r) for r in runs)
 
 
 def is_echo(answer: str, prompt: str, config: GateConfig = DEFAULTS) -> bool:

@@ -76,7 +76,7 @@ _WORDS = re.compile(
 _LETTER = re.compile(r"[^\W\d_\u30fc\u30fb\uff70\uff65]")
 
 
-def _is_figure(run: str) -> bool:
+def is_figure(run: str) -> bool:
     """A number, a date, a time, a range or an amount with its unit, a hex hash or an
     identifier with digits in it: digits with single marks between them (random digits and
     punctuation have marks side by side)."""
@@ -143,7 +143,7 @@ def noise_stats(text: str) -> NoiseStats | None:
     for run in _WORDS.findall(prose(text)):
         if _is_word(run):
             words.append(run)
-        elif not _is_figure(run) and len(run) > OPERATOR_LENGTH:
+        elif not is_figure(run) and len(run) > OPERATOR_LENGTH:
             noise.append(run)
     word_chars = sum(map(len, words))
     noise_chars = sum(map(len, noise))

@@ -37,6 +37,14 @@ def _duplicates(parts: Sequence[str], repeat_from: int) -> tuple[int, int, int]:
     return compared, repeats, chars
 
 
+def _is_phrase(gram: str) -> bool:
+    """An n-gram of words: every part letters only and one of two letters or more. Runs of
+    figures (a CSV's dates, a chord chart's ``A7``) and of one-letter variables (``e^x``) are
+    a table's or a formula's shape, not a phrase said over and over."""
+    parts = gram.split(" ")
+    return all(p.isalpha() for p in parts) and any(len(p) > 1 for p in parts)
+
+
 def ngrams(words: Sequence[str], n: int) -> list[str]:
     return [" ".join(words[i : i + n]) for i in range(len(words) - n + 1)]
 
@@ -47,7 +55,9 @@ def _repeated_ngram_chars(words: Sequence[str], n: int) -> int:
     chars = at = 0
     while at < len(words) - n + 1:
         gram = " ".join(words[at : at + n])
-        if gram in seen:
+        if not _is_phrase(gram):
+            at += 1
+        elif gram in seen:
             chars += len(gram)
             at += n
         else:
@@ -74,7 +84,7 @@ def repetition_stat(text: str, config: GateConfig = DEFAULTS) -> str | None:
         return "dup_line_char_frac"
     words = _WORD.findall(text)
     for n, limit in sorted(config.top_ngram_char_frac.items()):
-        counts = Counter(ngrams(words, n))
+        counts = Counter(g for g in ngrams(words, n) if _is_phrase(g))
         if counts:
             gram, times = counts.most_common(1)[0]
             if times >= config.repeat_from and len(gram) * times / size > limit:

@@ -109,13 +109,24 @@ PLANTED = [
         "more strongly than red light, so the whole sky glows blue.",
         None,
     ),
+    # Figures alone answer a question that asks for them.
+    Planted("a number", "42", None),
+    Planted("a sum", "1234 + 8766 = 10000", None),
+    Planted("a list of primes", "2, 3, 5, 7, 11, 13, 17, 19", None),
+    Planted(
+        "a CSV of readings",
+        "date,rain_mm\n" + "\n".join(f"2026-11-{d:02},{d * 1.5}" for d in range(1, 30)),
+        None,
+    ),
+    Planted("a chord chart", "| A7 | A7 | A7 | A7 |\n| D7 | D7 | A7 | A7 |", None),
     # Bad answers, one cause each.
     Planted(
         "truncated", "Sunlight is scattered by the molecules of", "cut_off", finish_reason="length"
     ),
     Planted("blank", "   \n\t ", "empty"),
     Planted("punctuation", "...!?", "empty"),
-    Planted("digits", "1 2 3 4 5", "empty"),
+    Planted("digits and marks", "7 % 3 # 1", "empty"),
+    Planted("list numbers only", "1.\n2.\n3.", "empty"),
     Planted("markup", "<br/><p></p>\n```\n```", "empty"),
     Planted("not json", "Sure! Here is the person: Ada, 36.", "unparsed", json_schema=SCHEMA),
     Planted("json off schema", '{"name": "Ada"}', "unparsed", json_schema=SCHEMA),

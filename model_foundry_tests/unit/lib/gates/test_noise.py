@@ -33,8 +33,11 @@ def _verdict(row: dict[str, Any]) -> str | None:
 def test_every_good_answer_is_kept() -> None:
     good = _load(FIXTURES / "independent" / "good_answers.jsonl")
     good += _load(FIXTURES / "heldout_answers" / "good.jsonl")
-    held = [(r["id"], _verdict(r)) for r in good if _verdict(r) in NOISE_CAUSES]
-    assert held == []
+    assert not [(r["id"], _verdict(r)) for r in good if _verdict(r) in NOISE_CAUSES]
+    # By every gate: one miss of 258, a product rule whose "sin x" comes four times in 95
+    # characters (Gopher's top 2-gram share); figures, tables and chord charts are kept.
+    held = [r["answer"] for r in good if _verdict(r) is not None]
+    assert len(held) <= 1 and all("sin x" in a for a in held), held
     assert len(good) >= 250
 
 
@@ -58,9 +61,9 @@ def test_noise_is_held_back() -> None:
 def test_held_out_noise_recall_is_what_the_docs_say() -> None:
     noise = _load(FIXTURES / "heldout_answers" / "noise.jsonl")
     held = sum(1 for r in noise if _verdict(r) is not None)
-    # 86 of 114: random consonant words, keyboard mashing, hex dumps, runs of digit
+    # 87 of 114: random consonant words, keyboard mashing, hex dumps, runs of binary digit
     # groups and letters of five scripts mixed pass these four statistics (docs/datasets.md).
-    assert held >= 86
+    assert held >= 87
 
 
 @pytest.mark.parametrize(
