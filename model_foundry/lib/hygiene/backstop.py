@@ -132,6 +132,7 @@ _URL = re.compile(r"\bhttps?://[^\s\"'<>`)\]]+")
 _HOOK_SEGMENT = re.compile(
     r"(?i)hook|token|^bot$|^incoming|^push$|^catch$|^trigger|^notify$|^callback$"
 )
+_DIGIT = re.compile(r"[0-9]")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # Possessive runs: a failed match must not retry every split of a long run.
@@ -364,6 +365,9 @@ class Backstop:
     ) -> tuple[str, str] | None:
         """The run's replacement and its kind, or None when it holds no cued value."""
         raw = match.group(0)
+        # Most runs are names and words: without a digit, a value must mix cases.
+        if (raw.islower() or raw.isupper()) and not _DIGIT.search(raw):
+            return None
         start = match.start()
         trimmed = raw.rstrip(_TRAILING)
         end = start + len(trimmed)
@@ -385,7 +389,9 @@ class Backstop:
         glued = _GLUED_FLAG.match(trimmed)
         if glued and (start == 0 or text[start - 1].isspace()):
             candidates.append((start + 2, "password"))
-        if whole:
+        # A run right after a backslash opens with an escape's letter (``\x45xt...``,
+        # ``\nDB_PASSWORD=...``): only its ``name=value`` split is a value.
+        if whole and not (start and text[start - 1] == "\\"):
             candidates.append((start, None))
         if text[end : end + 1] == "(":
             return None  # a call: ``SecretStr(value)`` is code
