@@ -392,7 +392,8 @@ class Backstop:
         # A run right after a backslash opens with an escape's letter (``\x45xt...``,
         # ``\nDB_PASSWORD=...``): only its ``name=value`` split is a value.
         if whole and not (start and text[start - 1] == "\\"):
-            candidates.append((start, None))
+            # Whole first: ``SRyIS*a%=6IOw`` is one password, not a name and a value.
+            candidates.insert(0, (start, None))
         if text[end : end + 1] == "(":
             return None  # a call: ``SecretStr(value)`` is code
         for at, kind in candidates:

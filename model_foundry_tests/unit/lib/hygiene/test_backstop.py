@@ -120,6 +120,6 @@ def test_independent_corpus_floors() -> None:
     print(f"whole {whole}/{values}, fragment-free {fragment_free}/{values}, kept {kept}/{total}")
     assert values == 689 and total == 384
     assert whole >= 666
-    assert fragment_free >= 662
+    assert fragment_free >= 663
     # The three lost are PII by design (two home folders, one IPv6 address), not the backstop.
     assert kept >= 381
