@@ -133,6 +133,12 @@ def register(sub: Subparsers) -> None:
     p.add_argument(
         "--records", type=int, nargs="+", default=[100_000, 1_000_000], help="sizes to run"
     )
+    p.add_argument(
+        "--scrub-only",
+        action="store_true",
+        help="only the scrubber's text throughput, with the secrets backstop off and on",
+    )
+    p.add_argument("--scrub-mb", type=float, default=20.0, help="text size for --scrub-only")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_datasets)
     _register_slots(bench_sub)

@@ -321,4 +321,17 @@ def scrub_named(text: str, counts: Counter[str]) -> str:
     return _sub_flags(text, counts)
 
 
-__all__ = ["WEAK_KINDS", "scrub_named", "secret_name_kind", "value_is_secret"]
+# The word lists, for the backstop's own reading of names (``backstop.name_cue``).
+NOT_SECRET_WORDS = _NOT_SECRET_WORDS
+DESCRIPTOR_WORDS = _DESCRIPTORS
+DATA_KEY_WORDS = _DATA_KEYS
+
+__all__ = [
+    "DATA_KEY_WORDS",
+    "DESCRIPTOR_WORDS",
+    "NOT_SECRET_WORDS",
+    "WEAK_KINDS",
+    "scrub_named",
+    "secret_name_kind",
+    "value_is_secret",
+]

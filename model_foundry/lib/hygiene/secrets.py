@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
+from model_foundry.lib.hygiene.backstop import Backstop
 from model_foundry.lib.hygiene.config import HygieneConfig
 from model_foundry.lib.hygiene.names import scrub_named
 from model_foundry.lib.hygiene.placeholders import MARKER_PREFIX, is_placeholder, marker
@@ -127,6 +128,7 @@ class SecretScrubber:
             URL_USER_TOKEN,
         )
         self._keywords = KeywordIndex(self._first)
+        self._backstop = Backstop(self._take) if self.config.backstop else None
 
     def _replaced(self, rule: Rule, match: re.Match[str], counts: Counter[str]) -> str:
         """What ``match`` of ``rule`` becomes: its secret part as a marker, if it is one."""
@@ -275,6 +277,9 @@ class SecretScrubber:
         text = self._url_encoded(self._plain(text, counts), counts)
         if _BASE64_FOLDED_RUN in text.translate(_BASE64_FOLD):
             text = self._base64_wrapped(text, counts)
+        # Last, on what every rule left: a random value beside a cue in a shape no rule knows.
+        if self._backstop is not None:
+            text = self._backstop.scrub(text, counts)
         return text
 
 
