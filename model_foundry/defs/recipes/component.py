@@ -35,7 +35,8 @@ from pydantic import (
     model_validator,
 )
 
-from model_foundry.defs.metadata import dagster_metadata
+from model_foundry.defs.export_checks import export_checks
+from model_foundry.defs.metadata import dagster_metadata, export_view_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
 from model_foundry.lib.recipes.columns.registry import COLUMN_TYPES, column_attributes
@@ -119,8 +120,9 @@ def _export(context: dg.AssetExecutionContext, recipe: Recipe, config: RecipeExp
     nothing = nothing_kept_warning(outcome)
     if nothing:
         context.log.warning(nothing)
-    # Ids, counts and the folder only: the rows' text (seed rows, answers) never reaches
-    # Dagster's run storage.
+    # Ids, counts and the folder, and a preview of a few rows whose text (seed rows, answers
+    # may hold the lab's tokens) is scrubbed again before it reaches Dagster's run storage.
+    meta.update(export_view_metadata(outcome.path))
     return dg.MaterializeResult(metadata=dagster_metadata(meta))
 
 
@@ -213,7 +215,12 @@ def recipe_definitions(raw: Any, source: Path) -> dg.Definitions:
                 default_status=dg.DefaultScheduleStatus.RUNNING,
             )
         )
-    return dg.Definitions(assets=[recipe_rows, recipe_export], jobs=[job], schedules=schedules)
+    return dg.Definitions(
+        assets=[recipe_rows, recipe_export],
+        asset_checks=export_checks(export_key(recipe.name)),
+        jobs=[job],
+        schedules=schedules,
+    )
 
 
 def _job(recipe: Recipe) -> UnresolvedAssetJobDefinition:
