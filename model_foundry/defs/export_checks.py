@@ -20,8 +20,8 @@ from model_foundry.lib import settings
 from model_foundry.lib.exports.proof import held_back, scan_secrets
 from model_foundry.lib.hygiene.record import RecordScrubber
 
-SECRET_CHECK = "export_has_no_secret"
-HELD_BACK_CHECK = "export_held_back_share"
+SECRET_CHECK = "no_secret_in_views"
+HELD_BACK_CHECK = "held_back_share"
 
 
 def export_folder(context: dg.AssetCheckExecutionContext, key: dg.AssetKey) -> Path | None:

@@ -148,21 +148,21 @@ class PreviewRow:
 
 
 def preview(folder: Path, kept: int = 5, held: int = 5) -> list[PreviewRow]:
-    """The first ``kept`` kept records of ``samples.parquet`` and the first ``held`` held
+    """The first ``kept`` kept records of ``samples.parquet``, then the first ``held`` held
     back, read a batch at a time until both are found."""
-    rows: list[PreviewRow] = []
+    found: dict[bool, list[PreviewRow]] = {True: [], False: []}
     wanted = {True: kept, False: held}
     for batch in pq.ParquetFile(folder / SAMPLES).iter_batches(batch_size=_BATCH):
         for r in batch.to_pylist():
-            if wanted[bool(r["kept"])] <= 0:
+            side = bool(r["kept"])
+            if len(found[side]) >= wanted[side]:
                 continue
-            wanted[bool(r["kept"])] -= 1
             text = varying_text(r) if r.get("messages") is not None else ""
-            cause = "kept" if r["kept"] else str(r.get("dropped_by"))
-            rows.append(PreviewRow(str(r.get("id")), str(r.get("split")), cause, text))
-        if not any(wanted.values()):
+            cause = "kept" if side else str(r.get("dropped_by"))
+            found[side].append(PreviewRow(str(r.get("id")), str(r.get("split")), cause, text))
+        if all(len(found[s]) >= wanted[s] for s in found):
             break
-    return rows
+    return found[True] + found[False]
 
 
 __all__ = [
