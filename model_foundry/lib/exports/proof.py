@@ -28,16 +28,6 @@ SAMPLES = "samples.parquet"
 # What the PII rules write (``lib/hygiene/pii.py``): hashed or removed on purpose, so found
 # again in a rescan they are the scrubber's own work, not a secret that got through.
 PII_KINDS = frozenset({"email", "ipv4", "ipv6", "home_path"})
-# Columns that are the pipeline's own (ids, lineage, times, splits): an export does not
-# scrub them, and a rescan that did would take a request key's hash for a key.
-OWN_COLUMNS = frozenset(
-    {
-        "id", "correlation_id", "event_ids", "models", "slots", "model", "slot",
-        "first_at", "last_at", "created_at", "dataset", "version", "request_key",
-        "prompt_id", "cluster_id", "split", "recipe", "row_index", "judge_model",
-        "model_chosen", "model_rejected", "language", "source", "role", "finish_reason",
-    }
-)  # fmt: skip
 _BATCH = 1000
 # Where a rescan's finds are shown: at most this many places (file and row, never the value).
 MAX_PLACES = 20
@@ -64,8 +54,7 @@ def view_files(folder: Path) -> list[Path]:
 def _view_rows(path: Path) -> Iterator[Any]:
     if path.suffix == ".parquet":
         for batch in pq.ParquetFile(path).iter_batches(batch_size=_BATCH):
-            for row in batch.to_pylist():
-                yield {k: v for k, v in row.items() if k not in OWN_COLUMNS}
+            yield from batch.to_pylist()
         return
     with path.open(encoding="utf-8") as lines:
         for line in lines:
@@ -74,10 +63,11 @@ def _view_rows(path: Path) -> Iterator[Any]:
 
 
 def scan_secrets(folder: Path, scrubber: RecordScrubber) -> SecretScan:
-    """Every row of every view of ``folder`` scrubbed again by ``scrubber``: what its secret
-    rules would still replace (PII kinds and markers, the scrubber's own work, not counted).
-    A clean export was scrubbed by the same rules, so any find is text that did not pass
-    through them."""
+    """Every row of every view of ``folder``, every column, scrubbed again by ``scrubber``:
+    what its secret rules would still replace (PII kinds and markers, the scrubber's own
+    work, not counted). A clean export's text was scrubbed by the same rules, so a find is a
+    value that did not pass through them: written later, or in a column the export takes as
+    the pipeline's own (an id from a prompt file)."""
     scan = SecretScan()
     found: Counter[str] = Counter()
     for path in view_files(folder):
