@@ -10,6 +10,7 @@ metadata.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,6 +29,11 @@ SAMPLES = "samples.parquet"
 # What the PII rules write (``lib/hygiene/pii.py``): hashed or removed on purpose, so found
 # again in a rescan they are the scrubber's own work, not a secret that got through.
 PII_KINDS = frozenset({"email", "ipv4", "ipv6", "home_path"})
+# A marker the scrubber wrote, and the word a rescan reads in its place: the rules take
+# "REDACTED" for a placeholder wherever it stands, while a marker's own text can look like a
+# secret to them (``https://[REDACTED:url_token]@host`` reads as a user and a password).
+_MARKER = re.compile(r"\[REDACTED:[^\]\s]*\]")
+_IN_PLACE_OF_MARKER = "REDACTED"
 _BATCH = 1000
 # Where a rescan's finds are shown: at most this many places (file and row, never the value).
 MAX_PLACES = 20
@@ -62,12 +68,24 @@ def _view_rows(path: Path) -> Iterator[Any]:
                 yield json.loads(line)
 
 
+def unmarked(value: Any) -> Any:
+    """``value`` with every marker in every string (JSON inside a string too) read as the
+    placeholder word: what a rescan scrubs, so the scrubber's own markers are no find."""
+    if isinstance(value, str):
+        return _MARKER.sub(_IN_PLACE_OF_MARKER, value)
+    if isinstance(value, dict):
+        return {k: unmarked(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [unmarked(v) for v in value]
+    return value
+
+
 def scan_secrets(folder: Path, scrubber: RecordScrubber) -> SecretScan:
     """Every row of every view of ``folder``, every column, scrubbed again by ``scrubber``:
-    what its secret rules would still replace (PII kinds and markers, the scrubber's own
-    work, not counted). A clean export's text was scrubbed by the same rules, so a find is a
-    value that did not pass through them: written later, or in a column the export takes as
-    the pipeline's own (an id from a prompt file)."""
+    what its secret rules would still replace (PII kinds and the markers, the scrubber's own
+    work, are not counted: see :func:`unmarked`). A clean export's text was scrubbed by the
+    same rules, so a find is a value that did not pass through them: written later, or in a
+    column the export takes as the pipeline's own (an id from a prompt file)."""
     scan = SecretScan()
     found: Counter[str] = Counter()
     for path in view_files(folder):
@@ -75,7 +93,7 @@ def scan_secrets(folder: Path, scrubber: RecordScrubber) -> SecretScan:
         where = path.relative_to(folder).as_posix()
         for n, row in enumerate(_view_rows(path)):
             scan.rows += 1
-            _, counts = scrubber.scrub(row)
+            _, counts = scrubber.scrub(unmarked(row))
             secrets = {k: v for k, v in counts.items() if k not in PII_KINDS and v}
             if secrets:
                 found.update(secrets)

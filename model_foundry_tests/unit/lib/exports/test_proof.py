@@ -6,6 +6,7 @@ come from samples.parquet; the limit is read from its variable."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +48,13 @@ def _folder(tmp_path: Path, records: list[dict[str, Any]]) -> Path:
     return write_export(tmp_path, SESSIONS, [records], figures)
 
 
-# Text as an export leaves it: markers and aliases the scrubber wrote.
-SCRUBBED = (
-    "Mail [REDACTED:email] from [REDACTED:ipv4]; CI uses HF_TOKEN=[REDACTED:hf_token] "
-    "in /home/user_1384dd8cd9/lab."
+# Lab text with secrets and PII, as the export's scrubber leaves it: markers and aliases.
+RAW = (
+    "Mail ada@labmail.net from 10.1.2.3; CI uses HF_TOKEN=hf_Qw8Er4Ty6Ui2Op0As3Df5Gh7Jk9Lz1Xc4 "
+    "in /home/ada/lab. SENTRY_DSN=https://7d3f9a1b4c6e8f20a5b7c9d1e3f5a7b9@o955046.ingest."
+    "sentry.io/2307901"
 )
+SCRUBBED = RecordScrubber().scrub_text(RAW, Counter())
 
 # What the PII rules replace, written raw into a view after the export.
 PII = "Mail ada@labmail.net from 10.1.2.3 in /home/ada/lab."
@@ -61,6 +64,9 @@ def test_a_clean_folder_has_no_find_and_a_planted_token_is_found_in_either_view(
     tmp_path: Path,
 ) -> None:
     folder = _folder(tmp_path, [_record(n, SCRUBBED, None) for n in range(3)])
+    # The scrubber's markers are no find, the one in a URL's user part included (its text
+    # reads as a user and a password to the URL rule).
+    assert "https://[REDACTED:url_token]@" in SCRUBBED and "ada" not in SCRUBBED
     scrubber = RecordScrubber()
     clean = scan_secrets(folder, scrubber)
     assert (clean.found, clean.files, clean.rows) == (0, 2, 6)
