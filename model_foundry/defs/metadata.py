@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import dagster as dg
 
 from model_foundry.lib.exports.proof import columns, preview
 from model_foundry.lib.hygiene.shown import shown_text
+from model_foundry.lib.tables.base import Table
 
 # As the inbox asset's preview: a few rows, the start of each text.
 PREVIEW_ROWS = 5
@@ -59,4 +61,29 @@ def export_view_metadata(folder: Path) -> dict[str, Any]:
     }
 
 
-__all__ = ["dagster_metadata", "export_view_metadata"]
+def table_metadata(table: Table[Any]) -> dict[str, Any]:
+    """A DuckDB table's columns as its asset's definition metadata
+    (``dagster/column_schema``): each column's SQL type and NOT NULL as its DDL declares
+    them, so the UI shows the table before a run, in the order ``SELECT *`` gives."""
+    found = []
+    # A key's columns are NOT NULL whether the column or the table declares the key.
+    key = re.search(r"^\s*PRIMARY KEY\s*\((?P<columns>[^)]*)\)", table.ddl, re.M)
+    keyed = {c.strip() for c in key["columns"].split(",")} if key else set()
+    for name in table.columns:
+        line = re.search(
+            rf"^\s*{name}\s+(?P<type>[A-Z][A-Z0-9_]*(?:\([^)]*\))?(?:\[\])?)(?P<rest>.*)$",
+            table.ddl,
+            re.M,
+        )
+        if line is None:
+            raise ValueError(f"table {table.name}: column {name} is not in its DDL")
+        rest = line["rest"]
+        constraints = dg.TableColumnConstraints(
+            nullable=not ("NOT NULL" in rest or "PRIMARY KEY" in rest or name in keyed),
+            unique="PRIMARY KEY" in rest or keyed == {name},
+        )
+        found.append(dg.TableColumn(name, line["type"], constraints=constraints))
+    return {"dagster/column_schema": dg.MetadataValue.table_schema(dg.TableSchema(columns=found))}
+
+
+__all__ = ["dagster_metadata", "export_view_metadata", "table_metadata"]
