@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,30 +34,32 @@ def dagster_metadata(plain: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def preview_table(
+    rows: Iterable[tuple[str, str, str, str]], group: str = "split"
+) -> dg.TableMetadataValue:
+    """A preview of a few records as ``(id, <group>, cause, text)``: ``cause`` is ``kept`` or
+    why the record is held back, and each text is scrubbed again before it is cut (run
+    storage is no place for a token a session pasted, whatever the data holds)."""
+    names = ["id", group, "cause", "text"]
+    return dg.MetadataValue.table(
+        records=[
+            dg.TableRecord(
+                dict(zip(names, (i, g, cause, shown_text(text, PREVIEW_CHARS)), strict=True))
+            )
+            for i, g, cause, text in rows
+        ],
+        schema=dg.TableSchema(columns=[dg.TableColumn(c, "string") for c in names]),
+    )
+
+
 def export_view_metadata(folder: Path) -> dict[str, Any]:
     """What the UI shows of an export folder: the main config's columns
-    (``dagster/column_schema``) and a preview of a few kept records and a few held back, with
-    the cause, each text scrubbed again before it is cut (run storage is no place for a token
-    a session pasted, whatever a file of the folder holds)."""
+    (``dagster/column_schema``) and a preview of a few kept records and a few held back."""
     schema = dg.TableSchema(columns=[dg.TableColumn(n, t) for n, t in columns(folder)])
-    names = ["id", "split", "cause", "text"]
-    rows = [
-        dg.TableRecord(
-            {
-                "id": r.id,
-                "split": r.split,
-                "cause": r.cause,
-                "text": shown_text(r.text, PREVIEW_CHARS),
-            }
-        )
-        for r in preview(folder, PREVIEW_ROWS, PREVIEW_ROWS)
-    ]
+    shown = preview(folder, PREVIEW_ROWS, PREVIEW_ROWS)
     return {
         "dagster/column_schema": dg.MetadataValue.table_schema(schema),
-        "preview": dg.MetadataValue.table(
-            records=rows,
-            schema=dg.TableSchema(columns=[dg.TableColumn(c, "string") for c in names]),
-        ),
+        "preview": preview_table((r.id, r.split, r.cause, r.text) for r in shown),
     }
 
 
@@ -86,4 +88,10 @@ def table_metadata(table: Table[Any]) -> dict[str, Any]:
     return {"dagster/column_schema": dg.MetadataValue.table_schema(dg.TableSchema(columns=found))}
 
 
-__all__ = ["dagster_metadata", "export_view_metadata", "table_metadata"]
+__all__ = [
+    "PREVIEW_ROWS",
+    "dagster_metadata",
+    "export_view_metadata",
+    "preview_table",
+    "table_metadata",
+]
