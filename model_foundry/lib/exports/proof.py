@@ -26,8 +26,8 @@ from model_foundry.lib.hygiene.record import RecordScrubber
 # The views a trainer reads (``writer.py``): every config's Parquet files and JSONL lines.
 VIEW_GLOBS = ("hf/**/*.parquet", "openai/**/*.jsonl")
 SAMPLES = "samples.parquet"
-# What the PII rules write (``lib/hygiene/pii.py``): hashed or removed on purpose, so found
-# again in a rescan they are the scrubber's own work, not a secret that got through.
+# What the PII rules replace (``lib/hygiene/pii.py``): personal data, removed or hashed by
+# the export's scrub, but no credential; the secret check does not count it.
 PII_KINDS = frozenset({"email", "ipv4", "ipv6", "home_path"})
 # A marker the scrubber wrote, and the word a rescan reads in its place: the rules take
 # "REDACTED" for a placeholder wherever it stands, while a marker's own text can look like a
@@ -64,8 +64,12 @@ def _view_rows(path: Path) -> Iterator[Any]:
         return
     with path.open(encoding="utf-8") as lines:
         for line in lines:
-            if line.strip():
+            if not line.strip():
+                continue
+            try:
                 yield json.loads(line)
+            except ValueError:
+                yield line  # not JSON, but still text a trainer may read: scanned as it is
 
 
 def unmarked(value: Any) -> Any:

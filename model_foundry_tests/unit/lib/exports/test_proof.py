@@ -81,12 +81,15 @@ def test_a_clean_folder_has_no_find_and_a_planted_token_is_found_in_either_view(
         out.write(json.dumps({"messages": [{"role": "user", "content": TOKEN}]}) + "\n")
         # PII is scrubbed to markers, not a secret: written raw, it is not a find.
         out.write(json.dumps({"messages": [{"role": "user", "content": PII}]}) + "\n")
+        # A line that is not JSON is still read, as text.
+        out.write(f"push with {TOKEN}\n")
     found = scan_secrets(folder, scrubber)
-    assert found.by_kind == {"github_token": 3}
+    assert found.by_kind == {"github_token": 4}
     assert found.places == [
         "hf/sessions/train.parquet row 2: github_token",
         "hf/sessions/train.parquet row 3: github_token",
         "openai/train.jsonl row 4: github_token",
+        "openai/train.jsonl row 6: github_token",
     ]
     assert TOKEN not in json.dumps(found.places)
 
