@@ -54,8 +54,8 @@ def secret_check(key: dg.AssetKey) -> dg.AssetChecksDefinition:
         blocking=True,
         description=(
             "Every row of the export's views (hf/**/*.parquet, openai/**/*.jsonl) scrubbed "
-            "again by this installation's secret rules: nothing is found. PII markers and "
-            "aliases are the scrubber's own and not counted."
+            "again by this installation's secret rules: nothing is found. PII and the "
+            "scrubber's own markers are not counted."
         ),
     )
     def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:

@@ -191,3 +191,36 @@ def test_a_bad_limit_fails_the_check_in_one_sentence_naming_the_variable(
         "MODEL_FOUNDRY_EXPORT_MAX_HELD_BACK_SHARE='half' is not a share between 0 and 1"
     )
     assert not _ran(result, "reads_the_export")
+
+
+def test_a_materialization_without_an_export_passes_and_a_folder_gone_fails(
+    inbox: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MODEL_FOUNDRY_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv(LIMIT, raising=False)
+
+    # As dataset_samples when the judged collection is exported by dataset_judgements.
+    @dg.asset(key=keys.SESSION_DATASET)
+    def exported_nothing() -> dg.MaterializeResult:
+        return dg.MaterializeResult(metadata={"version": "v1"})
+
+    stand_in = dg.Definitions(assets=[exported_nothing], asset_checks=session_dataset_checks)
+    defs = _defs(inbox)
+    with quiet_instance() as instance:
+        nothing = stand_in.resolve_implicit_global_asset_job_def().execute_in_process(
+            instance=instance
+        )
+        assert nothing.success
+        assert all(e.passed for e in nothing.get_asset_check_evaluations())
+        assert _check(nothing, SECRET_CHECK).metadata["exported"].value is False
+
+        exported = _run(defs, instance, [keys.SESSION_DATASET], tmp_path / "out", "gone")
+        folder = Path(exported.asset_materializations_for_node("session_dataset")[0]
+                      .metadata["export_path"].value)  # fmt: skip
+        (folder / "samples.parquet").unlink()
+        checked = _run(defs, instance, [SECRET_KEY, HELD_KEY], tmp_path / "out", "gone")
+    assert not checked.success
+    for name in (SECRET_CHECK, HELD_BACK_CHECK):
+        found = _check(checked, name)
+        assert not found.passed
+        assert found.description == f"The export folder {folder} is gone or unfinished."
