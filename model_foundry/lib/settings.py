@@ -158,6 +158,24 @@ def dead_letter_max_share() -> float:
     return float(_get("MODEL_FOUNDRY_DEAD_LETTER_MAX_SHARE", "0.05"))
 
 
+DEFAULT_EXPORT_MAX_HELD_BACK_SHARE = 0.5
+
+
+def export_max_held_back_share() -> float:
+    """The share of an export's records left out of its views (duplicates, filtered, held
+    back by a gate) above which the export's blocking check fails."""
+    raw = _get("MODEL_FOUNDRY_EXPORT_MAX_HELD_BACK_SHARE", str(DEFAULT_EXPORT_MAX_HELD_BACK_SHARE))
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 1:
+        raise SettingError(
+            f"MODEL_FOUNDRY_EXPORT_MAX_HELD_BACK_SHARE={raw!r} is not a share between 0 and 1"
+        )
+    return value
+
+
 DEFAULT_ROUTING_WINDOW_SESSIONS = 20
 
 

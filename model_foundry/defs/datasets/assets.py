@@ -9,7 +9,8 @@ import dagster as dg
 from pydantic import Field
 
 from model_foundry.defs import keys
-from model_foundry.defs.metadata import dagster_metadata
+from model_foundry.defs.export_checks import export_checks
+from model_foundry.defs.metadata import dagster_metadata, export_view_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
 from model_foundry.lib.datasets.judge import JudgeRefusedError, require_judge_slot
@@ -210,7 +211,11 @@ def export_collection(
             else {}
         ),
         **({"split_warning": warning} if warning else {}),
+        **export_view_metadata(outcome.path),
     }
+
+
+dataset_samples_checks = export_checks(keys.DATASET_SAMPLES)
 
 
 def _prompts(

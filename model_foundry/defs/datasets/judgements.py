@@ -12,6 +12,7 @@ from model_foundry.defs.datasets.assets import (
     export_collection,
     require_judge,
 )
+from model_foundry.defs.export_checks import export_checks
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
@@ -131,3 +132,6 @@ def dataset_judgements(
     shown = dagster_metadata(metadata)
     shown["win_rate_table"] = dg.MetadataValue.md(win_rate_table(figures.win_rates))
     return dg.MaterializeResult(metadata=shown)
+
+
+dataset_judgements_checks = export_checks(keys.DATASET_JUDGEMENTS)

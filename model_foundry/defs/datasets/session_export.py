@@ -9,7 +9,8 @@ import dagster as dg
 from pydantic import Field
 
 from model_foundry.defs import keys
-from model_foundry.defs.metadata import dagster_metadata
+from model_foundry.defs.export_checks import export_checks
+from model_foundry.defs.metadata import dagster_metadata, export_view_metadata
 from model_foundry.defs.resources import FoundryDuckDB
 from model_foundry.lib.exports.hygiene import export_hygiene
 from model_foundry.lib.exports.names import UnsafeNameError
@@ -86,6 +87,10 @@ def session_dataset(
                 "split_joins": f.split_joins,
                 "sessions": f.sessions,
                 **({"split_warning": warning} if warning else {}),
+                **export_view_metadata(outcome.path),
             }
         )
     )
+
+
+session_dataset_checks = export_checks(keys.SESSION_DATASET)

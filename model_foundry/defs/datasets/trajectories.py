@@ -4,7 +4,9 @@ import dagster as dg
 
 from model_foundry.defs import keys
 from model_foundry.defs.automation import on_new_upstream_data
+from model_foundry.defs.metadata import table_metadata
 from model_foundry.defs.resources import FoundryDuckDB
+from model_foundry.lib.tables.trajectories import SESSION_TRAJECTORIES
 from model_foundry.lib.trajectories.store import refresh_session_trajectories
 
 
@@ -18,6 +20,7 @@ class SessionTrajectoriesConfig(dg.Config):
     kinds={"duckdb"},
     deps=[keys.INBOX],
     automation_condition=on_new_upstream_data(),
+    metadata=table_metadata(SESSION_TRAJECTORIES),
     description=(
         "One row per session thread (a worker's conversation) with its turns in session_turns: "
         "tool calls, tool results, reasoning, tools schema, slots and lineage, read from the "

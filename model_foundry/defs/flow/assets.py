@@ -10,6 +10,7 @@ from pydantic import Field
 
 from model_foundry.defs import keys
 from model_foundry.defs.automation import on_new_upstream_data
+from model_foundry.defs.metadata import table_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import telemetry as telemetry_lib
 from model_foundry.lib.flow.graph import relabelled
@@ -22,6 +23,7 @@ from model_foundry.lib.flow.store import (
     turns_by_slot,
 )
 from model_foundry.lib.hygiene.shown import shown_text
+from model_foundry.lib.tables.sessions import SESSION_FLOW, SESSION_ROUTING
 
 # How many of the correlation ids a run changed its metadata lists.
 MAX_LISTED = 200
@@ -55,6 +57,7 @@ def _pictures(refresh: FlowRefresh, config: SessionFlowConfig) -> dict[str, dg.M
 
 @dg.asset(
     deps=[keys.FLOW_LINEAGE],
+    metadata=table_metadata(SESSION_FLOW),
     group_name="sessions",
     kinds={"duckdb"},
     automation_condition=on_new_upstream_data(),
@@ -97,6 +100,7 @@ def session_flow(
 
 @dg.asset(
     deps=[keys.CHAT_MESSAGES],
+    metadata=table_metadata(SESSION_ROUTING),
     group_name="sessions",
     kinds={"duckdb"},
     automation_condition=on_new_upstream_data(),

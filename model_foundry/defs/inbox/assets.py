@@ -17,10 +17,12 @@ from pydantic import Field
 
 from model_foundry.defs import keys
 from model_foundry.defs.inbox.partitions import subject_partitions
+from model_foundry.defs.metadata import table_metadata
 from model_foundry.defs.resources import FoundryDuckDB, NatsResource
 from model_foundry.lib import settings
 from model_foundry.lib.hygiene.shown import shown_reason, shown_text
 from model_foundry.lib.inbox.drain import DEFAULT_BATCH_SIZE, InboxRecord, drain_subject
+from model_foundry.lib.tables.inbox import PIPELINE_EVENT_INBOX
 from model_foundry.lib.telemetry import for_run
 
 # Metadata keeps the event log light: the record itself holds up to MAX_RECORDED_IDS ids.
@@ -156,6 +158,7 @@ class Checkpoints:
     partitions_def=subject_partitions,
     group_name="inbox",
     kinds={"nats", "duckdb"},
+    metadata=table_metadata(PIPELINE_EVENT_INBOX),
     description=(
         "Drains one subject's JetStream consumers into pipeline_event_inbox (exactly once by "
         "event_id) and pipeline_event_dead_letter; returns the inbox record, also when empty."

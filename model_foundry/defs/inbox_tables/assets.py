@@ -5,13 +5,23 @@ only what the inbox committed since the last one; ``rebuild: true`` in the run c
 ``model-foundry rebuild``) empties the tables and reads the whole inbox again.
 """
 
+from typing import Any
+
 import dagster as dg
 
 from model_foundry.defs import keys
 from model_foundry.defs.automation import on_new_upstream_data
+from model_foundry.defs.metadata import table_metadata
 from model_foundry.defs.resources import FoundryDuckDB
 from model_foundry.lib.inbox.typed import (
     refresh_inbox_tables,
+)
+from model_foundry.lib.tables.base import Table
+from model_foundry.lib.tables.typed import (
+    CHAT_MESSAGES,
+    CHAT_SESSIONS,
+    SEMANTIC_SEARCHES,
+    TOOL_CALLS,
 )
 
 # The asset.
@@ -29,6 +39,13 @@ _DESCRIPTIONS = {
     "semantic_searches": "One row per obsidian.semantic_search event: query and top result.",
 }
 
+_TABLES: dict[str, Table[Any]] = {
+    "chat_messages": CHAT_MESSAGES,
+    "chat_sessions": CHAT_SESSIONS,
+    "tool_calls": TOOL_CALLS,
+    "semantic_searches": SEMANTIC_SEARCHES,
+}
+
 INBOX_TABLE_KEYS = [dg.AssetKey(name) for name in _DESCRIPTIONS]
 
 
@@ -41,6 +58,8 @@ INBOX_TABLE_KEYS = [dg.AssetKey(name) for name in _DESCRIPTIONS]
             kinds={"duckdb"},
             description=_DESCRIPTIONS[key.path[-1]],
             automation_condition=on_new_upstream_data(),
+            # flow_lineage is two tables (flow_nodes, flow_edges): no one schema to show.
+            metadata=table_metadata(_TABLES[key.path[-1]]) if key.path[-1] in _TABLES else {},
         )
         for key in INBOX_TABLE_KEYS
     ],

@@ -16,6 +16,7 @@ defs`` shows).
 
 # No ``from __future__ import annotations``: Dagster reads the nested assets' annotations.
 import functools
+import json
 import logging
 import re
 from pathlib import Path
@@ -35,7 +36,13 @@ from pydantic import (
     model_validator,
 )
 
-from model_foundry.defs.metadata import dagster_metadata
+from model_foundry.defs.export_checks import export_checks
+from model_foundry.defs.metadata import (
+    PREVIEW_ROWS,
+    dagster_metadata,
+    export_view_metadata,
+    preview_table,
+)
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
 from model_foundry.lib.recipes.columns.registry import COLUMN_TYPES, column_attributes
@@ -119,8 +126,9 @@ def _export(context: dg.AssetExecutionContext, recipe: Recipe, config: RecipeExp
     nothing = nothing_kept_warning(outcome)
     if nothing:
         context.log.warning(nothing)
-    # Ids, counts and the folder only: the rows' text (seed rows, answers) never reaches
-    # Dagster's run storage.
+    # Ids, counts and the folder, and a preview of a few rows whose text (seed rows, answers
+    # may hold the lab's tokens) is scrubbed again before it reaches Dagster's run storage.
+    meta.update(export_view_metadata(outcome.path))
     return dg.MaterializeResult(metadata=dagster_metadata(meta))
 
 
@@ -148,9 +156,43 @@ def _run(context: dg.AssetExecutionContext, recipe: Recipe, base_dir: Path,
             f"recipe {recipe.name}: {outcome.llm_cells_unanswered} cells got no answer "
             "(failure_causes says why); the next run asks only those"
         )
+    if outcome.view:
+        meta.update(_view_metadata(duckdb, outcome.view, outcome.version))
     return dg.MaterializeResult(
         metadata=dagster_metadata({**meta, "dagster/row_count": outcome.rows})
     )
+
+
+# The view's own columns, not the row's values, in a preview's text.
+_VIEW_OWN = ("version", "row_id", "row_index", "rejected", "causes")
+
+
+def _view_metadata(duckdb: FoundryDuckDB, view: str, version: str) -> dict[str, Any]:
+    """The recipe view's columns and a preview of the version's first rows, kept and held
+    back (``rejected``, with its ``causes``). ``view`` is ``recipe_<name>``, a checked
+    identifier (``lib/recipes/cells.py``)."""
+    with duckdb.get_connection() as con:
+        described = con.execute(f"DESCRIBE {view}").fetchall()
+        picked = con.execute(
+            f"SELECT * FROM (SELECT * FROM {view} WHERE version = ? AND NOT rejected "
+            f"ORDER BY row_index LIMIT {PREVIEW_ROWS}) UNION ALL BY NAME "
+            f"(SELECT * FROM {view} WHERE version = ? AND rejected "
+            f"ORDER BY row_index LIMIT {PREVIEW_ROWS}) ORDER BY rejected, row_index",
+            [version, version],
+        )
+        names = [d[0] for d in picked.description]
+        rows = [dict(zip(names, r, strict=True)) for r in picked.fetchall()]
+    schema = dg.TableSchema(columns=[dg.TableColumn(d[0], d[1]) for d in described])
+    shown = [
+        (str(r["row_id"]), r["version"], (r["causes"] or "rejected") if r["rejected"] else "kept",
+         json.dumps({k: v for k, v in r.items() if k not in _VIEW_OWN}, default=str,
+                    ensure_ascii=False))
+        for r in rows
+    ]  # fmt: skip
+    return {
+        "dagster/column_schema": dg.MetadataValue.table_schema(schema),
+        "preview": preview_table(shown, group="version"),
+    }
 
 
 def cron_problem(recipe: Recipe) -> RecipeError | None:
@@ -213,7 +255,12 @@ def recipe_definitions(raw: Any, source: Path) -> dg.Definitions:
                 default_status=dg.DefaultScheduleStatus.RUNNING,
             )
         )
-    return dg.Definitions(assets=[recipe_rows, recipe_export], jobs=[job], schedules=schedules)
+    return dg.Definitions(
+        assets=[recipe_rows, recipe_export],
+        asset_checks=export_checks(export_key(recipe.name)),
+        jobs=[job],
+        schedules=schedules,
+    )
 
 
 def _job(recipe: Recipe) -> UnresolvedAssetJobDefinition:

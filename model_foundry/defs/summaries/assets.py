@@ -10,7 +10,7 @@ from pydantic import Field
 
 from model_foundry.defs import keys
 from model_foundry.defs.automation import on_new_upstream_data
-from model_foundry.defs.metadata import dagster_metadata
+from model_foundry.defs.metadata import dagster_metadata, table_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib.gates.answers import held_back
 from model_foundry.lib.gates.config import GateConfig, GateConfigError, load_gate_config
@@ -47,6 +47,7 @@ class SummaryConfig(dg.Config):
 @dg.asset(
     key=keys.SESSION_SUMMARIES,
     deps=[keys.CHAT_MESSAGES],
+    metadata=table_metadata(SESSION_SUMMARIES),
     group_name="summaries",
     kinds={"duckdb", "llm"},
     automation_condition=on_new_upstream_data(),
@@ -126,6 +127,7 @@ class TranslationConfig(dg.Config):
 @dg.asset(
     key=keys.SESSION_SUMMARY_TRANSLATIONS,
     deps=[session_summaries],
+    metadata=table_metadata(SESSION_SUMMARY_TRANSLATIONS),
     group_name="summaries",
     kinds={"duckdb", "llm"},
     automation_condition=on_new_upstream_data(),

@@ -5,8 +5,9 @@ from pydantic import Field
 
 from model_foundry.defs import keys
 from model_foundry.defs.automation import on_new_upstream_data
+from model_foundry.defs.metadata import table_metadata
 from model_foundry.defs.resources import FoundryDuckDB
-from model_foundry.lib.tables.throughput import ThroughputRow
+from model_foundry.lib.tables.throughput import SLOT_THROUGHPUT, ThroughputRow
 from model_foundry.lib.throughput import (
     COLUMNS,
     cell,
@@ -24,6 +25,7 @@ class ThroughputConfig(dg.Config):
     deps=[keys.SESSION_SUMMARIES, keys.SESSION_SUMMARY_TRANSLATIONS, keys.DATASET_SAMPLES],
     group_name="slots",
     kinds={"duckdb"},
+    metadata=table_metadata(SLOT_THROUGHPUT),
     automation_condition=on_new_upstream_data(),
     description=(
         "Per slot and model over a window: tokens/s, time to first token, latency p50/p95 and "

@@ -14,6 +14,7 @@ import dagster as dg
 import pytest
 import yaml
 
+from model_foundry.lib import storage
 from model_foundry_tests.dagster_helpers import quiet_instance
 from model_foundry_tests.pipeline_helpers import count
 from model_foundry_tests.tiers import REPO_ROOT
@@ -135,6 +136,19 @@ def test_scaffolded_recipe_loads_and_materializes_and_a_bad_one_fails_alone(
         assert result.success
         meta = result.asset_materializations_for_node("recipe_questions")[0].metadata
         assert meta["rows"].value == 5 and meta["llm_cells_unanswered"].value == 0
+        # The view's columns and its rows, kept first, then held back with their causes.
+        view = meta["dagster/column_schema"].value.columns
+        assert {"topic", "question", "answer", "score_helpful"} <= {c.name for c in view}
+        previewed = [r.data for r in meta["preview"].value.records]
+        with storage.connect(db, read_only=True) as con:
+            stored = con.execute(
+                "SELECT row_id::VARCHAR, coalesce(causes, 'rejected'), rejected "
+                "FROM recipe_questions ORDER BY rejected, row_index"
+            ).fetchall()
+        assert [(r["id"], r["cause"]) for r in previewed] == [
+            (i, c if rejected else "kept") for i, c, rejected in stored
+        ]
+        assert all(r["text"].startswith('{"topic": ') for r in previewed)
         assert count(db, "SELECT count(*) FROM recipe_questions WHERE score_helpful >= 1") == 5
         failed = dg.materialize(
             [loaded.resolve_assets_def("recipe_broken")], instance=instance,

@@ -122,12 +122,26 @@ def test_a_recipe_that_exports_on_its_schedule_writes_a_version_only_for_new_cel
 ) -> None:
     defs = _definitions(env["root"], _scheduled(export=True))
     nodes = [n.name for n in defs.resolve_job_def("recipe_new_searches_job").graph.nodes]
-    assert sorted(nodes) == ["recipe_new_searches", "recipe_new_searches_export"]
+    # The export's blocking checks run in the job after it.
+    assert sorted(nodes) == ["recipe_new_searches", "recipe_new_searches_export",
+                             "recipe_new_searches_export_held_back_share",
+                             "recipe_new_searches_export_no_secret_in_views"]  # fmt: skip
     land_searches(env["db"], QUESTIONS[:3])
     first = _tick(defs, instance, FIRST_TICK)
+    checked = {e.check_name: e for e in first.get_asset_check_evaluations()}
+    assert sorted(checked) == ["held_back_share", "no_secret_in_views"]
+    assert all(e.passed for e in checked.values())
+    assert checked["no_secret_in_views"].metadata["rows_scanned"].value >= 3
     rows, exported = (_meta(first, "recipe_new_searches"),
                       _meta(first, "recipe_new_searches_export"))  # fmt: skip
     assert rows["rows"] == 3 and exported["rows"] == 3
+    # What the UI shows: the recipe's columns, and its rows' text scrubbed and cut.
+    assert {"query", "answer", "messages"} <= {
+        c.name for c in exported["dagster/column_schema"].columns
+    }
+    previewed = [r.data for r in exported["preview"].records]
+    assert [r["cause"] for r in previewed] == ["kept"] * 3
+    assert all(any(r["text"].startswith(q) for q in QUESTIONS) for r in previewed)
     folder = Path(exported["export_path"])
     assert folder.parent == env["datasets"] / "new_searches"
     manifest = json.loads((folder / "manifest.json").read_text())

@@ -12,7 +12,7 @@ from typing import Any
 import dagster as dg
 import pytest
 
-from model_foundry.defs.datasets.assets import dataset_samples
+from model_foundry.defs.datasets.assets import dataset_samples, dataset_samples_checks
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry_tests.dagster_helpers import quiet_instance
 
@@ -38,18 +38,23 @@ def exported_fixture(tmp_path_factory: pytest.TempPathFactory, fast_slots: Path)
         "include_chat_sessions": False, "output_dir": str(tmp / "datasets"),
         "license": "cc-by-4.0", "test_share": 0.4,
     }  # fmt: skip
+    # The asset with its blocking export checks, as the collection job runs them.
+    defs = dg.Definitions(
+        assets=[dataset_samples],
+        asset_checks=dataset_samples_checks,
+        jobs=[dg.define_asset_job("collect", selection=[dataset_samples])],
+        resources={
+            "duckdb": FoundryDuckDB(database=str(tmp / "f.duckdb")),
+            "slots": SlotsResource(slot_file=str(fast_slots)),
+        },
+    )
     with quiet_instance() as instance:
-        result = dg.materialize(
-            [dataset_samples],
-            resources={
-                "duckdb": FoundryDuckDB(database=str(tmp / "f.duckdb")),
-                "slots": SlotsResource(slot_file=str(fast_slots)),
-            },
-            instance=instance,
-            run_config={"ops": {"dataset_samples": {"config": config}}},
+        result = defs.resolve_job_def("collect").execute_in_process(
+            instance=instance, run_config={"ops": {"dataset_samples": {"config": config}}}
         )
     meta = result.asset_materializations_for_node("dataset_samples")[0].metadata
     return {
         "folder": tmp / "datasets" / "fan" / "v1",
         "meta": {k: v.value for k, v in meta.items()},
+        "checks": {e.check_name: e for e in result.get_asset_check_evaluations()},
     }
