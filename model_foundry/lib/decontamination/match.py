@@ -176,7 +176,8 @@ class Decontaminator:
     def as_dict(self) -> dict[str, Any]:
         """The manifest's ``decontamination`` entry."""
         return {
-            "file": str(self.config.file),
+            # The name only: a card or manifest that is published names no local folder.
+            "file": self.config.file.name,
             "ngram": self.config.ngram,
             "threshold": self.threshold,
             "rows_checked": self.rows_checked,

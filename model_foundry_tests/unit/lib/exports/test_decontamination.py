@@ -182,3 +182,33 @@ def test_without_eval_sets_nothing_is_checked(tmp_path: Path) -> None:
     folder = _export_samples(tmp_path)
     rows = pq.read_table(folder / "samples.parquet").to_pylist()
     assert all(r["kept"] and r["contamination"] is None for r in rows)
+
+
+def test_the_card_and_manifest_say_what_was_checked_and_held_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _eval_sets(tmp_path, monkeypatch)
+    folder = _export_samples(tmp_path)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    found = manifest["decontamination"]
+    assert found["file"] == "eval_sets.yaml" and found["ngram"] == 13
+    mine = found["eval_sets"]["mine"]
+    rows = len(HELD) + len(KEPT)
+    assert (mine["items"], mine["rows_checked"], mine["rows_held_back"]) == (3, rows, 6)
+    assert mine["rows_under_threshold"] == 1
+    assert mine["items_hit_most"] == [
+        {"item_id": "Mine/0", "rows": 3},
+        {"item_id": "Mine/ja", "rows": 2},
+        {"item_id": "Mine/1", "rows": 1},
+    ]
+    card = (folder / "README.md").read_text()
+    section = card.split("## Evaluation sets")[1].split("## How it was made")[0]
+    assert f"| mine | 3 | {rows} | 6 | 1 | Mine/0 (3), Mine/ja (2), Mine/1 (1) |" in section
+    assert "`eval_sets.yaml`" in section and str(tmp_path) not in card
+
+
+def test_an_export_without_eval_sets_says_not_checked(tmp_path: Path) -> None:
+    folder = _export_samples(tmp_path)
+    card = (folder / "README.md").read_text()
+    assert "## Evaluation sets\n\nNot checked" in card
+    assert json.loads((folder / "manifest.json").read_text())["decontamination"] is None
