@@ -133,6 +133,21 @@ def register(sub: Subparsers) -> None:
     p.add_argument(
         "--records", type=int, nargs="+", default=[100_000, 1_000_000], help="sizes to run"
     )
+    p.add_argument(
+        "--decontamination-rows",
+        type=int,
+        default=1_000_000,
+        help="sessions of the decontamination run (export with vs without the eval-set "
+        "check); 0 skips it",
+    )
+    p.add_argument(
+        "--eval-items", type=int, default=100_000, help="items in the decontamination run's index"
+    )
+    p.add_argument(
+        "--decontamination-only",
+        action="store_true",
+        help="only the decontamination run, not the hygiene sizes",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_datasets)
     _register_slots(bench_sub)
