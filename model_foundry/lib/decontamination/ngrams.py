@@ -35,7 +35,7 @@ _TOKEN = re.compile(rf"[{_NO_SPACE}]|[^\W{_NO_SPACE}]+")
 _P = np.uint64(0x9E3779B97F4A7C15)  # odd: the polynomial base
 _M1 = np.uint64(0xFF51AFD7ED558CCD)
 _M2 = np.uint64(0xC4CEB9FE1A85EC53)
-# Bounded: a token cache of a million unique ids or hashes alone would be ~130 MB.
+# Bounded low: rows are full of unique ids and hashes, which would fill a large cache.
 _CACHE_MAX = 1 << 16
 _cache: dict[str, int] = {}
 
