@@ -139,6 +139,21 @@ def register(sub: Subparsers) -> None:
         help="only the scrubber's text throughput, with the secrets backstop off and on",
     )
     p.add_argument("--scrub-mb", type=float, default=20.0, help="text size for --scrub-only")
+    p.add_argument(
+        "--decontamination-rows",
+        type=int,
+        default=1_000_000,
+        help="sessions of the decontamination run (export with vs without the eval-set "
+        "check); 0 skips it",
+    )
+    p.add_argument(
+        "--eval-items", type=int, default=100_000, help="items in the decontamination run's index"
+    )
+    p.add_argument(
+        "--decontamination-only",
+        action="store_true",
+        help="only the decontamination run, not the hygiene sizes",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bench_datasets)
     _register_slots(bench_sub)

@@ -56,6 +56,18 @@ def hygiene_salt_file() -> Path:
     return data_dir() / "hygiene.salt"
 
 
+def eval_sets_file() -> Path | None:
+    """The evaluation-sets file exports are checked against (``MODEL_FOUNDRY_EVAL_SETS``);
+    None: unset, nothing is checked."""
+    raw = _get("MODEL_FOUNDRY_EVAL_SETS")
+    return Path(raw) if raw else None
+
+
+def decontamination_dir() -> Path:
+    """Where the evaluation sets' n-gram indexes are kept, one file per eval file version."""
+    return data_dir() / "decontamination"
+
+
 def duckdb_path() -> Path:
     return Path(_get("MODEL_FOUNDRY_DUCKDB", str(data_dir() / "model_foundry.duckdb")))
 

@@ -25,6 +25,8 @@ from model_foundry.lib.datasets.prompts import (
 )
 from model_foundry.lib.datasets.sample_export import export_samples
 from model_foundry.lib.datasets.samples import DatasetSamples, chat_roles, sample_counts
+from model_foundry.lib.decontamination.config import EvalSetError
+from model_foundry.lib.decontamination.match import decontaminator
 from model_foundry.lib.exports.hygiene import export_hygiene
 from model_foundry.lib.exports.names import UnsafeNameError
 from model_foundry.lib.exports.published import ExportTarget, empty_split_warning, figures_line
@@ -91,7 +93,10 @@ def dataset_samples(
         # Before any slot is asked: a name that would escape data/datasets/, or a version
         # already exported (never changed), is refused in one sentence.
         version = choose_version(out_root, config.name, config.version)
-    except UnsafeNameError as exc:
+        # The eval sets' indexes too (built now if their files changed): a file that cannot
+        # be used fails the run here, having paid nothing.
+        decontaminator()
+    except (UnsafeNameError, EvalSetError) as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     if config.judge:
         # Refused before any slot is asked: judged answers need a judge.
@@ -173,9 +178,12 @@ def export_collection(
     samples its run wrote, by role), for the export's telemetry event."""
     started = time.perf_counter()
     hygiene = export_hygiene(Path(duckdb.database), target.name, test_share)
-    outcome = export_samples(
-        duckdb.database, target, hygiene, f"dagster run {context.run.run_id}", judged=judged
-    )
+    try:
+        outcome = export_samples(
+            duckdb.database, target, hygiene, f"dagster run {context.run.run_id}", judged=judged
+        )
+    except EvalSetError as exc:  # the file changed since the run began
+        raise dg.Failure(description=str(exc), allow_retries=False) from None
     context.log.info(figures_line(outcome))
     f = outcome.figures
     warning = empty_split_warning(outcome, test_share)

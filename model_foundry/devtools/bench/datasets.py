@@ -13,7 +13,8 @@ fresh processes (as a Dagster run would be), the same records are exported twice
 Both report records/s and MB/s (MB of the plain JSONL, so the two share one measure) and
 their process's peak RSS. ``recall`` is the share of planted secrets found nowhere in the
 hygiene export's files. Targets: hygiene at least 0.25x the plain throughput; the peak RSS
-of the largest size within 1.5x of the smallest.
+of the largest size within 1.5x of the smallest. Then the decontamination run
+(``decontamination.py``): the export with the eval-set check against the export without it.
 """
 
 from __future__ import annotations
@@ -286,10 +287,30 @@ def main(args: Any) -> int:
             f"ratio {r['ratio']}"
         )
         return 0
-    result = run_bench_datasets(args.records)
+    from model_foundry.devtools.bench.decontamination import bench_decontamination, report_line
+
+    result: dict[str, Any] = {}
+    if not args.decontamination_only:
+        result = run_bench_datasets(args.records)
+    if args.decontamination_rows:
+        directory = Path(tempfile.mkdtemp(prefix="bench-decontamination-"))
+        try:
+            result["decontamination"] = bench_decontamination(
+                directory, args.decontamination_rows, args.eval_items
+            )
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
     if args.json:
         print(json.dumps(result))
         return 0
+    if not args.decontamination_only:
+        _print_hygiene(result)
+    if "decontamination" in result:
+        print(report_line(result["decontamination"]))
+    return 0
+
+
+def _print_hygiene(result: dict[str, Any]) -> None:
     for r in result["sizes"]:
         print(
             f"{r['records']:>9} records: plain {r['plain']['records_per_s']} rec/s "
@@ -306,7 +327,6 @@ def main(args: Any) -> int:
     )
     print(f"throughput ratio {result['throughput_ratio']} (>= 0.25), RSS ratio "
           f"{result['rss_ratio']} (<= 1.5)")  # fmt: skip
-    return 0
 
 
 __all__ = ["fill", "leaked_secrets", "main", "run_bench_datasets", "scrub_throughput"]

@@ -55,6 +55,8 @@ class ExportFigures:
     # Records held back by the quality gates, per cause (``lib/gates``); empty: none ran.
     held_back_by_gate: dict[str, int] = field(default_factory=dict)
     recipe: dict[str, Any] | None = None
+    # The check against the lab's eval sets (``lib/decontamination``); None: not checked.
+    decontamination: dict[str, Any] | None = None
 
 
 def _config(name: str, rows_by_split: Mapping[str, int]) -> dict[str, Any]:
@@ -93,6 +95,40 @@ def held_back_line(figures: ExportFigures) -> str:
         "- Answers held back by the quality gates, per cause (also counted when a filter "
         f"removed them): {counts_text(figures.held_back_by_gate)}.\n"
     )
+
+
+def eval_sets_section(figures: ExportFigures) -> str:
+    """The card's "Evaluation sets": per eval set, its items, the rows checked and held
+    back and the items hit most; or that nothing was checked."""
+    found = figures.decontamination
+    if found is None:
+        return (
+            "\n## Evaluation sets\n\nNot checked: no evaluation sets were configured "
+            "(`MODEL_FOUNDRY_EVAL_SETS`).\n"
+        )
+    lines = [
+        "| Eval set | Items | Rows checked | Held back | Kept, under threshold | Items hit most |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, s in found["eval_sets"].items():
+        most = ", ".join(f"{h['item_id']} ({h['rows']})" for h in s["items_hit_most"]) or "none"
+        lines.append(
+            f"| {name} | {s['items']} | {s['rows_checked']} | {s['rows_held_back']} | "
+            f"{s['rows_under_threshold']} | {most} |"
+        )
+    table = "\n".join(lines)
+    return f"""
+## Evaluation sets
+
+Every text was checked against the eval sets of `{found["file"]}`: normalised
+{found["ngram"]}-token n-grams (a token is a word, or a character in scripts without
+spaces; an item shorter than that is matched whole). A row holding at least
+{found["threshold"]:g} of an item's n-grams (or of one of its text fields') is held back as
+`contaminated`; its best match (eval set, item, score, span) is in `samples.parquet`'s
+`contamination` column, also for rows kept under the threshold.
+
+{table}
+"""
 
 
 # A part of the card a caller adds, from the export's figures; empty to add nothing.
@@ -149,7 +185,7 @@ by model-foundry.
 - `samples.parquet`: every record, kept or not, with its flags, cluster id, split and
   lineage, for DuckDB.
 - `manifest.json`: these figures, machine-readable.
-{"".join(section(f) for section in parts.sections)}
+{"".join(section(f) for section in parts.sections)}{eval_sets_section(f)}
 ## How it was made
 
 model-foundry {made.get("version", "unknown")}, run {made.get("run", "outside Dagster")},
@@ -177,6 +213,7 @@ __all__ = [
     "Section",
     "card_text",
     "counts_text",
+    "eval_sets_section",
     "header",
     "held_back_line",
     "size_category",

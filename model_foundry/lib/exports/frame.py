@@ -1,7 +1,8 @@
 """One export, start to finish: records spooled and prepared, then written as a folder.
 
 Every kind of record (sessions, fan-out samples, a dataset recipe's rows) takes this path:
-the records are scrubbed, flagged, checked by the quality gates, clustered and split into a
+the records are scrubbed, flagged, checked by the quality gates and against the lab's
+evaluation sets, clustered and split into a
 spool beside the version's folder (``prepare.py``), then written with their card and
 manifest and recorded in ``dataset_exports`` (``published.py``). The spool is removed
 whatever happens. What differs is the caller's: its records, their layout, how they are
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from model_foundry.lib.decontamination.match import decontaminator
 from model_foundry.lib.exports.card import NO_SECTIONS, CardSections, ExportFigures
 from model_foundry.lib.exports.layouts import Layout
 from model_foundry.lib.exports.names import export_dir
@@ -51,7 +53,12 @@ def export_records(
 ) -> ExportOutcome:
     """Export ``records`` to ``target``'s folder as ``layout`` says. ``also`` adds configs of
     other records, ``before_card`` the caller's figures once every config is written, and
-    ``card`` the caller's own parts of the card."""
+    ``card`` the caller's own parts of the card.
+
+    Every record is checked against the eval sets of ``MODEL_FOUNDRY_EVAL_SETS``, their
+    indexes loaded (or built) first: a file that cannot be used stops the export before
+    anything is written (``EvalSetError``)."""
+    checker = decontaminator()
     spool_dir = export_dir(target.out_root, target.name, target.version).parent
     spool_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".spool-", dir=spool_dir) as tmp:
@@ -65,6 +72,7 @@ def export_records(
             filters=preparation.filters,
             gates=preparation.gates,
             text_of=preparation.text_of,
+            decontamination=checker,
         )
         return write_prepared(
             db_path, target, layout, prepared, made_by,

@@ -37,6 +37,17 @@ MESSAGE = pa.struct(
 )
 _STRINGS = pa.list_(pa.string())
 
+# A record's best match against the eval sets (``lib/decontamination``; null: none): only
+# samples.parquet holds it, beside ``kept`` and ``dropped_by``.
+CONTAMINATION = pa.struct(
+    [
+        ("eval_set", pa.string()),
+        ("item_id", pa.string()),
+        ("score", pa.float64()),
+        ("span", pa.string()),
+    ]
+)
+
 # Columns every record has after hygiene: its group and split.
 HYGIENE_FIELDS = [("cluster_id", pa.string()), ("split", pa.string())]
 
@@ -191,4 +202,12 @@ PREFERENCE = Layout(
     tags=("preference", "dpo", "llm-as-judge", "model-foundry"),
 )
 
-__all__ = ["MESSAGE", "PREFERENCE", "SAMPLES", "SESSIONS", "Layout", "openai_message"]
+__all__ = [
+    "CONTAMINATION",
+    "MESSAGE",
+    "PREFERENCE",
+    "SAMPLES",
+    "SESSIONS",
+    "Layout",
+    "openai_message",
+]

@@ -4,8 +4,10 @@ The order is fixed: every record is scrubbed first (secrets to typed markers, PI
 nothing later sees the raw text; then quality flags and the configured filters (each counted,
 the record kept in ``samples.parquet`` with ``dropped_by``) and, for model answers, the
 quality gates (``lib/gates``: the cause in ``gate``, held back as ``gate:<cause>`` unless a
-filter already dropped it); then near-duplicate clusters over
-each record's varying text, one record per cluster kept (the most turns, then the earliest,
+filter already dropped it); then the check of all its text against the lab's evaluation
+sets (``lib/decontamination``, a batch of records at a time: held back as ``contaminated``
+unless dropped already, the best match in ``contamination``); then near-duplicate clusters
+over each record's varying text, one record per cluster kept (the most turns, then the earliest,
 then the smallest id); then each cluster's stored split. The hygiene itself (``lib/hygiene``)
 comes in as a :class:`Hygiene`, so this bookkeeping is the same for every kind of record.
 
@@ -30,6 +32,10 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from model_foundry.lib.decontamination.match import CAUSE as CONTAMINATED
+from model_foundry.lib.decontamination.match import Decontaminator
+from model_foundry.lib.exports.layouts import CONTAMINATION
+
 # Filters a run may apply; the default for sessions drops only what has nothing to learn.
 FILTERS: dict[str, Callable[[dict[str, Any]], bool]] = {
     "no_assistant": lambda r: not any(m["role"] == "assistant" for m in r["messages"]),
@@ -42,6 +48,16 @@ SAMPLE_FILTERS = ("empty", "truncated")
 _SPOOL_BATCH = 1000
 _GROUP_CHUNK = 65_536
 _FILTERED = 1e15
+# Keys whose strings are the pipeline's own (ids, times, names of models and slots), not
+# text anyone wrote: left out of what is checked against the eval sets.
+_NOT_WRITTEN = frozenset(
+    {
+        "id", "correlation_id", "event_ids", "first_at", "last_at", "created_at", "models",
+        "slots", "slot", "model", "role", "split", "cluster_id", "request_key", "prompt_id",
+        "dataset", "version", "finish_reason", "tool_call_id", "type", "gate", "source",
+        "contamination",
+    }
+)  # fmt: skip
 
 
 class ClusterIndex(Protocol):
@@ -105,6 +121,26 @@ def varying_text(record: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _strings(value: Any, out: list[str]) -> None:
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for key, v in value.items():
+            if key not in _NOT_WRITTEN:
+                _strings(v, out)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _strings(v, out)
+
+
+def written_text(record: dict[str, Any]) -> str:
+    """Every text a record's views write (the pipeline's ids, times and names left out), one
+    per line: what is checked against the eval sets."""
+    out: list[str] = []
+    _strings(record, out)
+    return "\n".join(out)
+
+
 def priority(record: dict[str, Any]) -> float:
     """Which record of a cluster is kept: the most turns, then the earliest (first event)."""
     first = record.get("first_at")
@@ -123,6 +159,8 @@ class Prepared:
     removed_by_filter: dict[str, int] = field(default_factory=dict)
     # Records per gate cause, whether or not a filter dropped them too (empty: no gates).
     held_back_by_gate: dict[str, int] = field(default_factory=dict)
+    # The check against the eval sets (``Decontaminator.as_dict``); None: not checked.
+    decontamination: dict[str, Any] | None = None
     duplicates_removed: int = 0
     clusters: int = 0
     split_joins: int = 0
@@ -195,8 +233,10 @@ class _Pass:
         filters: Sequence[str],
         gates: Gates | None,
         text_of: Callable[[dict[str, Any]], str] = varying_text,
+        decontamination: Decontaminator | None = None,
     ) -> None:
         self.prepared = prepared
+        self.decontamination = decontamination
         self.text_of = text_of
         self.filters = filters
         self.gates = gates
@@ -206,10 +246,15 @@ class _Pass:
         self.dropped = array("b")
         self.groups = _Groups()
         self.schema = pa.schema(
-            [f for f in prepared.schema if f.name not in ("cluster_id", "split")]
+            [
+                *(f for f in prepared.schema if f.name not in ("cluster_id", "split")),
+                pa.field("contamination", CONTAMINATION),
+            ]
         )
         causes = gates.causes if gates else ()
         reasons = [*(f"filter:{f}" for f in filters), *(f"gate:{c}" for c in causes)]
+        if decontamination is not None:
+            reasons.append(CONTAMINATED)
         self.reason_index = {r: n + 2 for n, r in enumerate(reasons)}
         prepared.reasons = [None, "duplicate", *self.reason_index]
 
@@ -221,7 +266,7 @@ class _Pass:
         group_of: Callable[[dict[str, Any]], str],
     ) -> None:
         with pq.ParquetWriter(self.prepared.spool, self.schema) as spool:
-            batch: list[dict[str, Any]] = []
+            batch: list[tuple[dict[str, Any], str | None]] = []
             for record in records:
                 clean, counts = hygiene.scrub(record)
                 self.redactions.update(counts)
@@ -234,18 +279,12 @@ class _Pass:
                     if cause:
                         self.held_back[cause] += 1
                         dropped = dropped or f"gate:{cause}"
-                self.dropped.append(self.reason_index[dropped] if dropped else 0)
-                if index is not None:
-                    # A filtered or held-back record is kept by its cluster only when all of it is.
-                    held = _FILTERED if dropped else 0
-                    index.add(self.text_of(clean), priority(clean) + held)
-                self.groups.append(group_of(clean))
-                batch.append(clean)
+                batch.append((clean, dropped))
                 if len(batch) >= _SPOOL_BATCH:
-                    spool.write_table(pa.Table.from_pylist(batch, schema=self.schema))
+                    self._flush(batch, spool, index, group_of)
                     batch = []
             if batch:
-                spool.write_table(pa.Table.from_pylist(batch, schema=self.schema))
+                self._flush(batch, spool, index, group_of)
         p = self.prepared
         p.records = len(self.dropped)
         p.redactions_by_kind = dict(sorted(self.redactions.items()))
@@ -253,6 +292,37 @@ class _Pass:
         if self.gates is not None:
             p.held_back_by_gate = {c: self.held_back.get(c, 0) for c in self.gates.causes}
         p.dropped_at = np.frombuffer(self.dropped, dtype=np.int8).copy()
+        if self.decontamination is not None:
+            p.decontamination = self.decontamination.as_dict()
+
+    def _flush(
+        self,
+        batch: list[tuple[dict[str, Any], str | None]],
+        spool: pq.ParquetWriter,
+        index: ClusterIndex | None,
+        group_of: Callable[[dict[str, Any]], str],
+    ) -> None:
+        """Check a batch against the eval sets (one lookup for all of it), then record and
+        spool each record in order."""
+        matches = (
+            self.decontamination.check([written_text(clean) for clean, _ in batch])
+            if self.decontamination is not None
+            else [None] * len(batch)
+        )
+        threshold = self.decontamination.threshold if self.decontamination else 2.0
+        rows = []
+        for (clean, dropped), match in zip(batch, matches, strict=True):
+            clean["contamination"] = match.as_dict() if match is not None else None
+            if match is not None and match.score >= threshold:
+                dropped = dropped or CONTAMINATED
+            self.dropped.append(self.reason_index[dropped] if dropped else 0)
+            if index is not None:
+                # A record not kept is kept by its cluster only when all of it is.
+                held = _FILTERED if dropped else 0
+                index.add(self.text_of(clean), priority(clean) + held)
+            self.groups.append(group_of(clean))
+            rows.append(clean)
+        spool.write_table(pa.Table.from_pylist(rows, schema=self.schema))
 
 
 def _name_clusters(prepared: Prepared, kept_at: npt.NDArray[np.int64]) -> None:
@@ -278,18 +348,20 @@ def prepare(
     filters: Sequence[str] = SESSION_FILTERS,
     gates: Gates | None = None,
     text_of: Callable[[dict[str, Any]], str] = varying_text,
+    decontamination: Decontaminator | None = None,
 ) -> Prepared:
     """Scrub, flag, cluster and split ``records`` (see the module docstring), spooling them to
     ``spool`` with ``schema``. ``group_of`` is a record's split group (a session; a prompt);
     with ``deduplicate`` false (fan-out samples, whose near-duplicate prompts were asked
     once) the group is also the exported cluster. ``text_of`` is what near duplicates are
-    compared on (default: the turns, :func:`varying_text`)."""
+    compared on (default: the turns, :func:`varying_text`); ``decontamination`` checks every
+    record's text against the eval sets (None: not checked)."""
     unknown = sorted(set(filters) - set(FILTERS))
     if unknown:
         raise ValueError(f"unknown dataset filter(s) {unknown}: use {sorted(FILTERS)}")
     prepared = Prepared(spool, schema)
     index = hygiene.cluster_index() if deduplicate else None
-    first = _Pass(prepared, filters, gates, text_of)
+    first = _Pass(prepared, filters, gates, text_of, decontamination)
     first.run(records, hygiene, index, group_of)
     names, group_at = first.groups.encoded()
     kept_at = None
@@ -316,4 +388,5 @@ __all__ = [
     "prepare",
     "priority",
     "varying_text",
+    "written_text",
 ]

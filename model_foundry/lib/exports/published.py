@@ -119,6 +119,7 @@ def write_prepared(
         clusters=prepared.clusters,
         removed_by_filter=prepared.removed_by_filter,
         held_back_by_gate=prepared.held_back_by_gate,
+        decontamination=prepared.decontamination,
         split_joins=prepared.split_joins,
         license=target.license or "unknown",
         languages=[],
@@ -152,7 +153,16 @@ def figures_line(outcome: ExportOutcome) -> str:
         f"{f.duplicates_removed} duplicates removed in {f.clusters} clusters, filters removed "
         f"{sum(f.removed_by_filter.values())}"
         + (f", gates held back {sum(f.held_back_by_gate.values())}" if f.held_back_by_gate else "")
+        + (
+            f", {_contaminated(f.decontamination)} held back as contaminated"
+            if f.decontamination is not None
+            else ""
+        )
     )
+
+
+def _contaminated(found: Mapping[str, Any]) -> int:
+    return sum(s["rows_held_back"] for s in found["eval_sets"].values())
 
 
 def empty_split_warning(outcome: ExportOutcome, test_share: float) -> str | None:

@@ -21,13 +21,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from model_foundry.lib.exports.card import NO_SECTIONS, CardSections, ExportFigures, card_text
-from model_foundry.lib.exports.layouts import Layout
+from model_foundry.lib.exports.layouts import CONTAMINATION, Layout
 from model_foundry.lib.exports.names import export_dir
 from model_foundry.lib.exports.versions import MANIFEST, FinishedVersionError
 
 SPLITS = ("train", "test")
 # samples.parquet's columns beyond the layout's: why a record is not in the other views.
-_KEPT = [("kept", pa.bool_()), ("dropped_by", pa.string())]
+_KEPT = [("kept", pa.bool_()), ("dropped_by", pa.string()), ("contamination", CONTAMINATION)]
 
 
 class _Views:
