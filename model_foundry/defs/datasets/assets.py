@@ -167,6 +167,7 @@ def asked_metadata(run: LlmRun, cells_reused: int) -> dict[str, Any]:
     meta = run.batch.metadata()
     meta["requests"] += cells_reused
     meta["reused_from_store"] += cells_reused
+    meta["ok"] += cells_reused
     return meta
 
 
