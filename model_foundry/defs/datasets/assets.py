@@ -24,7 +24,7 @@ from model_foundry.lib.datasets.prompts import (
     read_chat_session_prompts,
 )
 from model_foundry.lib.datasets.sample_export import export_samples
-from model_foundry.lib.datasets.samples import DatasetSamples, chat_roles, sample_counts
+from model_foundry.lib.datasets.samples import chat_roles, sample_counts
 from model_foundry.lib.decontamination.config import EvalSetError
 from model_foundry.lib.decontamination.match import decontaminator
 from model_foundry.lib.exports.hygiene import export_hygiene
@@ -33,6 +33,7 @@ from model_foundry.lib.exports.published import ExportTarget, empty_split_warnin
 from model_foundry.lib.exports.versions import choose_version
 from model_foundry.lib.inbox.commit_spans import Span
 from model_foundry.lib.llm import LlmRun
+from model_foundry.lib.recipes.collect import collect
 from model_foundry.lib.slots.config import Slot
 
 
@@ -107,26 +108,37 @@ def dataset_samples(
         params["max_tokens"] = config.max_tokens
     if config.temperature is not None:
         params["temperature"] = config.temperature
-    kind = DatasetSamples(config.name, version, params)
     run = LlmRun(
         duckdb.database, slots, run_id=context.run.run_id, asset="dataset_samples",
         log=context.log,
     )  # fmt: skip
     with run:
-        roles = config.roles or chat_roles(run.slot_file, run.profile)
-        samples = kind.samples(prompts, roles, config.samples_per_prompt)
+        roles = list(dict.fromkeys(config.roles or chat_roles(run.slot_file, run.profile)))
+        n = config.samples_per_prompt
         context.log.info(
             f"dataset {config.name}/{version}: {len(prompts)} distinct prompts "
             f"({read['duplicate_prompts_dropped']} duplicates dropped) x {len(roles)} roles "
-            f"({', '.join(roles)}) x {config.samples_per_prompt} samples = {len(samples)} requests"
+            f"({', '.join(roles)}) x {n} samples = {len(prompts) * len(roles) * n} requests"
         )
-        outcome = run.work(kind, samples)
+        try:
+            done = collect(run, config.name, version, prompts, roles, n, params)
+        except ValueError as exc:
+            raise dg.Failure(description=str(exc), allow_retries=False) from None
+        if done.migrated:
+            context.log.warning(
+                f"{done.migrated} samples stored before collection was a recipe are now cells "
+                "of their datasets' built-in recipes (once per file)"
+            )
         metadata: dict[str, Any] = {
             "dataset": config.name,
             "version": version,
-            "samples_written": outcome.written,
-            **sample_counts(outcome.rows),
-            **outcome.batch.metadata(),
+            "recipe": done.outcome.recipe,
+            "cells_asked": done.outcome.llm_cells_asked,
+            "cells_reused": done.outcome.cells_reused,
+            "samples_migrated": done.migrated or 0,
+            "samples_written": done.written,
+            **sample_counts(done.rows),
+            **asked_metadata(run, done.outcome.cells_reused),
         }
         failed = int(metadata.get("failed") or 0)
         if config.export and failed:
@@ -153,6 +165,16 @@ def dataset_samples(
     metadata.update(prompts=len(prompts), **read, roles=roles, **run.telemetry.metadata())
     metadata.update(run.template_metadata())
     return dg.MaterializeResult(metadata=dagster_metadata(metadata))
+
+
+def asked_metadata(run: LlmRun, cells_reused: int) -> dict[str, Any]:
+    """The run's request figures, the cells the recipe took as stored counted as requests
+    answered from the store: to the user both are answers paid for before, not sent again."""
+    meta = run.batch.metadata()
+    meta["requests"] += cells_reused
+    meta["reused_from_store"] += cells_reused
+    meta["ok"] += cells_reused
+    return meta
 
 
 def require_judge(slots: SlotsResource) -> Slot:

@@ -81,6 +81,34 @@ def write_samples(db_path: str | Path, rows: Sequence[DatasetSampleRow]) -> int:
     return storage.run_in_transaction(db_path, work) if rows else 0
 
 
+def sample_row(dataset: str, version: str, prompt: PromptRecord, role: str, index: int,
+               answer: Answer, run_id: str | None) -> DatasetSampleRow:  # fmt: skip
+    """The ``dataset_samples`` row of sample ``index`` of ``prompt`` asked of ``role``."""
+    c = answer.completion
+    return DatasetSampleRow(
+        dataset=dataset,
+        version=version,
+        request_key=answer.request.key,
+        prompt_id=prompt.prompt_id,
+        source=prompt.source,
+        role=role,
+        sample_index=index,
+        messages=json.dumps(prompt.messages, ensure_ascii=False),
+        prompt=prompt.prompt_text,
+        response=c.content,
+        reasoning=c.reasoning,
+        slot=c.slot,
+        model=c.model,
+        params=json.dumps(answer.request.output_params, sort_keys=True),
+        prompt_tokens=c.prompt_tokens,
+        completion_tokens=c.completion_tokens,
+        finish_reason=c.finish_reason,
+        is_empty=not c.content.strip(),
+        is_truncated=is_truncated(c.finish_reason),
+        run_id=run_id,
+    )
+
+
 class DatasetSamples(WorkKind[Sample, DatasetSampleRow]):
     """The samples of one dataset version, asked with ``params`` (max_tokens, temperature)."""
 
@@ -119,29 +147,8 @@ class DatasetSamples(WorkKind[Sample, DatasetSampleRow]):
         )
 
     def row(self, item: Sample, answer: Answer, run_id: str | None) -> DatasetSampleRow:
-        c = answer.completion
-        return DatasetSampleRow(
-            dataset=self.name,
-            version=self.version,
-            request_key=answer.request.key,
-            prompt_id=item.prompt.prompt_id,
-            source=item.prompt.source,
-            role=item.role,
-            sample_index=item.index,
-            messages=json.dumps(item.prompt.messages, ensure_ascii=False),
-            prompt=item.prompt.prompt_text,
-            response=c.content,
-            reasoning=c.reasoning,
-            slot=c.slot,
-            model=c.model,
-            params=json.dumps(answer.request.output_params, sort_keys=True),
-            prompt_tokens=c.prompt_tokens,
-            completion_tokens=c.completion_tokens,
-            finish_reason=c.finish_reason,
-            is_empty=not c.content.strip(),
-            is_truncated=is_truncated(c.finish_reason),
-            run_id=run_id,
-        )
+        return sample_row(self.name, self.version, item.prompt, item.role, item.index, answer,
+                          run_id)  # fmt: skip
 
     def write(self, db_path: Path, rows: Sequence[DatasetSampleRow]) -> int:
         return write_samples(db_path, rows)
@@ -177,5 +184,6 @@ __all__ = [
     "dataset_task",
     "is_truncated",
     "sample_counts",
+    "sample_row",
     "write_samples",
 ]

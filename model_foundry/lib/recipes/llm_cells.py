@@ -27,9 +27,20 @@ def recipe_task(recipe: str, column: str) -> str:
     return f"recipe:{recipe}/{column}"
 
 
+def cell_task(recipe: Recipe, column: LlmColumn) -> str:
+    """The task a column's requests are sent under (part of their keys): the recipe's own
+    ``task`` where it gives one (a built-in recipe keeps its requests' old keys), else
+    ``recipe:<recipe>/<column>``."""
+    return recipe.task or recipe_task(recipe.name, column.name)
+
+
 def request_seed(recipe: Recipe, row_id: str, column: LlmColumn, sample: int) -> int:
-    """The ``seed`` parameter of a cell's request: the row and the sample make their own
-    request (and key) even where two rows render the same prompt."""
+    """The ``seed`` parameter of a cell's request: the column's own for the sample
+    (``seed_per_sample``), else a hash, so the row and the sample make their own request
+    (and key) even where two rows render the same prompt."""
+    own = column.sample_seed(sample)
+    if own is not None:
+        return own
     given = column.params.get("seed", recipe.random_seed)
     digest = hashlib.sha256(f"{given}\x00{row_id}\x00{column.name}\x00{sample}".encode())
     return int.from_bytes(digest.digest()[:4], "big") & 0x7FFFFFFF
@@ -39,7 +50,7 @@ def cell_requests(recipe: Recipe, column: LlmColumn, row_id: str, sample: int,
                   values: Mapping[str, Any]) -> list[Request]:  # fmt: skip
     """What one LLM cell asks: one request, or a pairwise judge's two orders."""
     seed = request_seed(recipe, row_id, column, sample)
-    return column.requests(recipe_task(recipe.name, column.name), seed, values, row_id)
+    return column.requests(cell_task(recipe, column), seed, values, row_id)
 
 
 def requests_key(planned: Sequence[Planned]) -> Any:
@@ -94,6 +105,7 @@ def answer_value(recipe: Recipe, column: LlmColumn, ps: Sequence[Planned],
 __all__ = [
     "answer_value",
     "cell_requests",
+    "cell_task",
     "gate_cause",
     "recipe_task",
     "request_seed",

@@ -49,6 +49,9 @@ class Recipe:
     gates_on: bool = True
     # ``export: {on_schedule: true}``: the recipe's job (and so its schedule) exports too.
     export_on_schedule: bool = False
+    # The task its requests are sent under; None: ``recipe:<name>/<column>``. Built-in
+    # recipes only (``collect.py``): not a YAML field.
+    task: str | None = None
     raw: Mapping[str, Any] = field(default_factory=dict)
 
     def column(self, name: str) -> Column:

@@ -133,7 +133,7 @@ class JudgeColumn(LlmColumn):
             params["max_tokens"] = verdict_tokens(self)
         return params
 
-    def messages(self, values: Mapping[str, Any]) -> list[dict[str, str]]:
+    def turns(self, values: Mapping[str, Any]) -> list[dict[str, str]]:
         # The judge reads its rubric and the verdict's shape; the schema only constrains.
         return [{"role": "system", "content": judge_system(self, values)},
                 {"role": "user", "content": render(str(self.prompt), values)}]  # fmt: skip

@@ -169,10 +169,12 @@ def test_samples_go_as_one_request_with_n_and_a_rerun_asks_only_the_missing_one(
     for _key, _role, _prompt, index, response in got:
         assert response.endswith(f"#{index}"), response
 
-    # One naughty sample's stored answer is lost: the next run asks for it alone.
+    # One naughty sample's stored answer is lost (its completion and its recipe cell): the
+    # next run asks for it alone.
     lost = next(r[0] for r in got if r[1] == "naughty" and r[3] == 1)
     with duckdb.connect(str(db_path)) as con:
         con.execute("DELETE FROM llm_completions WHERE request_key = ?", [lost])
+        con.execute("DELETE FROM dataset_recipe_cells WHERE request_key = ?", [lost])
     before = _requests_by_slot(fast_slots)
     again = metadata(collect(db_path, slot_path, {**config, "version": "v2"}))
     after = _requests_by_slot(fast_slots)
