@@ -42,9 +42,13 @@ def cmd_bench_duckdb(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_datasets(args: argparse.Namespace) -> int:
-    from model_foundry.devtools.bench.datasets import main
+    from model_foundry.devtools.bench import datasets, decontamination
 
-    return main(args)
+    if not args.decontamination_only and datasets.main(args):
+        return 1
+    if args.decontamination_rows and not args.scrub_only:
+        return decontamination.main(args)
+    return 0
 
 
 def cmd_bench_slots(args: argparse.Namespace) -> int:

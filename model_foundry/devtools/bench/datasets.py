@@ -276,6 +276,8 @@ def run_bench_datasets(sizes: list[int]) -> dict[str, Any]:
 
 
 def main(args: Any) -> int:
+    """The hygiene sizes, or with ``--scrub-only`` the scrubber alone; the decontamination
+    run is ``decontamination.main``, which the CLI calls after this."""
     if getattr(args, "scrub_only", False):
         r = scrub_throughput(args.scrub_mb)
         if args.json:
@@ -287,26 +289,11 @@ def main(args: Any) -> int:
             f"ratio {r['ratio']}"
         )
         return 0
-    from model_foundry.devtools.bench.decontamination import bench_decontamination, report_line
-
-    result: dict[str, Any] = {}
-    if not args.decontamination_only:
-        result = run_bench_datasets(args.records)
-    if args.decontamination_rows:
-        directory = Path(tempfile.mkdtemp(prefix="bench-decontamination-"))
-        try:
-            result["decontamination"] = bench_decontamination(
-                directory, args.decontamination_rows, args.eval_items
-            )
-        finally:
-            shutil.rmtree(directory, ignore_errors=True)
+    result = run_bench_datasets(args.records)
     if args.json:
         print(json.dumps(result))
         return 0
-    if not args.decontamination_only:
-        _print_hygiene(result)
-    if "decontamination" in result:
-        print(report_line(result["decontamination"]))
+    _print_hygiene(result)
     return 0
 
 

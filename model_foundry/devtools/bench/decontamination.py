@@ -17,6 +17,8 @@ import hashlib
 import json
 import os
 import random
+import shutil
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -158,4 +160,15 @@ def report_line(r: dict[str, Any]) -> str:
     )
 
 
-__all__ = ["bench_decontamination", "planted_seeds", "report_line", "write_eval_set"]
+def main(args: Any) -> int:
+    """``bench datasets``' decontamination run, in a folder of its own."""
+    directory = Path(tempfile.mkdtemp(prefix="bench-decontamination-"))
+    try:
+        result = bench_decontamination(directory, args.decontamination_rows, args.eval_items)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    print(json.dumps({"decontamination": result}) if args.json else report_line(result))
+    return 0
+
+
+__all__ = ["bench_decontamination", "main", "planted_seeds", "report_line", "write_eval_set"]
