@@ -11,17 +11,20 @@ depends on the asset (``AssetCheckSpec``/``@asset_check`` ``blocking=True``, Dag
 ``_core/execution/plan/execute_step.py``).
 """
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import dagster as dg
 
 from model_foundry.lib import settings
+from model_foundry.lib.decontamination.config import EvalSetError, load_eval_sets
 from model_foundry.lib.exports.proof import held_back, scan_secrets
 from model_foundry.lib.hygiene.record import RecordScrubber
 
 SECRET_CHECK = "no_secret_in_views"
 HELD_BACK_CHECK = "held_back_share"
+EVAL_SETS_CHECK = "eval_sets_covered"
 
 
 def export_folder(context: dg.AssetCheckExecutionContext, key: dg.AssetKey) -> Path | None:
@@ -129,9 +132,51 @@ def held_back_check(key: dg.AssetKey) -> dg.AssetChecksDefinition:
 
 # Every export asset's checks, made for its key. The one place a check joins them all: the
 # decontamination check ("the index covers every configured eval set") is added here.
+def eval_sets_check(key: dg.AssetKey) -> dg.AssetChecksDefinition:
+    @dg.asset_check(
+        asset=key,
+        name=EVAL_SETS_CHECK,
+        blocking=True,
+        description=(
+            "Every eval set MODEL_FOUNDRY_EVAL_SETS names now was in the index the export "
+            "was checked against, with its items; none configured: nothing to cover."
+        ),
+    )
+    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+        try:
+            configured = load_eval_sets()
+        except EvalSetError as exc:
+            return dg.AssetCheckResult(passed=False, description=str(exc))
+        names = [s.name for s in configured.sets] if configured else []
+        folder = export_folder(context, key)
+        if (nothing := _nothing(folder)) is not None:
+            return nothing
+        assert folder is not None
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        found = (manifest.get("decontamination") or {}).get("eval_sets") or {}
+        items = {name: int(found.get(name, {}).get("items", 0)) for name in names}
+        missing = [name for name, n in items.items() if n == 0]
+        return dg.AssetCheckResult(
+            passed=not missing,
+            description=(
+                None if not missing
+                else f"The export was not checked against the eval set(s) {', '.join(missing)}"
+                " that MODEL_FOUNDRY_EVAL_SETS names; export it again."
+            ),
+            metadata={
+                "export_path": dg.MetadataValue.path(str(folder)),
+                "eval_sets_configured": len(names),
+                "items_by_eval_set": dg.MetadataValue.json(items),
+            },
+        )  # fmt: skip
+
+    return _check
+
+
 EXPORT_CHECKS: tuple[Callable[[dg.AssetKey], dg.AssetChecksDefinition], ...] = (
     secret_check,
     held_back_check,
+    eval_sets_check,
 )
 
 
@@ -141,6 +186,7 @@ def export_checks(key: dg.AssetKey) -> list[dg.AssetChecksDefinition]:
 
 
 __all__ = [
+    "EVAL_SETS_CHECK",
     "EXPORT_CHECKS",
     "HELD_BACK_CHECK",
     "SECRET_CHECK",

@@ -15,7 +15,7 @@ import pytest
 
 from model_foundry.defs import keys
 from model_foundry.defs.datasets.session_export import session_dataset, session_dataset_checks
-from model_foundry.defs.export_checks import HELD_BACK_CHECK, SECRET_CHECK
+from model_foundry.defs.export_checks import EVAL_SETS_CHECK, HELD_BACK_CHECK, SECRET_CHECK
 from model_foundry.defs.resources import FoundryDuckDB
 from model_foundry.devtools.sample_events import sample_events
 from model_foundry_tests.dagster_helpers import quiet_instance
@@ -80,7 +80,10 @@ def _ran(result: dg.ExecuteInProcessResult, step: str) -> bool:
 
 SECRET_KEY = dg.AssetCheckKey(keys.SESSION_DATASET, SECRET_CHECK)
 HELD_KEY = dg.AssetCheckKey(keys.SESSION_DATASET, HELD_BACK_CHECK)
-EVERYTHING = [keys.SESSION_DATASET, dg.AssetKey("reads_the_export"), SECRET_KEY, HELD_KEY]
+EVAL_KEY = dg.AssetCheckKey(keys.SESSION_DATASET, EVAL_SETS_CHECK)
+EVERYTHING = [
+    keys.SESSION_DATASET, dg.AssetKey("reads_the_export"), SECRET_KEY, HELD_KEY, EVAL_KEY
+]  # fmt: skip
 
 
 @pytest.fixture(name="inbox", scope="module")
@@ -224,3 +227,43 @@ def test_a_materialization_without_an_export_passes_and_a_folder_gone_fails(
         found = _check(checked, name)
         assert not found.passed
         assert found.description == f"The export folder {folder} is gone or unfinished."
+
+
+def _eval_sets(folder: Path, names: list[str]) -> Path:
+    """An eval-sets file naming ``names``, each a two-item JSONL set of its own."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["eval_sets:"]
+    for name in names:
+        items = [
+            {"task_id": f"{name}/{i}", "prompt": f"Write a function {name} number {i} that "
+             "folds a list of intervals into the fewest covering ranges and returns them"}
+            for i in range(2)
+        ]  # fmt: skip
+        (folder / f"{name}.jsonl").write_text(
+            "".join(json.dumps(i) + "\n" for i in items), encoding="utf-8"
+        )
+        lines += [f"  {name}:", f"    path: {name}.jsonl", "    id: task_id", "    text: [prompt]"]
+    file = folder / f"evals-{len(names)}.yaml"
+    file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return file
+
+
+def test_an_eval_set_named_after_the_export_fails_the_coverage_check(
+    inbox: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MODEL_FOUNDRY_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv(LIMIT, raising=False)
+    monkeypatch.setenv("MODEL_FOUNDRY_EVAL_SETS", str(_eval_sets(tmp_path / "evals", ["one"])))
+    defs = _defs(inbox)
+    with quiet_instance() as instance:
+        result = _run(defs, instance, EVERYTHING, tmp_path / "out", "evals")
+        assert result.success
+        covered = _check(result, EVAL_SETS_CHECK)
+        assert covered.passed and covered.metadata["items_by_eval_set"].value == {"one": 2}
+        # A second set named later: the export on disk was never checked against it.
+        two = _eval_sets(tmp_path / "evals", ["one", "two"])
+        monkeypatch.setenv("MODEL_FOUNDRY_EVAL_SETS", str(two))
+        checked = _run(defs, instance, [EVAL_KEY], tmp_path / "out", "evals")
+    assert not checked.success
+    found = _check(checked, EVAL_SETS_CHECK)
+    assert not found.passed and "eval set(s) two " in found.description

@@ -124,12 +124,13 @@ def test_a_recipe_that_exports_on_its_schedule_writes_a_version_only_for_new_cel
     nodes = [n.name for n in defs.resolve_job_def("recipe_new_searches_job").graph.nodes]
     # The export's blocking checks run in the job after it.
     assert sorted(nodes) == ["recipe_new_searches", "recipe_new_searches_export",
+                             "recipe_new_searches_export_eval_sets_covered",
                              "recipe_new_searches_export_held_back_share",
                              "recipe_new_searches_export_no_secret_in_views"]  # fmt: skip
     land_searches(env["db"], QUESTIONS[:3])
     first = _tick(defs, instance, FIRST_TICK)
     checked = {e.check_name: e for e in first.get_asset_check_evaluations()}
-    assert sorted(checked) == ["held_back_share", "no_secret_in_views"]
+    assert sorted(checked) == ["eval_sets_covered", "held_back_share", "no_secret_in_views"]
     assert all(e.passed for e in checked.values())
     assert checked["no_secret_in_views"].metadata["rows_scanned"].value >= 3
     rows, exported = (_meta(first, "recipe_new_searches"),

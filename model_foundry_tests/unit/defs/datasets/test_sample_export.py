@@ -23,7 +23,7 @@ def test_near_duplicate_prompts_are_asked_once(exported) -> None:
 
 def test_the_export_passes_its_checks_and_shows_its_columns_and_rows(exported) -> None:
     checks = exported["checks"]
-    assert sorted(checks) == ["held_back_share", "no_secret_in_views"]
+    assert sorted(checks) == ["eval_sets_covered", "held_back_share", "no_secret_in_views"]
     assert all(c.passed for c in checks.values())
     rows = pq.read_table(exported["folder"] / "samples.parquet").to_pylist()
     assert checks["held_back_share"].metadata["records"].value == len(rows)
