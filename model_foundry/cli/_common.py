@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from model_foundry.lib.nats.connection import NatsClient
@@ -17,3 +18,17 @@ def nats_client() -> NatsClient:
     from model_foundry.lib.nats.connection import nats_client_from_env
 
     return nats_client_from_env()
+
+
+def plain_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """A materialization's metadata as the JSON line the CLI prints: the plain values, without
+    the tables the UI draws (``dagster/column_schema``, a ``preview``), which are no JSON."""
+    import dagster as dg
+
+    found = {k: getattr(v, "value", v) for k, v in metadata.items()}
+    return {
+        k: v
+        for k, v in found.items()
+        if not isinstance(v, dg.TableSchema | dg.TableMetadataValue)
+        and not (isinstance(v, list) and v and isinstance(v[0], dg.TableRecord))
+    }

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from model_foundry.cli._common import Subparsers
+from model_foundry.cli._common import Subparsers, plain_metadata
 from model_foundry.lib import settings
 from model_foundry.lib.errors import UserError
 
@@ -50,7 +50,7 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
     materializations = result.asset_materializations_for_node("dataset_samples")
     if not materializations:
         raise UserError("dataset collection failed; the run log above says why")
-    meta = {k: getattr(v, "value", v) for k, v in materializations[0].metadata.items()}
+    meta = plain_metadata(materializations[0].metadata)
     # Counts and one sentence per failure cause for people; the JSON line last, for scripts.
     print(collection_line(meta))
     if meta.get("split_warning"):

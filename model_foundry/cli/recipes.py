@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from model_foundry.cli._common import Subparsers
+from model_foundry.cli._common import Subparsers, plain_metadata
 from model_foundry.lib import settings
 
 
@@ -106,7 +106,7 @@ def cmd_recipe_run(args: argparse.Namespace) -> int:
         data = failure.step_failure_data if failure is not None else None
         why = data.user_failure_data.description if data and data.user_failure_data else None
         raise UserError(why or f"recipe {recipe.name} failed; the run log above says why")
-    meta = {k: getattr(v, "value", v) for k, v in done[0].metadata.items()}
+    meta = plain_metadata(done[0].metadata)
     print(_line(meta))
     for line in cause_lines(meta.get("failure_causes") or {}, indent="  "):
         print(line)

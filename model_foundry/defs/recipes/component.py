@@ -175,10 +175,10 @@ def _view_metadata(duckdb: FoundryDuckDB, view: str, version: str) -> dict[str, 
         described = con.execute(f"DESCRIBE {view}").fetchall()
         picked = con.execute(
             f"SELECT * FROM (SELECT * FROM {view} WHERE version = ? AND NOT rejected "
-            f"ORDER BY row_index LIMIT {PREVIEW_ROWS}) UNION ALL BY NAME "
+            f"ORDER BY row_index LIMIT ?) UNION ALL BY NAME "
             f"(SELECT * FROM {view} WHERE version = ? AND rejected "
-            f"ORDER BY row_index LIMIT {PREVIEW_ROWS}) ORDER BY rejected, row_index",
-            [version, version],
+            f"ORDER BY row_index LIMIT ?) ORDER BY rejected, row_index",
+            [version, PREVIEW_ROWS, version, PREVIEW_ROWS],
         )
         names = [d[0] for d in picked.description]
         rows = [dict(zip(names, r, strict=True)) for r in picked.fetchall()]

@@ -141,14 +141,16 @@ def _type_name(t: pa.DataType) -> str:
 
 def columns(folder: Path) -> list[tuple[str, str]]:
     """The main config's columns and types, from its first ``hf/`` file (every file has the
-    same schema); with no row kept, ``samples.parquet``'s without ``kept``/``dropped_by``."""
+    same schema); with no row kept, ``samples.parquet``'s without its own columns (``kept``,
+    ``dropped_by``, ``contamination``)."""
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     files = [folder / f for f in (manifest.get("files", {}).get("hf") or {}).values()]
     if files:
         schema = pq.read_schema(files[0])
         return [(f.name, _type_name(f.type)) for f in schema]
     schema = pq.read_schema(folder / SAMPLES)
-    return [(f.name, _type_name(f.type)) for f in schema if f.name not in ("kept", "dropped_by")]
+    own = ("kept", "dropped_by", "contamination")
+    return [(f.name, _type_name(f.type)) for f in schema if f.name not in own]
 
 
 @dataclass(frozen=True)
