@@ -158,7 +158,11 @@ def register(sub: Subparsers) -> None:
         action="store_true",
         help="only the decontamination run, not the hygiene sizes",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object a run (the hygiene sizes, then decontamination)",
+    )
     p.set_defaults(func=cmd_bench_datasets)
     _register_slots(bench_sub)
     _register_prefill(bench_sub)
