@@ -71,7 +71,7 @@ def _print_judgements(metadata: Any) -> dict[str, Any]:
     from model_foundry.lib.datasets.preference_card import win_rate_table
     from model_foundry.lib.llm import cause_lines
 
-    meta = {k: getattr(v, "value", v) for k, v in metadata.items() if k != "win_rate_table"}
+    meta = {k: v for k, v in plain_metadata(metadata).items() if k != "win_rate_table"}
     rate = meta.get("agreement_rate")
     shown = "n/a" if rate is None else f"{rate:.1%}"
     print(
