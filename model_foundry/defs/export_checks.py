@@ -14,11 +14,12 @@ depends on the asset (``AssetCheckSpec``/``@asset_check`` ``blocking=True``, Dag
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
 from model_foundry.lib import settings
-from model_foundry.lib.decontamination.config import EvalSetError, load_eval_sets
+from model_foundry.lib.decontamination.config import EvalSetError, EvalSets, load_eval_sets
 from model_foundry.lib.exports.proof import held_back, scan_secrets
 from model_foundry.lib.hygiene.record import RecordScrubber
 
@@ -50,129 +51,119 @@ def _nothing(folder: Path | None) -> dg.AssetCheckResult | None:
     return None
 
 
-def secret_check(key: dg.AssetKey) -> dg.AssetChecksDefinition:
-    @dg.asset_check(
-        asset=key,
-        name=SECRET_CHECK,
-        blocking=True,
-        description=(
-            "Every row of the export's views (hf/**/*.parquet, openai/**/*.jsonl) scrubbed "
-            "again by this installation's secret rules: nothing is found. PII and the "
-            "scrubber's own markers are not counted."
-        ),
-    )
+# What a check finds in an export folder: passed, the sentence when it failed, its metadata
+# (the folder's path is added to it).
+Verdict = tuple[bool, str | None, dict[str, Any]]
+
+
+def _folder_check(
+    key: dg.AssetKey,
+    name: str,
+    description: str,
+    judge: Callable[[Path, Any], Verdict],
+    setting: Callable[[], Any] = lambda: None,
+) -> dg.AssetChecksDefinition:
+    """A blocking check of ``key``'s export folder: ``setting`` is read first (a bad one
+    fails the check in its own sentence, export or none), then ``judge`` looks at the folder
+    with it, unless the materialization exported none or its folder is gone."""
+
+    @dg.asset_check(asset=key, name=name, blocking=True, description=description)
     def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
+        try:
+            value = setting()
+        except (settings.SettingError, EvalSetError) as exc:
+            return dg.AssetCheckResult(passed=False, description=str(exc))
         folder = export_folder(context, key)
         if (nothing := _nothing(folder)) is not None:
             return nothing
         assert folder is not None
-        scan = scan_secrets(folder, RecordScrubber.from_settings())
-        # Kinds, counts and file rows only: the value found is never shown.
+        passed, failed, metadata = judge(folder, value)
         return dg.AssetCheckResult(
-            passed=scan.found == 0,
-            description=(
-                None if scan.found == 0
-                else f"{scan.found} secrets found again in the export's views, first at "
-                f"{scan.places[0]}; it must not be trained on or published."
-            ),
-            metadata={
-                "export_path": dg.MetadataValue.path(str(folder)),
-                "files_scanned": scan.files,
-                "rows_scanned": scan.rows,
-                "secrets_found": scan.found,
-                "secrets_by_kind": dg.MetadataValue.json(scan.by_kind),
-                "found_at": dg.MetadataValue.json(scan.places),
-            },
-        )  # fmt: skip
+            passed=passed,
+            description=None if passed else failed,
+            metadata={"export_path": dg.MetadataValue.path(str(folder)), **metadata},
+        )
 
     return _check
+
+
+def _secrets(folder: Path, _: None) -> Verdict:
+    scan = scan_secrets(folder, RecordScrubber.from_settings())
+    # Kinds, counts and file rows only: the value found is never shown.
+    failed = (
+        f"{scan.found} secrets found again in the export's views, first at "
+        f"{scan.places[0]}; it must not be trained on or published."
+        if scan.found else None
+    )  # fmt: skip
+    return scan.found == 0, failed, {
+        "files_scanned": scan.files,
+        "rows_scanned": scan.rows,
+        "secrets_found": scan.found,
+        "secrets_by_kind": dg.MetadataValue.json(scan.by_kind),
+        "found_at": dg.MetadataValue.json(scan.places),
+    }  # fmt: skip
+
+
+def secret_check(key: dg.AssetKey) -> dg.AssetChecksDefinition:
+    return _folder_check(
+        key, SECRET_CHECK,
+        "Every row of the export's views (hf/**/*.parquet, openai/**/*.jsonl) scrubbed again "
+        "by this installation's secret rules: nothing is found. PII and the scrubber's own "
+        "markers are not counted.",
+        _secrets,
+    )  # fmt: skip
+
+
+def _held_back(folder: Path, limit: float) -> Verdict:
+    held = held_back(folder)
+    failed = (
+        f"{held.held} of {held.records} records held back ({held.share:.1%}), "
+        f"more than MODEL_FOUNDRY_EXPORT_MAX_HELD_BACK_SHARE={limit}."
+    )
+    return held.share <= limit, failed, {
+        "records": held.records,
+        "held_back": held.held,
+        "held_back_share": round(held.share, 4),
+        "max_share": limit,
+        "held_back_by_cause": dg.MetadataValue.json(held.by_cause),
+    }  # fmt: skip
 
 
 def held_back_check(key: dg.AssetKey) -> dg.AssetChecksDefinition:
-    @dg.asset_check(
-        asset=key,
-        name=HELD_BACK_CHECK,
-        blocking=True,
-        description=(
-            "The share of the export's records left out of its views (duplicates, filtered, "
-            "held back by a gate) is at most MODEL_FOUNDRY_EXPORT_MAX_HELD_BACK_SHARE "
-            "(default 0.5)."
-        ),
+    return _folder_check(
+        key, HELD_BACK_CHECK,
+        "The share of the export's records left out of its views (duplicates, filtered, held "
+        "back by a gate) is at most MODEL_FOUNDRY_EXPORT_MAX_HELD_BACK_SHARE (default 0.5).",
+        _held_back, settings.export_max_held_back_share,
+    )  # fmt: skip
+
+
+def _eval_sets(folder: Path, configured: EvalSets | None) -> Verdict:
+    names = [s.name for s in configured.sets] if configured else []
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    found = (manifest.get("decontamination") or {}).get("eval_sets") or {}
+    items = {name: int(found.get(name, {}).get("items", 0)) for name in names}
+    missing = [name for name, n in items.items() if n == 0]
+    failed = (
+        f"The export was not checked against the eval set(s) {', '.join(missing)} that "
+        "MODEL_FOUNDRY_EVAL_SETS names; export it again."
     )
-    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        try:
-            limit = settings.export_max_held_back_share()
-        except settings.SettingError as exc:
-            return dg.AssetCheckResult(passed=False, description=str(exc))
-        folder = export_folder(context, key)
-        if (nothing := _nothing(folder)) is not None:
-            return nothing
-        assert folder is not None
-        held = held_back(folder)
-        passed = held.share <= limit
-        return dg.AssetCheckResult(
-            passed=passed,
-            description=(
-                None if passed
-                else f"{held.held} of {held.records} records held back ({held.share:.1%}), "
-                f"more than MODEL_FOUNDRY_EXPORT_MAX_HELD_BACK_SHARE={limit}."
-            ),
-            metadata={
-                "export_path": dg.MetadataValue.path(str(folder)),
-                "records": held.records,
-                "held_back": held.held,
-                "held_back_share": round(held.share, 4),
-                "max_share": limit,
-                "held_back_by_cause": dg.MetadataValue.json(held.by_cause),
-            },
-        )  # fmt: skip
-
-    return _check
+    return not missing, failed, {
+        "eval_sets_configured": len(names),
+        "items_by_eval_set": dg.MetadataValue.json(items),
+    }  # fmt: skip
 
 
-# Every export asset's checks, made for its key. The one place a check joins them all: the
-# decontamination check ("the index covers every configured eval set") is added here.
 def eval_sets_check(key: dg.AssetKey) -> dg.AssetChecksDefinition:
-    @dg.asset_check(
-        asset=key,
-        name=EVAL_SETS_CHECK,
-        blocking=True,
-        description=(
-            "Every eval set MODEL_FOUNDRY_EVAL_SETS names now was in the index the export "
-            "was checked against, with its items; none configured: nothing to cover."
-        ),
-    )
-    def _check(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        try:
-            configured = load_eval_sets()
-        except EvalSetError as exc:
-            return dg.AssetCheckResult(passed=False, description=str(exc))
-        names = [s.name for s in configured.sets] if configured else []
-        folder = export_folder(context, key)
-        if (nothing := _nothing(folder)) is not None:
-            return nothing
-        assert folder is not None
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        found = (manifest.get("decontamination") or {}).get("eval_sets") or {}
-        items = {name: int(found.get(name, {}).get("items", 0)) for name in names}
-        missing = [name for name, n in items.items() if n == 0]
-        return dg.AssetCheckResult(
-            passed=not missing,
-            description=(
-                None if not missing
-                else f"The export was not checked against the eval set(s) {', '.join(missing)}"
-                " that MODEL_FOUNDRY_EVAL_SETS names; export it again."
-            ),
-            metadata={
-                "export_path": dg.MetadataValue.path(str(folder)),
-                "eval_sets_configured": len(names),
-                "items_by_eval_set": dg.MetadataValue.json(items),
-            },
-        )  # fmt: skip
-
-    return _check
+    return _folder_check(
+        key, EVAL_SETS_CHECK,
+        "Every eval set MODEL_FOUNDRY_EVAL_SETS names now was in the index the export was "
+        "checked against, with its items; none configured: nothing to cover.",
+        _eval_sets, load_eval_sets,
+    )  # fmt: skip
 
 
+# Every export asset's checks, made for its key: the one place a check joins them all.
 EXPORT_CHECKS: tuple[Callable[[dg.AssetKey], dg.AssetChecksDefinition], ...] = (
     secret_check,
     held_back_check,
