@@ -15,9 +15,9 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
     import json
 
     from model_foundry.lib.datasets import collection_line
-    from model_foundry.lib.datasets.judge import require_judge_slot
     from model_foundry.lib.exports.names import check_name
     from model_foundry.lib.llm import cause_lines
+    from model_foundry.lib.recipes.roles import require_judge_slot
     from model_foundry.lib.slots.config import load_slot_file
     from model_foundry.materialize import collect_dataset
 

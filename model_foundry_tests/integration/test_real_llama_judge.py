@@ -3,13 +3,15 @@
 The model's text is nonsense. Asked through ``response_format`` with the verdict's JSON
 schema (the llama.cpp runtime's request shape), the server's grammar still makes every
 answer a verdict that parses; the same asks without the schema show why the constraint is
-there: none of them is a verdict, and each is recorded with its cause, never as a pair.
+there: none of them is a verdict, and each cell is held back with its cause, never a pair.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +19,14 @@ import pytest
 
 from model_foundry.defs.resources import SlotsResource
 from model_foundry.devtools import llama_server
-from model_foundry.lib import storage
-from model_foundry.lib.datasets.judge import (
-    Comparison,
-    Judgements,
-    JudgeSlots,
-    plan_comparisons,
-    unparsed_causes,
-)
 from model_foundry.lib.datasets.preferences import preference_figures
 from model_foundry.lib.datasets.samples import write_samples
-from model_foundry.lib.llm import LlmRun, Request
+from model_foundry.lib.llm import LlmRun
+from model_foundry.lib.recipes.collect_judge import VERDICT, judge_recipe
+from model_foundry.lib.recipes.columns.judge import JudgeColumn
+from model_foundry.lib.recipes.generate import Generation
+from model_foundry.lib.recipes.judged import judge
+from model_foundry.lib.recipes.roles import JudgeSlots
 from model_foundry.lib.tables.datasets import DatasetSampleRow
 from model_foundry_tests.slot_fixtures import write_yaml
 
@@ -81,30 +80,29 @@ def _sample(key: str, prompt_id: str, role: str, question: str, answer: str) -> 
     )  # fmt: skip
 
 
-class Unconstrained(Judgements):
+@dataclass(frozen=True, kw_only=True)
+class Unconstrained(JudgeColumn):
     """The same asks with no schema: what a server without constrained decoding returns."""
 
-    def request(self, item: Comparison) -> Request:
-        asked = super().request(item)
-        params: Mapping[str, Any] = {k: v for k, v in asked.params.items() if k != "json_schema"}
-        return Request(asked.task, asked.role, asked.body, params)
+    def request_params(self, seed: int) -> dict[str, Any]:
+        params = super().request_params(seed)
+        params.pop("json_schema", None)
+        return params
 
 
-def _judge(
-    db: Path, slots: SlotsResource, kind: Judgements, asks: list[Comparison]
-) -> tuple[list, dict]:
-    with LlmRun(db, JudgeSlots(slots), run_id=None, asset="test", log=log) as run:
-        outcome = run.work(kind, asks)
-    return outcome.rows, outcome.batch.metadata()
+def _run(db: Path, slots: SlotsResource) -> LlmRun:
+    return LlmRun(db, JudgeSlots(slots), run_id=None, asset="test", log=log)
 
 
 def test_every_constrained_judgement_parses_and_unconstrained_ones_do_not(judge_setup) -> None:
     db, slots = judge_setup["db"], judge_setup["slots"]
-    plan = plan_comparisons(db, "d", "v", "grandpa")
-    rows, meta = _judge(db, slots, Judgements("d", "v"), plan.comparisons)
+    with _run(db, slots) as run:
+        judged = judge(run, "d", "v", "grandpa")
+        meta = run.batch.metadata()
     asks = 2 * len(TOPICS)
     assert meta["sent"] == asks and meta["failed"] == 0, meta.get("failure_causes")
-    assert len(rows) == asks
+    rows = judged.rows
+    assert len(rows) == asks and judged.written == asks
     unparsed = [r.cause for r in rows if r.status != "ok"]
     assert unparsed == [], unparsed
     assert all(1 <= r.score_a <= 10 and 1 <= r.score_b <= 10 for r in rows)
@@ -113,23 +111,27 @@ def test_every_constrained_judgement_parses_and_unconstrained_ones_do_not(judge_
     assert figures.both_parsed == len(TOPICS) and figures.pairs + figures.ties == len(TOPICS)
 
     # The same asks without the schema: new requests (the schema is part of the key) whose
-    # nonsense answers are recorded failures with a cause.
-    loose = Unconstrained("d", "v-loose")
-    raw, loose_meta = _judge(db, slots, loose, plan.comparisons)
+    # nonsense answers hold every cell back with its cause.
+    recipe = judge_recipe("d")
+    column = recipe.column(VERDICT)
+    fields = {f.name: getattr(column, f.name) for f in dataclasses.fields(column)}
+    loose = dataclasses.replace(
+        recipe, name="judge_d_loose",
+        columns=(*recipe.columns[:-1], Unconstrained(**fields)),
+    )  # fmt: skip
+    with _run(db, slots) as run:
+        rows_in = [c.row for c in judged.plan.comparisons]
+        outcome = Generation(loose, run, rows_in, "v", None).generate()
+        loose_meta = run.batch.metadata()
     assert loose_meta["sent"] == asks
-    assert [r for r in raw if r.status == "ok"] == []
-    assert raw and all(r.cause and r.cause.startswith("the judge's answer") for r in raw)
-    causes = unparsed_causes(raw)
-    assert sum(causes.values()) == len(raw) and all(c.startswith("the judge") for c in causes)
-    with storage.connect(db) as con:
-        held = con.execute(
-            "SELECT status, count(*) FROM dataset_judgements GROUP BY ALL ORDER BY ALL"
-        ).fetchall()
-    assert dict(held) == {"ok": asks, "unparsed": len(raw)}
+    assert dict(outcome.cells_by_column[VERDICT]) == {"rejected": len(TOPICS)}
+    causes = set(outcome.rejected_by_cause)
+    assert causes and causes <= {"verdict: unparsed", "verdict: cut_off"}, causes
 
-    # A rerun plans nothing, and asks planned again are answered from the completions store.
-    rerun = plan_comparisons(db, "d", "v", "grandpa")
-    assert rerun.comparisons == [] and rerun.already_asked == asks
-    again, again_meta = _judge(db, slots, Judgements("d", "v"), plan.comparisons)
-    assert again_meta["sent"] == 0 and again_meta["reused_from_store"] == asks
-    assert [r.request_key for r in again] == [r.request_key for r in rows]
+    # Judged again: every cell is stored, nothing is asked and no row is written twice.
+    with _run(db, slots) as run:
+        again = judge(run, "d", "v", "grandpa")
+        assert not run.batches or run.batch.metadata()["sent"] == 0
+    assert again.outcome.cells_reused == len(TOPICS) and again.outcome.llm_cells_asked == 0
+    assert again.written == 0
+    assert [r.request_key for r in again.rows] == [r.request_key for r in rows]

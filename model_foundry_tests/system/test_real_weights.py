@@ -24,22 +24,17 @@ import pytest
 
 from model_foundry.defs.resources import SlotsResource
 from model_foundry.devtools import llama_server, real_demo, real_model
-from model_foundry.lib.datasets.judge import (
-    Judgements,
-    JudgeSlots,
-    plan_comparisons,
-    verdict_params,
-)
 from model_foundry.lib.datasets.samples import write_samples
 from model_foundry.lib.gates.answers import gate
 from model_foundry.lib.gates.config import CAUSES, GateConfig
 from model_foundry.lib.gates.script import script_share
-from model_foundry.lib.gates.verdict import parse_verdict
 from model_foundry.lib.llm import Body, CompletionStore, LlmRun, Request
 from model_foundry.lib.llm import request as llm_request
 from model_foundry.lib.llm.answer import answer
 from model_foundry.lib.llm.causes import failure_causes
+from model_foundry.lib.recipes.judged import judge as judge_version
 from model_foundry.lib.recipes.llm_cells import recipe_task
+from model_foundry.lib.recipes.roles import JudgeSlots
 from model_foundry.lib.slots.config import load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.runtimes.shapes import KEEPALIVE_EXPIRY_S
@@ -277,8 +272,8 @@ def test_judge_verdicts_parse_under_the_schema_on_real_weights(
     # How the grammar's free whitespace is kept from eating the verdict: the schema's grammar
     # lets the model put whitespace between the JSON's tokens, and a model that does so runs
     # to max_tokens with the object still open (what the issue saw behind a broken template).
-    # The judging raises a judge slot's smaller max_tokens to one sized to the schema
-    # (verdict_params: a reason of REASON_MAX characters at one token each at worst, two
+    # The judge column sets max_tokens to one sized to the schema, above the slot's smaller
+    # one (verdict_tokens: a reason of REASON_MAX characters at one token each at worst, two
     # scores and the JSON around them, with room for some whitespace); the schema's maxLength
     # bounds the reason, so a base model that loops inside it is still made to close the
     # object; and the right template gives the model the prompt the JSON follows. So every
@@ -300,22 +295,21 @@ def test_judge_verdicts_parse_under_the_schema_on_real_weights(
             _sample("k2-k", "p2", "kindergarten", "Why vacuum?", "It cleans the floor."),
         ],
     )
-    # One order of each prompt's pair: two comparisons, each a different prompt.
-    asks = [c for c in plan_comparisons(db, "d", "v", "grandpa").comparisons if c.first == "a"]
-    assert len(asks) == 2
     slots = SlotsResource(slot_file=str(path), limiter="flock")
     with LlmRun(db, JudgeSlots(slots), run_id=None, asset="test", log=logging.getLogger()) as run:
-        judge = run.slot_file.slots["grandpa"]
-        outcome = run.work(Judgements("d", "v", verdict_params(judge)), asks)
+        judged = judge_version(run, "d", "v", "grandpa")
+        batch = run.batch
 
-    assert outcome.batch.metadata()["failed"] == 0, outcome.batch.failure_causes()
-    assert len(outcome.answered) == 2
-    for _, done in outcome.answered:
-        assert done.completion.slot == "grandpa"
-        assert done.completion.finish_reason == "stop", done.completion.content
-        first, second, _ = parse_verdict(done.completion.content)
-        assert 1 <= first <= 10 and 1 <= second <= 10
-    assert [r.status for r in outcome.rows] == ["ok"] * 2
+    # One comparison per prompt, both orders: four verdicts.
+    assert len(judged.plan.comparisons) == 2
+    assert batch.metadata()["failed"] == 0, batch.failure_causes()
+    assert len(batch.new_results) == 4
+    for done in batch.new_results:
+        assert done.slot == "grandpa"
+        assert done.finish_reason == "stop", done.content
+        verdict = json.loads(done.content)
+        assert 1 <= verdict["quality_1"] <= 10 and 1 <= verdict["quality_2"] <= 10
+    assert [r.status for r in judged.rows] == ["ok"] * 4
 
 
 def test_a_session_longer_than_the_slots_context_is_summarised_in_parts(

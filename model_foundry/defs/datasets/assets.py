@@ -13,7 +13,6 @@ from model_foundry.defs.export_checks import export_checks
 from model_foundry.defs.metadata import dagster_metadata, export_view_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
-from model_foundry.lib.datasets.judge import JudgeRefusedError, require_judge_slot
 from model_foundry.lib.datasets.prompts import (
     PromptRecord,
     advance_chat_prompts,
@@ -34,6 +33,7 @@ from model_foundry.lib.exports.versions import choose_version
 from model_foundry.lib.inbox.commit_spans import Span
 from model_foundry.lib.llm import LlmRun
 from model_foundry.lib.recipes.collect import collect
+from model_foundry.lib.recipes.roles import JudgeRefusedError, require_judge_slot
 from model_foundry.lib.slots.config import Slot
 
 

@@ -16,13 +16,6 @@ from model_foundry.defs.export_checks import export_checks
 from model_foundry.defs.metadata import dagster_metadata
 from model_foundry.defs.resources import FoundryDuckDB, SlotsResource
 from model_foundry.lib import settings
-from model_foundry.lib.datasets.judge import (
-    Judgements,
-    JudgeSlots,
-    plan_comparisons,
-    unparsed_causes,
-    verdict_params,
-)
 from model_foundry.lib.datasets.preference_card import win_rate_table
 from model_foundry.lib.datasets.preferences import preference_figures, preference_line
 from model_foundry.lib.exports.names import UnsafeNameError
@@ -30,6 +23,9 @@ from model_foundry.lib.exports.published import ExportTarget
 from model_foundry.lib.exports.versions import FinishedVersionError, choose_version
 from model_foundry.lib.hygiene.shown import shown_text
 from model_foundry.lib.llm import LlmRun, nothing_asked
+from model_foundry.lib.recipes.judged import judge as judge_version
+from model_foundry.lib.recipes.judged import unparsed_causes
+from model_foundry.lib.recipes.roles import JudgeSlots
 
 
 def _collected(
@@ -71,34 +67,37 @@ def dataset_judgements(
         version, collected = _collected(context, config, out_root)
     except UnsafeNameError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
-    plan = plan_comparisons(duckdb.database, config.name, version, judge.name)
-    context.log.info(
-        f"judgements {config.name}/{version}: {plan.pairs} answer pairs of "
-        f"{plan.prompts} prompts, {len(plan.comparisons)} asks for {judge.name} "
-        f"({plan.self_skipped} pairs with its own answers skipped, {plan.already_asked} "
-        "asks already answered)"
-    )
     run = LlmRun(
         duckdb.database, JudgeSlots(slots), run_id=context.run.run_id,
         asset="dataset_judgements", log=context.log,
     )  # fmt: skip
-    metadata: dict[str, Any] = {"dataset": config.name, "version": version, **plan.metadata()}
+    metadata: dict[str, Any] = {"dataset": config.name, "version": version}
     with run:
-        if plan.comparisons:
-            judging = Judgements(config.name, version, verdict_params(judge))
-            outcome = run.work(judging, plan.comparisons)
-            unparsed = sum(r.status != "ok" for r in outcome.rows)
-            metadata.update(
-                judgements_written=outcome.written, judgements_unparsed=unparsed,
-                unparsed_causes=unparsed_causes(outcome.rows),
-            )  # fmt: skip
-            metadata.update(outcome.batch.metadata())
-            if unparsed:
-                # The cause quotes the judge's answer, which may quote the answers judged.
-                first = shown_text(next(r.cause for r in outcome.rows if r.cause))
-                context.log.warning(f"{unparsed} judge answers did not parse, e.g.: {first}")
-        else:
-            metadata.update(nothing_asked())
+        # The built-in judge recipe (lib/recipes/collect_judge.py): one cell per comparison,
+        # both orders; dataset_judgements is filled from its cells.
+        judged = judge_version(run, config.name, version, judge.name)
+        plan = judged.plan
+        context.log.info(
+            f"judgements {config.name}/{version}: {plan.pairs} answer pairs of "
+            f"{plan.prompts} prompts, {len(plan.comparisons)} for {judge.name} "
+            f"({plan.self_skipped} pairs with its own answers skipped, "
+            f"{judged.outcome.cells_reused} judged before)"
+        )
+        unparsed = sum(r.status != "ok" for r in judged.rows)
+        metadata.update(
+            **plan.metadata(), judge_recipe=judged.outcome.recipe,
+            cells_asked=judged.outcome.llm_cells_asked,
+            cells_reused=judged.outcome.cells_reused,
+            judgements_written=judged.written, judgements_unparsed=unparsed,
+            unparsed_causes=unparsed_causes(judged.rows),
+        )  # fmt: skip
+        if judged.migrated is not None:
+            metadata["verdicts_migrated"] = judged.migrated
+        metadata.update(run.batch.metadata() if run.batches else nothing_asked())
+        if unparsed:
+            # The cause may quote the judge's answer, which may quote the answers judged.
+            first = shown_text(next(r.cause for r in judged.rows if r.cause))
+            context.log.warning(f"{unparsed} judge answers did not parse, e.g.: {first}")
         figures = preference_figures(duckdb.database, config.name, version)
         context.log.info(preference_line(figures))
         metadata.update(

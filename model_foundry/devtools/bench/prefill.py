@@ -41,8 +41,8 @@ import yaml
 from model_foundry.devtools import llama_server, real_model
 from model_foundry.devtools.bench.prefill_floor import run_floor
 from model_foundry.devtools.bench.prefill_workload import StepResult, Workload, steps
-from model_foundry.lib.datasets.judge import JudgeSlots
 from model_foundry.lib.llm.causes import failure_cause
+from model_foundry.lib.recipes.roles import JudgeSlots
 from model_foundry.lib.slots.config import SlotFile, load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions

@@ -1,12 +1,14 @@
 """The fixed, seeded workload of ``bench prefill`` and its three steps, each through the
 pipeline's own work (``LlmRun``): samples, map/reduce summaries and pairwise judging.
 
-- ``fanout``: every prompt asked of two roles, ``samples`` times each (``DatasetSamples``);
+- ``fanout``: every prompt asked of two roles, ``samples`` times each (``dataset collect``'s
+  built-in recipe, ``lib/recipes/collect.py``);
 - ``mapreduce``: sessions longer than one request's context, summarised in parts and reduced
   (``summarise_sessions``);
 - ``judge``: for each judged prompt, every two of three answers compared, in both orders
-  (``Judgements``). The answers are seeded text, not the fan-out's, so both runs judge the
-  same requests whatever the model wrote in the fan-out.
+  (the collection's judge recipe, ``lib/recipes/collect_judge.py``). The answers are seeded
+  text, not the fan-out's, so both runs judge the same requests whatever the model wrote in
+  the fan-out.
 
 Text is drawn from a small vocabulary by ``random.Random(seed)``: the same seed, the same
 requests, byte for byte. Answers are cut at ``max_tokens`` (``ignore_eos``), so both runs
@@ -24,10 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from model_foundry.lib.datasets.judge import Judgements, plan_comparisons
 from model_foundry.lib.datasets.prompts import PromptRecord
-from model_foundry.lib.datasets.samples import DatasetSamples, write_samples
+from model_foundry.lib.datasets.samples import write_samples
 from model_foundry.lib.llm import LlmRun, SlotSource
+from model_foundry.lib.recipes.collect import collect
+from model_foundry.lib.recipes.judged import judge as judge_version
 from model_foundry.lib.slots.attempt import Attempt
 from model_foundry.lib.summaries.mapreduce import summarise_sessions
 from model_foundry.lib.summaries.pending import SessionToSummarise
@@ -165,9 +168,11 @@ def steps(
     w: Workload, source: SlotSource, judge: SlotSource, db: Path, places: dict[str, int]
 ) -> Iterator[StepResult]:
     """The three steps, one after another, on ``db`` (a fresh file for each run)."""
-    samples = DatasetSamples(DATASET, "fanout", {})
-    items = samples.samples(prompts(w), FANOUT_ROLES, w.samples)
-    yield _timed("fanout", source, db, places["fanout"], lambda run: run.work(samples, items))
+
+    def fanout(run: LlmRun) -> object:
+        return collect(run, DATASET, "fanout", prompts(w), FANOUT_ROLES, w.samples, {})
+
+    yield _timed("fanout", source, db, places["fanout"], fanout)
 
     def summarise(run: LlmRun) -> object:
         return summarise_sessions(
@@ -176,11 +181,10 @@ def steps(
 
     yield _timed("mapreduce", source, db, places["mapreduce"], summarise)
     write_samples(db, judged_samples(w))
-    # Off, pair after pair as before families existed; on, grouped by the answer read first.
-    grouped = judge.dispatch_options().families
-    comparisons = plan_comparisons(db, DATASET, "judged", "grandpa", grouped=grouped).comparisons
-    judgements = Judgements(DATASET, "judged")
-    yield _timed("judge", judge, db, places["judge"], lambda run: run.work(judgements, comparisons))
+    # Families off (the baseline), each order goes where a place is free; on, a comparison's
+    # two orders go to one slot, whose cache holds what they share.
+    yield _timed("judge", judge, db, places["judge"],
+                 lambda run: judge_version(run, DATASET, "judged", "grandpa"))  # fmt: skip
 
 
 __all__ = ["FANOUT_ROLES", "SUMMARY_ROLE", "StepResult", "Workload", "steps"]

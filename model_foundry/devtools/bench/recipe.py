@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.devtools.bench.slot_common import simulator_stats, subprocess_simulator
-from model_foundry.lib.datasets.judge import JudgeSlots
 from model_foundry.lib.llm import LlmRun
 from model_foundry.lib.recipes.generate import RUN_VERSION, Generation, llm_request
 from model_foundry.lib.recipes.parse import parse_recipe
+from model_foundry.lib.recipes.roles import JudgeSlots
 from model_foundry.lib.recipes.seeds import SeedRow, seed_rows
 from model_foundry.lib.recipes.spec import Recipe
 from model_foundry.lib.slots.config import SlotFile, load_slot_file

@@ -1,9 +1,10 @@
 """Preference pairs from a version's judgements: agreement, ties, win rates and DPO records.
 
-A comparison counts as a pair only when both of its asks parsed and name the same winner.
-Both asks parsed with different winners, or equal scores, make a *tie*: reported, never a
-pair (the judge's position bias showed). A comparison with an ask that did not parse is
-neither. The agreement rate is pairs / comparisons with both asks parsed.
+A comparison is a pair when its judge recipe cell names a winner (the pairwise judge's rule,
+``lib/recipes/columns/judge.py``: both orders prefer the same answer). A cell that names none
+is a *tie*: reported, never a pair (the judge's position bias showed). A comparison whose cell
+was held back (an order did not parse) is neither. The agreement rate is pairs / comparisons
+with both orders parsed.
 
 A pair's record follows TRL's conversational preference format: ``prompt`` (the prompt's
 messages), ``chosen`` and ``rejected`` (one assistant message each), with the scores (each
@@ -22,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.judge import comparison_id
 from model_foundry.lib.tables.base import fetch
-from model_foundry.lib.tables.judgements import JUDGED_PAIRS_SQL
+from model_foundry.lib.tables.judgements import JUDGED_PAIRS_SQL, comparison_id
 
 _PAIRS = f"""
 WITH judged AS ({JUDGED_PAIRS_SQL})
@@ -36,17 +36,16 @@ JOIN dataset_samples sa
   ON sa.dataset = j.dataset AND sa.version = j.version AND sa.request_key = j.answer_a
 JOIN dataset_samples sb
   ON sb.dataset = j.dataset AND sb.version = j.version AND sb.request_key = j.answer_b
-WHERE j.dataset = ? AND j.version = ? AND j.parsed = 2 AND j.verdicts = 1
-  AND j.winner <> 'tie'
+WHERE j.dataset = ? AND j.version = ? AND j.winner IN ('a', 'b')
 ORDER BY j.prompt_id, j.answer_a, j.answer_b
 """
 
 _FIGURES = f"""
 WITH judged AS ({JUDGED_PAIRS_SQL})
 SELECT count(*) AS comparisons,
-       count(*) FILTER (WHERE parsed = 2) AS both_parsed,
-       count(*) FILTER (WHERE parsed = 2 AND verdicts = 1 AND winner <> 'tie') AS agreed,
-       count(*) FILTER (WHERE parsed < 2) AS with_unparsed,
+       count(*) FILTER (WHERE winner IS NOT NULL) AS both_parsed,
+       count(*) FILTER (WHERE winner IN ('a', 'b')) AS agreed,
+       count(*) FILTER (WHERE winner IS NULL) AS with_unparsed,
        list(DISTINCT judge_model) AS judge_models
 FROM judged WHERE dataset = ? AND version = ?
 """
@@ -55,7 +54,7 @@ _PAIRINGS = f"""
 WITH judged AS ({JUDGED_PAIRS_SQL})
 SELECT least(model_a, model_b) AS one, greatest(model_a, model_b) AS other, count(*) AS pairs
 FROM judged
-WHERE dataset = ? AND version = ? AND parsed = 2 AND verdicts = 1 AND winner <> 'tie'
+WHERE dataset = ? AND version = ? AND winner IN ('a', 'b')
 GROUP BY ALL ORDER BY ALL
 """
 

@@ -1,14 +1,11 @@
-"""``dataset_samples``: every prompt x every chat role of the profile x N samples.
-
-Sample ``i`` is sent with ``seed: i``. One request per sample and one row per answer, a
-:class:`~model_foundry.lib.llm.WorkKind`, so a run killed midway and run again sends each
-request once.
+"""``dataset_samples``: every prompt x every chat role of the profile x N samples, one row per
+answer, filled from the cells of the collection's built-in recipe (``lib/recipes/collect.py``,
+which sends sample ``i`` with ``seed: i``).
 """
 
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +13,7 @@ import duckdb
 
 from model_foundry.lib import storage
 from model_foundry.lib.datasets.prompts import PromptRecord
-from model_foundry.lib.llm import Answer, Body, Request, WorkKind
+from model_foundry.lib.llm import Answer
 from model_foundry.lib.slots.config import SlotFile
 from model_foundry.lib.tables.datasets import DATASET_SAMPLES, DatasetSampleRow
 
@@ -32,15 +29,6 @@ def dataset_task(name: str) -> str:
 def chat_roles(slot_file: SlotFile, profile: str | None = None) -> list[str]:
     """The active profile's chat slots, as roles: translators answer in another format."""
     return [s.name for s in slot_file.live_slots(profile) if s.api == "chat"]
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One sample to ask for: a prompt, the role asked and the sample's number (its seed)."""
-
-    prompt: PromptRecord
-    role: str
-    index: int
 
 
 # The keys of one version's stored samples among ``?``: dataset_samples is appended a
@@ -109,51 +97,6 @@ def sample_row(dataset: str, version: str, prompt: PromptRecord, role: str, inde
     )
 
 
-class DatasetSamples(WorkKind[Sample, DatasetSampleRow]):
-    """The samples of one dataset version, asked with ``params`` (max_tokens, temperature)."""
-
-    event = None
-
-    def __init__(self, name: str, version: str, params: Mapping[str, Any]) -> None:
-        self.name = name
-        self.version = version
-        self.params = dict(params)
-        self.label = f"dataset {name}/{version}"
-
-    def samples(
-        self, prompts: Sequence[PromptRecord], roles: Sequence[str], n: int
-    ) -> list[Sample]:
-        """Every prompt x role x ``n``; the same prompt and role twice is one sample."""
-        seen: set[tuple[str, str]] = set()
-        out = []
-        for p in prompts:
-            for role in roles:
-                identity = (json.dumps(p.messages, sort_keys=True, ensure_ascii=False), role)
-                if identity in seen:
-                    continue
-                seen.add(identity)
-                out += [Sample(p, role, i) for i in range(n)]
-        return out
-
-    def request(self, item: Sample) -> Request:
-        return Request(
-            dataset_task(self.name),
-            item.role,
-            Body(messages=item.prompt.messages),
-            params={**self.params, "seed": item.index},
-            # The samples of one prompt send the same prompt: asked one after another where
-            # it is cached, each after the first computes almost nothing of it.
-            family=f"samples:{item.prompt.prompt_id}",
-        )
-
-    def row(self, item: Sample, answer: Answer, run_id: str | None) -> DatasetSampleRow:
-        return sample_row(self.name, self.version, item.prompt, item.role, item.index, answer,
-                          run_id)  # fmt: skip
-
-    def write(self, db_path: Path, rows: Sequence[DatasetSampleRow]) -> int:
-        return write_samples(db_path, rows)
-
-
 def sample_counts(rows: Sequence[DatasetSampleRow]) -> dict[str, Any]:
     """The samples' metadata: empty and truncated ones, and how many each role gave."""
     by_role = Counter(r.role for r in rows)
@@ -177,8 +120,6 @@ def collection_line(meta: Mapping[str, Any]) -> str:
 
 
 __all__ = [
-    "DatasetSamples",
-    "Sample",
     "chat_roles",
     "collection_line",
     "dataset_task",

@@ -28,18 +28,23 @@ WHERE recipe = ? AND version = ? AND cell_key IN (SELECT unnest(?::VARCHAR[]))
 """
 
 _ALL_STORED = f"""
-SELECT cell_key, any_value(value), any_value(status), any_value(cause)
+SELECT cell_key, any_value(value), any_value(status), any_value(cause),
+       any_value(request_key), any_value(slot), any_value(model)
 FROM {DATASET_RECIPE_CELLS.name} WHERE recipe = ? GROUP BY cell_key
 """
 
 
 @dataclass(frozen=True)
 class StoredCellValue:
-    """What a stored cell holds, found by its key: a run takes it rather than ask again."""
+    """What a stored cell holds, found by its key: a run takes it rather than ask again, and
+    keeps who answered it (its first request's key, slot and model)."""
 
     value: Any
     status: str
     cause: str | None
+    request_key: str | None = None
+    slot: str | None = None
+    model: str | None = None
 
 
 def recipe_cells(db_path: Path, recipe: str) -> dict[str, StoredCellValue]:
@@ -53,7 +58,8 @@ def recipe_cells(db_path: Path, recipe: str) -> dict[str, StoredCellValue]:
         except duckdb.CatalogException:
             return {}
     return {
-        k: StoredCellValue(json.loads(v) if v is not None else None, s, c) for k, v, s, c in found
+        k: StoredCellValue(json.loads(v) if v is not None else None, s, c, rk, slot, model)
+        for k, v, s, c, rk, slot, model in found
     }
 
 
@@ -62,22 +68,23 @@ def write_cells(db_path: Path, rows: Sequence[RecipeCellRow]) -> int:
     were new."""
     if not rows:
         return 0
+    return storage.run_in_transaction(db_path, lambda con: insert_cells(con, rows))
 
-    def work(con: duckdb.DuckDBPyConnection) -> int:
-        new: list[RecipeCellRow] = []
-        groups: dict[tuple[str, str], list[RecipeCellRow]] = {}
-        for r in rows:
-            groups.setdefault((r.recipe, r.version), []).append(r)
-        for (recipe, version), group in groups.items():
-            keys = list(dict.fromkeys(r.cell_key for r in group))
-            held = {k for (k,) in con.execute(_HELD, [recipe, version, keys]).fetchall()}
-            for r in group:
-                if r.cell_key not in held:
-                    held.add(r.cell_key)
-                    new.append(r)
-        return DATASET_RECIPE_CELLS.insert(con, new)
 
-    return storage.run_in_transaction(db_path, work)
+def insert_cells(con: duckdb.DuckDBPyConnection, rows: Sequence[RecipeCellRow]) -> int:
+    """:func:`write_cells` inside the caller's transaction."""
+    new: list[RecipeCellRow] = []
+    groups: dict[tuple[str, str], list[RecipeCellRow]] = {}
+    for r in rows:
+        groups.setdefault((r.recipe, r.version), []).append(r)
+    for (recipe, version), group in groups.items():
+        keys = list(dict.fromkeys(r.cell_key for r in group))
+        held = {k for (k,) in con.execute(_HELD, [recipe, version, keys]).fetchall()}
+        for r in group:
+            if r.cell_key not in held:
+                held.add(r.cell_key)
+                new.append(r)
+    return DATASET_RECIPE_CELLS.insert(con, new)
 
 
 # New cells go to DuckDB this many at a time, or after this long, and at the end: one
@@ -186,6 +193,7 @@ __all__ = [
     "WRITE_EVERY_S",
     "CellWriter",
     "StoredCellValue",
+    "insert_cells",
     "make_view",
     "recipe_cells",
     "recipe_view_sql",

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,16 +37,10 @@ from model_foundry.lib.recipes.outcome import RecipeOutcome
 from model_foundry.lib.recipes.seeds import SeedRow
 from model_foundry.lib.recipes.spec import Recipe
 from model_foundry.lib.tables.datasets import DatasetSampleRow
-from model_foundry.lib.tables.recipes import DATASET_RECIPE_CELLS
+from model_foundry.lib.tables.recipes import DATASET_RECIPE_CELLS, ident
 
 # The seed column holding a prompt's chat turns (the text columns read it).
 MESSAGES = "messages"
-
-
-def ident(name: str) -> str:
-    """``name`` as a recipe identifier: lower case, anything but a-z, 0-9 and _ made _
-    (``migration.py`` spells the same in SQL)."""
-    return re.sub(r"[^a-z0-9_]", "_", name.lower())
 
 
 def recipe_name(dataset: str) -> str:
@@ -208,7 +201,6 @@ __all__ = [
     "collect",
     "collect_recipe",
     "column_name",
-    "ident",
     "prompt_row_id",
     "prompt_rows",
     "recipe_name",

@@ -47,7 +47,7 @@ ROWS_AHEAD = 256
 ROWS_PER_STEP = 16
 
 
-def _key(*parts: Any) -> str:
+def cell_key(*parts: Any) -> str:
     return hashlib.sha256(canonical(list(parts)).encode("utf-8")).hexdigest()
 
 
@@ -185,7 +185,7 @@ class Generation:
                 # What it read, too: a validation of a new answer is a new cell even when it
                 # says the same.
                 read = {r: values[r] for r in column.reads}
-                key = _key(self.recipe.name, row.row_id, column.name, 0, read, value)
+                key = cell_key(self.recipe.name, row.row_id, column.name, 0, read, value)
                 self.keep(row, column, 0, key, value, cause)
                 continue
             asked = cast(LlmColumn, column)
@@ -193,7 +193,7 @@ class Generation:
             for sample in range(asked.samples):
                 requests = cell_requests(self.recipe, asked, row.row_id, sample, values)
                 ps = [self.run.plan(r) for r in requests]
-                key = _key(self.recipe.name, row.row_id, column.name, sample, requests_key(ps))
+                key = cell_key(self.recipe.name, row.row_id, column.name, sample, requests_key(ps))
                 planned.append(PendingCell(row, asked, sample, ps, key))
         return planned
 
@@ -260,7 +260,9 @@ class Generation:
     def reuse(self, row: SeedRow, column: Column, sample: int, key: str,
               cell: StoredCellValue) -> None:  # fmt: skip
         self.outcome.cells_reused += 1
-        self.keep(row, column, sample, key, cell.value, cell.cause if cell.status != "ok" else None)
+        cause = cell.cause if cell.status != "ok" else None
+        self.keep(row, column, sample, key, cell.value, cause, request_key=cell.request_key,
+                  slot=cell.slot, model=cell.model)  # fmt: skip
 
     def answered(self, row: SeedRow, column: Column, sample: int, key: str,
                  ps: Sequence[Planned], completions: Sequence[Any]) -> None:  # fmt: skip

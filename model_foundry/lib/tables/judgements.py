@@ -1,5 +1,5 @@
 """``dataset_judgements``: one row per judge answer, and ``model_preferences``, the models'
-win rates from the judgements both orders agree on.
+win rates from the comparisons both orders agree on.
 
 Every comparison of two answers to a prompt is asked twice, the answers swapped; each ask is
 one row. ``answer_a`` and ``answer_b`` are the two samples' request keys in sorted order
@@ -8,17 +8,19 @@ comparison share them and ``winner`` (``a``, ``b`` or ``tie``) is in those terms
 answer that is not the JSON the schema asks for is a row with ``status`` ``unparsed`` and its
 ``cause``.
 
-The table has no key: a version's rows are written once per request key, checked against the
-version's own rows (``lib/datasets/judge.py``), so the check does not grow with other
-versions.
+The rows are filled from the judge recipe's cells (``lib/recipes/collect_judge.py``), once per
+request key and version, checked against the version's own rows, so the check does not grow
+with other versions.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from model_foundry.lib.tables.base import FILLED_BY_DB, Table, View
+from model_foundry.lib.tables.recipes import IDENT_SQL
 
 
 @dataclass(frozen=True)
@@ -81,18 +83,40 @@ DATASET_JUDGEMENTS: Table[JudgementRow] = Table(
     """,
 )
 
-# Each comparison's two asks as one row: agreed when both parsed and name the same winner.
-JUDGED_PAIRS_SQL = """
-SELECT dataset, version, prompt_id, any_value(language) AS language, answer_a, answer_b,
-       any_value(model_a) AS model_a, any_value(model_b) AS model_b, judge_slot,
-       any_value(judge_model) AS judge_model,
-       count(*) FILTER (WHERE status = 'ok') AS parsed,
-       count(DISTINCT winner) FILTER (WHERE status = 'ok') AS verdicts,
-       any_value(winner) FILTER (WHERE status = 'ok') AS winner,
-       avg(score_a) FILTER (WHERE status = 'ok') AS score_a,
-       avg(score_b) FILTER (WHERE status = 'ok') AS score_b
-FROM dataset_judgements
-GROUP BY dataset, version, prompt_id, answer_a, answer_b, judge_slot
+
+def comparison_id(a_key: str, b_key: str) -> str:
+    """A comparison's row in its judge recipe and its preference pair's id: as
+    ``JUDGED_PAIRS_SQL`` spells it, ``left(sha256(answer_a || chr(0) || answer_b), 16)``."""
+    return hashlib.sha256(f"{a_key}\x00{b_key}".encode()).hexdigest()[:16]
+
+
+# Each comparison's two asks as one row, with its judge recipe cell's verdict
+# (``lib/recipes/collect_judge.py``: recipe ``judge_<dataset>``, row ``comparison_id``):
+# ``winner`` is ``a``, ``b`` or ``tie`` by the pairwise judge's one rule (an answer wins when
+# both orders prefer it), and NULL when the cell was held back or is missing; ``score_a`` and
+# ``score_b`` are each answer's mean over both orders.
+JUDGED_PAIRS_SQL = f"""
+SELECT j.dataset, j.version, j.prompt_id, any_value(j.language) AS language, j.answer_a,
+       j.answer_b, any_value(j.model_a) AS model_a, any_value(j.model_b) AS model_b,
+       j.judge_slot, any_value(j.judge_model) AS judge_model,
+       count(*) FILTER (WHERE j.status = 'ok') AS parsed,
+       any_value(c.winner) AS winner, any_value(c.score_a) AS score_a,
+       any_value(c.score_b) AS score_b
+FROM dataset_judgements j
+LEFT JOIN (
+    SELECT recipe, version, row_id,
+           CASE value ->> '$.winner' WHEN 'answer_a' THEN 'a' WHEN 'answer_b' THEN 'b'
+                ELSE 'tie' END AS winner,
+           TRY_CAST(value -> '$.quality_a' AS DOUBLE) AS score_a,
+           TRY_CAST(value -> '$.quality_b' AS DOUBLE) AS score_b
+    FROM dataset_recipe_cells
+    WHERE column_name = 'verdict' AND status = 'ok' AND starts_with(recipe, 'judge_')
+    QUALIFY row_number() OVER (PARTITION BY recipe, version, row_id ORDER BY created_at DESC) = 1
+) c
+  ON c.recipe = 'judge_' || {IDENT_SQL.format("j.dataset")}
+  AND c.version = j.version
+  AND c.row_id = left(sha256(j.answer_a || chr(0) || j.answer_b), 16)
+GROUP BY j.dataset, j.version, j.prompt_id, j.answer_a, j.answer_b, j.judge_slot
 """
 
 MODEL_PREFERENCES = View(
@@ -100,8 +124,8 @@ MODEL_PREFERENCES = View(
     f"""
     WITH pairs AS ({JUDGED_PAIRS_SQL}),
     judged AS (
-        SELECT *, parsed = 2 AND verdicts = 1 AND winner <> 'tie' AS agreed
-        FROM pairs WHERE parsed = 2 AND model_a IS DISTINCT FROM model_b
+        SELECT *, winner <> 'tie' AS agreed
+        FROM pairs WHERE winner IS NOT NULL AND model_a IS DISTINCT FROM model_b
     ),
     sides AS (
         SELECT dataset, version, language, judge_model, model_a AS model, model_b AS opponent,
@@ -122,4 +146,10 @@ MODEL_PREFERENCES = View(
     """,
 )
 
-__all__ = ["DATASET_JUDGEMENTS", "JUDGED_PAIRS_SQL", "MODEL_PREFERENCES", "JudgementRow"]
+__all__ = [
+    "DATASET_JUDGEMENTS",
+    "JUDGED_PAIRS_SQL",
+    "MODEL_PREFERENCES",
+    "JudgementRow",
+    "comparison_id",
+]

@@ -10,10 +10,21 @@ columns it changes. ``status`` is ``ok`` or ``rejected`` (a gate or a validation
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from model_foundry.lib.tables.base import FILLED_BY_DB, Table, View
+
+
+def ident(name: str) -> str:
+    """``name`` as part of a built-in recipe's identifier (``collect_<dataset>``,
+    ``judge_<dataset>``): lower case, anything but a-z, 0-9 and _ made _."""
+    return re.sub(r"[^a-z0-9_]", "_", name.lower())
+
+
+# :func:`ident` in SQL, over the expression put in for ``{}``.
+IDENT_SQL = "regexp_replace(lower({}), '[^a-z0-9_]', '_', 'g')"
 
 
 @dataclass(frozen=True)
@@ -122,6 +133,8 @@ __all__ = [
     "DATASET_RECIPE_CELLS",
     "DATASET_RECIPE_ROWS",
     "DATASET_RECIPE_SEED_MARKS",
+    "IDENT_SQL",
     "RecipeCellRow",
     "RecipeSeedMarkRow",
+    "ident",
 ]

@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import pytest
 
-from model_foundry.lib.datasets.judge import JUDGE_SYSTEM, Comparison, Sampled, judge_messages
+from model_foundry.lib.recipes.collect_judge import (
+    CONVERSATION,
+    VERDICT,
+    conversation,
+    judge_recipe,
+)
+from model_foundry.lib.recipes.columns.judge import PAIRWISE_SYSTEM
+from model_foundry.lib.recipes.llm_cells import cell_requests
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.request import build_request
 from model_foundry.lib.summaries.chunks import Chunk, Piece
@@ -49,21 +56,25 @@ def test_map_parts_of_one_session_share_their_instructions_first(slot: str) -> N
 
 @pytest.mark.parametrize("slot", SLOTS)
 def test_judge_comparisons_of_one_prompt_share_everything_before_the_answers(slot: str) -> None:
-    conversation = [
+    prompt = [
         {"role": "system", "content": "You are a careful Python reviewer."},
         {"role": "user", "content": "Why does my loop over a dict raise RuntimeError?"},
     ]
-    answers = [
-        Sampled(f"key-{i}", f"Answer number {i}: you change the dict while iterating.", s, "m")
-        for i, s in enumerate(("naughty", "kindergarten", "naughty"))
-    ]
-    one = Comparison("p1", "en", conversation, answers[0], answers[1], "a")
-    two = Comparison("p1", "en", conversation, answers[1], answers[2], "b")
-    a = sent_text(slot, judge_messages(one))
-    b = sent_text(slot, judge_messages(two))
+    answers = [f"Answer number {i}: you change the dict while iterating." for i in range(3)]
+    recipe = judge_recipe("layout")
+    column = recipe.column(VERDICT)
+
+    def asked(row_id: str, a: str, b: str, order: int) -> str:
+        values = {CONVERSATION: conversation(prompt), "answer_a": a, "answer_b": b}
+        request = cell_requests(recipe, column, row_id, 0, values)[order]  # type: ignore[arg-type]
+        return sent_text(slot, request.body.messages)
+
+    # Two comparisons of one prompt, in either order: the same instructions and conversation.
+    a = asked("r1", answers[0], answers[1], 0)
+    b = asked("r2", answers[1], answers[2], 1)
     shared = shared_prefix(a, b)
-    assert JUDGE_SYSTEM in shared
-    for message in conversation:
+    assert PAIRWISE_SYSTEM in shared
+    for message in prompt:
         assert message["content"] in shared
     # The answers are the only part that differs, and they come last.
     assert shared.endswith("Answer 1:\nAnswer number "), shared[-60:]

@@ -1,8 +1,7 @@
 """An ``llm_judge`` column: the judge role scores a row on a rubric (``scores``), or compares
 two of its columns (``compare``), asked in both orders.
 
-Judges prefer whichever answer they read first (``lib/datasets/judge.py`` asks its
-comparisons twice for the same reason), so a pairwise cell is two requests, the answers
+Judges prefer whichever answer they read first, so a pairwise cell is two requests, the answers
 swapped, and its value keeps both verdicts. The winner is the answer both orders prefer; when
 they disagree the cell is a tie, and ``agree`` says so.
 

@@ -22,12 +22,16 @@ pytestmark = pytest.mark.timeout(300)
 
 def test_a_rerun_sends_no_judge_request(judged, fast_slots) -> None:
     config = {**judged["config"], "version": "v2"}
-    # v2 asks the same prompts: every sample and every judgement comes from the store.
+    # v2 asks the same prompts: every sample and every verdict is a cell the judge recipe
+    # holds, so nothing is asked, not even of the completions store.
     result = _collect(judged["tmp"], fast_slots, config, judged["db"])
     assert result.success
     meta = _meta(result, "dataset_judgements")
     assert meta["judgements_written"] == 2 * len(TOPICS)
-    assert meta["sent"] == 0 and meta["reused_from_store"] == 2 * len(TOPICS)
+    assert meta["cells_reused"] == len(TOPICS) and meta["cells_asked"] == 0
+    assert meta["sent"] == 0 and meta["requests"] == 0
+    # The same verdicts: v2's pairs are v1's.
+    assert meta["preference_pairs"] == judged["judgements"]["preference_pairs"]
 
 
 # A planted token (random-looking, the shape of a GitHub classic token): the simulator's

@@ -6,9 +6,12 @@ from __future__ import annotations
 import pytest
 
 from model_foundry.lib.datasets.prompts import PromptRecord, dedupe_prompts, duplicates_line
-from model_foundry.lib.datasets.samples import DatasetSamples, dataset_task
+from model_foundry.lib.datasets.samples import dataset_task
 from model_foundry.lib.llm import Request
 from model_foundry.lib.llm.request import plan
+from model_foundry.lib.recipes.collect import collect_recipe, prompt_rows
+from model_foundry.lib.recipes.columns.llm import TextColumn
+from model_foundry.lib.recipes.generate import llm_request
 from model_foundry.lib.slots.body import Body
 from model_foundry_tests.shared.defs.datasets.roles_and_duplicates import (
     prompt,
@@ -31,14 +34,22 @@ def test_two_roles_on_one_slot_are_two_requests() -> None:
     assert summary.model == kindergarten.model
     assert summary.output_params == kindergarten.output_params
     assert summary.key != kindergarten.key
-    kind = DatasetSamples("x", "v1", {})
-    # A role named twice is asked once.
-    samples = kind.samples([prompt("a", "one"), prompt("b", "two")],
-                           ["summary", "kindergarten", "summary"], 2)  # fmt: skip
-    planned = [plan(kind.request(s), sf) for s in samples]
+    recipe = collect_recipe("x", ["summary", "kindergarten"], 2, {})
+    planned = [
+        plan(llm_request(recipe, column, row.row_id, i, dict(row.values)), sf)
+        for row in prompt_rows([prompt("a", "one"), prompt("b", "two")])
+        for column in recipe.columns
+        if isinstance(column, TextColumn)
+        for i in range(column.samples)
+    ]
     assert len(planned) == 2 * 2 * 2
     assert len({r.key for r in planned}) == 8
-    assert {r.task for r in planned} == {dataset_task("x")}
+    assert {r.request.task for r in planned} == {dataset_task("x")}
+
+
+def test_a_role_named_twice_is_refused_in_one_sentence() -> None:
+    with pytest.raises(ValueError, match="roles 'summary' and 'summary' would both be column"):
+        collect_recipe("x", ["summary", "kindergarten", "summary"], 2, {})
 
 
 def test_duplicate_prompts_are_dropped_and_named() -> None:

@@ -1,5 +1,5 @@
-"""The judge's pieces on a real DuckDB file: which answers are compared, how a verdict is
-read, when two orders make a pair or a tie, the judge slot of a profile, and the request
+"""The collection's judge recipe on a real DuckDB file: which answers are compared, what the
+judge reads, when its cell makes a pair or a tie, the judge slot of a profile, and the request
 shape each runtime constrains the answer with."""
 
 from __future__ import annotations
@@ -10,23 +10,19 @@ from pathlib import Path
 import pytest
 
 from model_foundry.lib import storage
-from model_foundry.lib.datasets.judge import (
-    Comparison,
-    Judgements,
-    Sampled,
-    plan_comparisons,
-    verdict_params,
-    write_judgements,
-)
 from model_foundry.lib.datasets.preferences import pair_records, preference_figures
 from model_foundry.lib.datasets.samples import write_samples
-from model_foundry.lib.gates.verdict import (
-    VERDICT_MAX_TOKENS,
-    VERDICT_SCHEMA,
-    VerdictError,
-    parse_verdict,
+from model_foundry.lib.gates.verdict import VerdictError, parse_verdict
+from model_foundry.lib.recipes.cells import write_cells
+from model_foundry.lib.recipes.collect_judge import (
+    CONVERSATION,
+    VERDICT,
+    judge_recipe,
+    plan_comparisons,
 )
-from model_foundry.lib.llm.request import output_params, request_key
+from model_foundry.lib.recipes.columns.judge import JudgeColumn, pairwise_value
+from model_foundry.lib.recipes.judged import write_judgements
+from model_foundry.lib.recipes.llm_cells import cell_requests
 from model_foundry.lib.slots.config import (
     JUDGE_ROLE,
     NoSlotForRoleError,
@@ -36,7 +32,8 @@ from model_foundry.lib.slots.config import (
 from model_foundry.lib.slots.config import load_slot_file as load
 from model_foundry.lib.slots.request import build_request
 from model_foundry.lib.tables.datasets import DatasetSampleRow
-from model_foundry.lib.tables.judgements import JudgementRow
+from model_foundry.lib.tables.judgements import JudgementRow, comparison_id
+from model_foundry.lib.tables.recipes import RecipeCellRow
 from model_foundry_tests.slot_fixtures import shipped_slot_file
 
 MESSAGES = json.dumps([{"role": "user", "content": "What is a zone map?"}])
@@ -71,51 +68,31 @@ def test_pairs_of_distinct_usable_answers_and_self_judgements_skipped(tmp_path: 
     plan = plan_comparisons(db, "d", "v", "grandpa")
     # k1, k2, k3 differ: three pairs; the two with grandpa's own answer are skipped.
     assert (plan.prompts, plan.pairs, plan.self_skipped, plan.prompts_judged) == (2, 3, 2, 1)
-    asks = [(c.a.key, c.b.key, c.first) for c in plan.comparisons]
-    assert asks == [("k1", "k2", "a"), ("k1", "k2", "b")]
+    assert [(c.a.key, c.b.key) for c in plan.comparisons] == [("k1", "k2")]
+    [row] = [c.row for c in plan.comparisons]
+    assert row.row_id == comparison_id("k1", "k2")
+    assert row.values["answer_a"] == "Min and max per row group."
+    assert "[user]\nWhat is a zone map?" in row.values[CONVERSATION]
     # The same answers judged by another slot: nothing of grandpa's is skipped.
     assert plan_comparisons(db, "d", "v", "naughty").self_skipped == 2
 
 
-def test_comparisons_reading_the_same_answer_first_are_asked_one_after_another(
-    tmp_path: Path,
-) -> None:
-    db = tmp_path / "j.duckdb"
-    answers = ("Min and max per row group.", "A summary of each block.", "Block statistics.")
-    write_samples(db, [_sample(f"k{n}", "p1", f"s{n}", text) for n, text in enumerate(answers, 1)])
-    # A judge slot that answered none of them: 3 pairs, both orders each.
-    grouped = plan_comparisons(db, "d", "v", "grandpa").comparisons
-    read_first = [(c.ordered[0].key, c.ordered[1].key) for c in grouped]
-    assert read_first == [
-        ("k1", "k2"), ("k1", "k3"), ("k2", "k1"), ("k2", "k3"), ("k3", "k1"), ("k3", "k2"),
-    ]  # fmt: skip
-    # Pair after pair (families off): the same asks, the same request keys, another order.
-    plain = plan_comparisons(db, "d", "v", "grandpa", grouped=False).comparisons
-    assert [(c.a.key, c.b.key, c.first) for c in plain] == [
-        ("k1", "k2", "a"), ("k1", "k2", "b"), ("k1", "k3", "a"),
-        ("k1", "k3", "b"), ("k2", "k3", "a"), ("k2", "k3", "b"),
-    ]  # fmt: skip
-    kind = Judgements("d", "v")
-
-    def key(c: Comparison) -> str:
-        request = kind.request(c)
-        return request_key(request, "m", request.params)
-
-    keys = {key(c) for c in grouped}
-    assert keys == {key(c) for c in plain} and len(keys) == 6
+def _judge_requests(a: str, b: str) -> list:
+    recipe = judge_recipe("d")
+    column = recipe.column(VERDICT)
+    values = {CONVERSATION: "[user]\nq", "answer_a": a, "answer_b": b}
+    return cell_requests(recipe, column, "row", 0, values)  # type: ignore[arg-type]
 
 
-def test_the_judge_reads_the_answers_in_the_order_asked() -> None:
-    a = Sampled("ka", "first answer text", "naughty", "m1")
-    b = Sampled("kb", "second answer text", "kindergarten", "m2")
-    kind = Judgements("d", "v")
-    one = kind.request(Comparison("p", "en", [{"role": "user", "content": "q"}], a, b, "a"))
-    two = kind.request(Comparison("p", "en", [{"role": "user", "content": "q"}], a, b, "b"))
+def test_the_judge_reads_the_answers_in_both_orders() -> None:
+    one, two = _judge_requests("first answer text", "second answer text")
     text_one = one.body.messages[-1]["content"]
     text_two = two.body.messages[-1]["content"]
     assert text_one.index("first answer") < text_one.index("second answer")
     assert text_two.index("second answer") < text_two.index("first answer")
-    assert one.role == JUDGE_ROLE and one.params["json_schema"] == VERDICT_SCHEMA
+    schema = judge_recipe("d").column(VERDICT).schema()  # type: ignore[attr-defined]
+    assert one.role == JUDGE_ROLE and one.params["json_schema"] == schema
+    assert set(schema["properties"]) == {"quality_1", "quality_2", "reason"}
 
 
 @pytest.mark.parametrize(
@@ -143,18 +120,45 @@ def test_a_verdict_parses() -> None:
     )
 
 
-def _judgement(first: str, winner: str | None, key: str, **more: object) -> JudgementRow:
-    scores = {"a": (8, 3), "b": (3, 8), "tie": (5, 5), None: (None, None)}[winner]
+_SCORES = {"a": (8, 3), "b": (3, 8), "tie": (5, 5), None: (None, None)}
+
+
+def _judgement(first: str, winner: str | None, key: str) -> JudgementRow:
+    score_a, score_b = _SCORES[winner]
     fields = dict(
         dataset="d", version="v", prompt_id="p1", language="en", answer_a="k1", answer_b="k2",
         first=first, model_a="model-naughty", model_b="model-kindergarten", slot_a="naughty",
         slot_b="kindergarten", request_key=key, judge_slot="grandpa", judge_model="glm",
-        status="ok" if winner else "unparsed", score_a=scores[0], score_b=scores[1],
+        status="ok" if winner else "unparsed", score_a=score_a, score_b=score_b,
         winner=winner, reason="r" if winner else None, cause=None if winner else "not JSON",
         run_id=None,
     )  # fmt: skip
-    fields.update(more)
     return JudgementRow(**fields)  # type: ignore[arg-type]
+
+
+def _verdict(first: str, winner: str | None) -> dict | None:
+    """One order's verdict as the judge column reads it: the answer read first scored first."""
+    score_a, score_b = _SCORES[winner]
+    if winner is None:
+        return None
+    one, two = (score_a, score_b) if first == "a" else (score_b, score_a)
+    return {"quality_1": one, "quality_2": two, "reason": "r"}
+
+
+def _cell(first: str | None, second: str | None) -> RecipeCellRow:
+    """The judge recipe's cell of comparison k1-k2, as the generator stores it."""
+    column = judge_recipe("d").column(VERDICT)
+    assert isinstance(column, JudgeColumn)
+    verdicts = {"ab": _verdict("a", first), "ba": _verdict("b", second)}
+    held = None in verdicts.values()
+    value = verdicts if held else pairwise_value(column, verdicts)
+    return RecipeCellRow(
+        recipe="judge_d", version="v", cell_key="c1", row_id=comparison_id("k1", "k2"),
+        row_index=0, column_name=VERDICT, column_type="llm_judge", sample_index=0,
+        value=json.dumps(value), status="rejected" if held else "ok",
+        cause="unparsed" if held else None, request_key="j1", slot="grandpa", model="glm",
+        prompt_tokens=None, completion_tokens=None, run_id=None,
+    )  # fmt: skip
 
 
 def _figures_for(tmp_path: Path, first: str | None, second: str | None):
@@ -166,10 +170,11 @@ def _figures_for(tmp_path: Path, first: str | None, second: str | None):
             _sample("k2", "p1", "kindergarten", "A summary of each block."),
         ],
     )
-    assert write_judgements(db, "d", "v", [_judgement("a", first, "j1")]) == 1
-    assert write_judgements(db, "d", "v", [_judgement("b", second, "j2")]) == 1
-    # The same answer written again (a rerun) is not a second row.
-    assert write_judgements(db, "d", "v", [_judgement("b", second, "j2")]) == 0
+    assert write_judgements(db, [_judgement("a", first, "j1")]) == 1
+    assert write_judgements(db, [_judgement("b", second, "j2")]) == 1
+    # The same ask written again (a rerun, or under another request key) is not a second row.
+    assert write_judgements(db, [_judgement("b", second, "j3")]) == 0
+    assert write_cells(db, [_cell(first, second)]) == 1
     return db, preference_figures(db, "d", "v")
 
 
@@ -248,38 +253,15 @@ def test_a_profile_judge_must_be_a_slot() -> None:
 
 def test_each_runtime_constrains_the_judge_in_its_own_shape() -> None:
     sf = shipped_slot_file()
-    a, b = Sampled("a", "x", None, None), Sampled("b", "y", None, None)
-    asked = Comparison("p", "en", [{"role": "user", "content": "q"}], a, b, "a")
-    body = Judgements("d", "v").request(asked).body
-    params = {"json_schema": dict(VERDICT_SCHEMA)}
+    body = _judge_requests("x", "y")[0].body
+    schema = judge_recipe("d").column(VERDICT).schema()  # type: ignore[attr-defined]
+    params = {"json_schema": dict(schema)}
     llama = build_request(sf.slots["grandpa"], body, params)
-    assert llama["response_format"]["json_schema"]["schema"] == VERDICT_SCHEMA
+    assert llama["response_format"]["json_schema"]["schema"] == schema
     assert "json_schema" not in llama.get("extra_body", {})
     vllm = build_request(sf.slots["naughty"], body, params)
-    assert vllm["extra_body"]["structured_outputs"] == {"json": VERDICT_SCHEMA}
+    assert vllm["extra_body"]["structured_outputs"] == {"json": schema}
     assert "response_format" not in vllm and "json_schema" not in vllm["extra_body"]
     # The simulator reads the schema back through the same runtime objects.
-    assert sf.slots["grandpa"].server.requested_schema(llama) == VERDICT_SCHEMA
-    assert sf.slots["naughty"].server.requested_schema(vllm["extra_body"]) == VERDICT_SCHEMA
-
-
-@pytest.mark.parametrize(
-    ("slot_says", "asked"), [(64, VERDICT_MAX_TOKENS), (None, None), (512, 512)]
-)
-def test_a_verdict_is_given_the_tokens_its_schema_needs(
-    slot_says: int | None, asked: int | None
-) -> None:
-    grandpa = shipped_slot_file().slots["grandpa"]
-    judge = grandpa.model_copy(
-        update={
-            "request_defaults": grandpa.request_defaults.model_copy(
-                update={"max_tokens": slot_says}
-            )
-        }
-    )
-    a, b = Sampled("a", "x", None, None), Sampled("b", "y", None, None)
-    request = Judgements("d", "v", verdict_params(judge)).request(
-        Comparison("p", "en", [{"role": "user", "content": "q"}], a, b, "a")
-    )
-    sent = build_request(judge, request.body, output_params(judge, request.params))
-    assert sent.get("max_tokens") == asked
+    assert sf.slots["grandpa"].server.requested_schema(llama) == schema
+    assert sf.slots["naughty"].server.requested_schema(vllm["extra_body"]) == schema
