@@ -450,18 +450,24 @@ def strong(value: str) -> bool:
     module doc): 32 characters or more drawn from both cases and digits, or a short issuer
     word before a long random body, with the entropy such a draw has; not base64 of text."""
     n = len(value)
-    if n < _STRONG_LEN or n > _MAX_LEN or value.startswith("AAAA") or _encoded_text(value):
+    if n < _STRONG_LEN or n > _MAX_LEN:
+        return False
+    # The cheap tests first: most long runs (hex digests, ids) fail on their classes.
+    lower, upper, digit, _ = _classes(value)
+    mixed = lower >= 2 and upper >= 2 and digit >= 2
+    prefixed = _PREFIXED.fullmatch(value)
+    if not mixed and prefixed is None:
+        return False
+    if value.startswith("AAAA") or _encoded_text(value):
         return False
     head = _HEAD_WORD.match(value)
     if head and head.group(1).lower() in _PUBLIC_PREFIXES:
         return False
-    prefixed = _PREFIXED.fullmatch(value)
     if prefixed:
         body = prefixed.group(2)
         if not _not_a_value(body) and randomness(body) is not None and _near_random(body):
             return True
-    lower, upper, digit, _ = _classes(value)
-    if lower < 2 or upper < 2 or digit < 2 or _not_a_value(value):
+    if not mixed or _not_a_value(value):
         return False
     return _near_random(value)
 
