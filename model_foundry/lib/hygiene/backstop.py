@@ -209,6 +209,8 @@ _PAIR_USER = re.compile(r"(?<![\w.@:/-])[\w.+-][\w.@+-]{0,63}$")
 # A port, alone or before a path (``db:5432``, ``db:5432/app``): the pair is a host's.
 _PORT = re.compile(r"\d{1,5}(?:/.*)?")
 _LETTER = re.compile(r"[A-Za-z]")
+_ONE_CASE_RUN = re.compile(r"[a-z]{5,}|[A-Z]{5,}")
+_INNER_VERSION = re.compile(r"\d+\.\d+\.\d+")
 # A quoted string with no space in it, and the characters a run is made of. Brackets,
 # braces and commas say code, a template or a list (``f"{user}:{pw}"``, ``"a.py,sha256=..."``).
 _QUOTED = re.compile(
@@ -458,7 +460,8 @@ def strong(value: str) -> bool:
     prefixed = _PREFIXED.fullmatch(value)
     if not mixed and prefixed is None:
         return False
-    if value.startswith("AAAA") or _encoded_text(value):
+    # A version inside (``pkg@0.5.0#pkg-0.5.0.dist-info``) says a name, not a draw.
+    if value.startswith("AAAA") or _INNER_VERSION.search(value) or _encoded_text(value):
         return False
     head = _HEAD_WORD.match(value)
     if head and head.group(1).lower() in _PUBLIC_PREFIXES:
@@ -481,7 +484,12 @@ def _near_random(value: str) -> bool:
     # An alphabet written out (``ABC...xyz0123``) has every character once, as random as
     # entropy can tell; a draw seldom puts one character right after its predecessor.
     steps = sum(1 for a, b in itertools.pairwise(value.lower()) if ord(b) - ord(a) == 1)
-    return steps * 4 < len(value)
+    if steps * 4 >= len(value):
+        return False
+    # Words (``pkg_name-2.6.0.dist-info/METADATA``): a random draw of both cases seldom runs
+    # five letters of one case, words do; over a third of the value in such runs is words.
+    worded = sum(len(w) for w in _ONE_CASE_RUN.findall(value))
+    return worded * 3 < len(value)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -87,6 +87,10 @@ PLANTED = [
 ]
 
 KEPT = [
+    # Names with words and versions in them: not drawn, though long and of mixed case.
+    '"bom-ref": "tool:pkg:pypi/tinyplug@3.1.4#tinyplug-3.1.4.dist-info/RECORD"',
+    '"name": "acme_widgets-12.0.1.dist-info/METADATA"',
+    "Collected Orbit_Scheduler2-Build44-Release_FINAL-Candidate",
     'integrity="sha384-sAlf/p6nbfSOUMojlMT3T6sn+GS8d2HtTDg1cA6kRx/Sp8jhlnq3qCkrk+hBJ43/"',
     "golang.org/x/text v0.14.0 h1:yEMbOuCLxvm71R6FrM4XiwIIBGqOcS4kVh0EeCuJD+A=",
     "pkg/__init__.py,sha256=25eYYnij2Jey_CN5H7OP-Vn1L1Nv_9RZ4tTG-fgQTKQ,2301",
