@@ -26,6 +26,9 @@ The whole value becomes a marker of the kind its cue names (``password``, ``toke
 
 from __future__ import annotations
 
+import base64
+import binascii
+import functools
 import itertools
 import math
 import re
@@ -157,6 +160,70 @@ _WORDS_JOINED = re.compile(r"[A-Za-z._#-]+")
 
 # A value that names a credential instead of holding one (``OAuth2PasswordRequestForm``).
 _NAMING = re.compile(r"(?i)password|passwd|token|secret|credential|private|public|session")
+
+# A token that is its own cue: long, mixing both cases with digits, and with the entropy of
+# a random draw (``co.Client('<40 chars>')``, ``Saved <token> to the CI variables``). What
+# public values of that shape are is said right before them or by their head: a digest's
+# algorithm (``sha512-``, ``SHA256:``, ``h1:``), an SSH key's type, a data URI's
+# ``base64,``, a PEM block, a base64 blob of binary (``AAAA...``).
+_STRONG_LEN = 32
+_STRONG_RATIO = 0.85
+_PUBLIC_BEFORE = re.compile(
+    r"(?i)(?:sha[0-9]*|md5|blake[0-9a-z]*|h1|digest|integrity|checksum|fingerprint|base64,"
+    r"|ssh-[a-z0-9]+|ecdsa-[\w-]+|sk-[\w@.-]+)[\s:=\-\"'(]*$"
+)
+# A token that names its issuer: a short word, ``_`` or ``-``, then a long random body
+# (``acme_<48 hex>``, ``ABCD-<base62>``), the shape most providers give their keys. Hex or
+# one-case bodies are taken too, unless the word says digest, build or id.
+_PREFIXED = re.compile(r"([A-Za-z][A-Za-z0-9]{1,11})[_-]([A-Za-z0-9][A-Za-z0-9_-]{31,})")
+_HEAD_WORD = re.compile(r"([A-Za-z][A-Za-z0-9]{0,11})[_=:-]")
+# Heads of ids, digests and public values (an API's object ids: ``chatcmpl-``, ``msg_``;
+# a publishable key: ``pk_``); a value opening with one is never taken without a cue.
+_PUBLIC_PREFIXES = word_set(
+    """sha sha1 sha224 sha256 sha384 sha512 md5 h1 blake2b git commit rev build run job cache
+    blob chunk layer image pod node tmp temp file id uid uuid guid trace span req request
+    sess session msg message evt event obj object chatcmpl cmpl resp response call toolu
+    tool batch thread asst step ft pk pub public cus ch pi prod price sub inv acct"""
+)
+# Words after which a long random value is an id, an address or a digest, not a secret.
+_PUBLIC_WORDS = word_set("""id ids sid oid cid address addr wallet tx txid""")
+# ``user / password`` on a line that speaks of logging in (either side of the pair).
+_PAIR_BEFORE = re.compile(r"(?:^|[\s(\[])[`'\"]?[\w.@+-]{1,64}[`'\"]?[ \t]+/[ \t]+[`'\"]?$")
+_LOGIN = re.compile(
+    r"(?i)\blog[ -]?in|\bsign[ -]?in|\bcreds?\b|credential|\baccount|ログイン|サインイン|アカウント"
+)
+# A password as the argument after a user's name: ``net user <name> <pw>``,
+# ``add_user <name> <pw>``, ``useradd <name> <pw>``.
+_USER_NAME_BEFORE = re.compile(
+    r"(?i)(?:^|[\s\"'`])(?:user|add_?user|useradd|adduser|create_?user|change_?password"
+    r"|set_?password)[ \t]+[\"']?[\w.@-]{1,64}[\"']?[ \t]+[\"']?$"
+)
+# A Markdown table's rows and the line under its header.
+_TABLE_RULE = re.compile(r"[ \t]*\|?(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*(?::?-{3,}:?[ \t]*)?")
+_TABLE_ROWS_BACK = 200
+# ``user:pw`` right after a credential word, whatever the length (``creds 94ab:3c28``): the
+# word says the pair is a credential, so a short or hex value counts too.
+# It opens with the colon, a literal ``re`` jumps to; the user is read back from there.
+_CUED_PAIR = re.compile(rf":(?P<value>[{_VALUE_CHARS}]{{6,{_MAX_LEN}}}+)(?![:@])")
+_PAIR_USER = re.compile(r"(?<![\w.@:/-])[\w.+-][\w.@+-]{0,63}$")
+# A port, alone or before a path (``db:5432``, ``db:5432/app``): the pair is a host's.
+_PORT = re.compile(r"\d{1,5}(?:/.*)?")
+_LETTER = re.compile(r"[A-Za-z]")
+_ONE_CASE_RUN = re.compile(r"[a-z]{5,}|[A-Z]{5,}")
+_INNER_VERSION = re.compile(r"\d+\.\d+\.\d+")
+# A quoted string with no space in it, and the characters a run is made of. Brackets,
+# braces and commas say code, a template or a list (``f"{user}:{pw}"``, ``"a.py,sha256=..."``).
+_QUOTED = re.compile(
+    rf"(?P<q>[\"'])(?P<value>[^\s\"'\\{{}}()\[\]<>,]{{{_MIN_LEN},{_MAX_LEN}}})(?P=q)"
+)
+_VALUE_ONLY = re.compile(rf"[{_VALUE_CHARS}]*")
+_BASE64_BODY = re.compile(r"[A-Za-z0-9+/]+|[A-Za-z0-9_-]+")
+# A literal passed to a client, login, connect or auth call (``Client('AC..', '<token>')``,
+# ``ftp.login('u', '<pw>')``, ``client.run('<token>')``): the callee is the cue.
+_CALL_BEFORE = re.compile(
+    r"(?i)(?:client|login|connect|auth)[\w.]*[ \t]*\((?:[^()\n]{0,160},)?[ \t]*[\"']$"
+)
+_CALL_WINDOW = 200
 
 
 def entropy(value: str) -> float:
@@ -343,6 +410,9 @@ def _cue(text: str, start: int, end: int, value: str, grade: str) -> str | None:
     kind = _words_cue(before) or _ja_cue(before)
     if kind and (grade == "mixed" or kind != "signature"):
         return kind
+    line_start = text.rfind("\n", 0, start) + 1
+    if _CALL_BEFORE.search(text, max(line_start, start - _CALL_WINDOW), start):
+        return "token"
     if grade != "mixed":
         # Hex or one-case: a signature or digest line (``Signature: 8a47...``) is public.
         return None
@@ -350,6 +420,139 @@ def _cue(text: str, start: int, end: int, value: str, grade: str) -> str | None:
         return "password"
     if _colon_cue(before, after):
         return "password"
+    if _USER_NAME_BEFORE.search(before):
+        return "password"
+    if _PAIR_BEFORE.search(before):
+        line_start, line_end = _line_at(text, start)
+        if _LOGIN.search(text, line_start, line_end):
+            return "password"
+    return _table_cue(text, start)
+
+
+def _in_pem_block(text: str, start: int) -> bool:
+    begin = text.rfind("-----BEGIN", 0, start)
+    return begin >= 0 and text.rfind("-----END", begin, start) < 0
+
+
+def _public_context(text: str, start: int) -> bool:
+    """Whether the words right before ``start`` say a public value follows (a digest, a
+    key's type, an id), or ``start`` is inside a PEM block."""
+    before = _line_before(text, start)
+    if _PUBLIC_BEFORE.search(before):
+        return True
+    names = _NAME.findall(before)[-_NAMES_BACK:]
+    words = [w.lower() for n in names for w in _CAMEL.findall(n)]
+    if any(w in _VETO_WORDS or w in _PUBLIC_WORDS for w in words):
+        return True
+    return _in_pem_block(text, start)
+
+
+def strong(value: str) -> bool:
+    """Whether ``value`` is random enough to be a credential wherever it stands (the
+    module doc): 32 characters or more drawn from both cases and digits, or a short issuer
+    word before a long random body, with the entropy such a draw has; not base64 of text."""
+    n = len(value)
+    if n < _STRONG_LEN or n > _MAX_LEN:
+        return False
+    # The cheap tests first: most long runs (hex digests, ids) fail on their classes.
+    lower, upper, digit, _ = _classes(value)
+    mixed = lower >= 2 and upper >= 2 and digit >= 2
+    prefixed = _PREFIXED.fullmatch(value)
+    if not mixed and prefixed is None:
+        return False
+    # A version inside (``pkg@0.5.0#pkg-0.5.0.dist-info``) says a name, not a draw.
+    if value.startswith("AAAA") or _INNER_VERSION.search(value) or _encoded_text(value):
+        return False
+    head = _HEAD_WORD.match(value)
+    if head and head.group(1).lower() in _PUBLIC_PREFIXES:
+        return False
+    if prefixed:
+        body = prefixed.group(2)
+        if not _not_a_value(body) and randomness(body) is not None and _near_random(body):
+            return True
+    if not mixed or _not_a_value(value):
+        return False
+    return _near_random(value)
+
+
+def _near_random(value: str) -> bool:
+    """Whether ``value``'s entropy is near what a draw of its length from its alphabet has
+    on average (a word-made or repetitive value falls well short)."""
+    size = _alphabet(value, *_classes(value))
+    if entropy(value) < _STRONG_RATIO * _expected_entropy(len(value), size):
+        return False
+    # An alphabet written out (``ABC...xyz0123``) has every character once, as random as
+    # entropy can tell; a draw seldom puts one character right after its predecessor.
+    steps = sum(1 for a, b in itertools.pairwise(value.lower()) if ord(b) - ord(a) == 1)
+    if steps * 4 >= len(value):
+        return False
+    # Words (``pkg_name-2.6.0.dist-info/METADATA``): a random draw of both cases seldom runs
+    # five letters of one case, words do; over a third of the value in such runs is words.
+    worded = sum(len(w) for w in _ONE_CASE_RUN.findall(value))
+    return worded * 3 < len(value)
+
+
+@functools.lru_cache(maxsize=1024)
+def _expected_entropy(n: int, size: int) -> float:
+    """The mean Shannon entropy (bits per character) of ``n`` characters drawn uniformly
+    from ``size``: each character's count is binomial, so the mean of ``c log c`` is a sum."""
+    p = 1 / size
+    mean = sum(
+        math.comb(n, j) * p**j * (1 - p) ** (n - j) * j * math.log2(j) for j in range(1, n + 1)
+    )
+    return math.log2(n) - size * mean / n
+
+
+def _encoded_text(value: str) -> bool:
+    """Whether ``value`` is base64 of printable text (``echo <b64> | base64 -d``): encoded
+    words, not a random draw (whose bytes are almost never all printable)."""
+    body = value.rstrip("=")
+    if not _BASE64_BODY.fullmatch(body):
+        return False
+    try:
+        decoded = base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return bool(decoded) and all(0x20 <= b < 0x7F or b in (9, 10, 13) for b in decoded)
+
+
+def _classes(value: str) -> tuple[int, int, int, int]:
+    """How many lower-case letters, capitals, digits and other characters ``value`` has."""
+    lower = sum(1 for c in value if "a" <= c <= "z")
+    upper = sum(1 for c in value if "A" <= c <= "Z")
+    digit = sum(1 for c in value if "0" <= c <= "9")
+    return lower, upper, digit, len(value) - lower - upper - digit
+
+
+def _line_at(text: str, start: int) -> tuple[int, int]:
+    """The bounds of the line holding ``start``."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    return line_start, len(text) if line_end < 0 else line_end
+
+
+def _table_cue(text: str, start: int) -> str | None:
+    """In a Markdown table row, the kind its column's header names (``| password |``)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    row = text[line_start:start]
+    if not row.lstrip().startswith("|"):
+        return None
+    column = row.count("|")
+    at = line_start
+    for _ in range(_TABLE_ROWS_BACK):
+        if at == 0:
+            return None
+        previous = text.rfind("\n", 0, at - 1) + 1
+        line = text[previous : at - 1]
+        if _TABLE_RULE.fullmatch(line):
+            if previous == 0:
+                return None
+            header = text[text.rfind("\n", 0, previous - 1) + 1 : previous - 1]
+            cells = header.split("|")
+            return _words_cue(cells[column]) if column < len(cells) else None
+        if not line.lstrip().startswith("|"):
+            return None
+        at = previous
     return None
 
 
@@ -398,18 +601,29 @@ class Backstop:
             return None  # a call: ``SecretStr(value)`` is code
         for at, kind in candidates:
             value = text[at:end]
-            grade = randomness(value)
-            if grade is None or _not_a_value(value) or not self._take(value):
+            if not self._take(value):
                 continue
-            if kind is None:
+            grade = randomness(value)
+            if grade is None or _not_a_value(value):
+                # Only a token random enough to be its own cue, standing whole.
+                if kind is not None or at != start or not self._strong(text, at, value):
+                    continue
+                kind = "token"
+            elif kind is None:
                 kind = _cue(text, at, end, value, grade)
                 if kind is None:
-                    continue
+                    if not self._strong(text, at, value):
+                        continue
+                    kind = "token"
             elif grade != "mixed" and at != start and text[at - 2 : at] in ("-p", "-P"):
                 continue
             counts[kind] += 1
             return kind, text[start:at] + marker(kind) + text[end : match.end()]
         return None
+
+    @staticmethod
+    def _strong(text: str, at: int, value: str) -> bool:
+        return strong(value) and not _public_context(text, at)
 
     def _urls(self, text: str, counts: Counter[str]) -> str:
         if "://" not in text:
@@ -455,9 +669,60 @@ class Backstop:
 
         return _URL.sub(url, text)
 
+    def _quoted(self, text: str, counts: Counter[str]) -> str:
+        """A quoted value holding a mark that ends a run (``value="ab&cd"``, ``'x:y@z'``):
+        the marks inside the quotes are the value's own, so it is judged whole."""
+        if '"' not in text and "'" not in text:
+            return text
+
+        def quoted(match: re.Match[str]) -> str:
+            value = match.group("value")
+            if _VALUE_ONLY.fullmatch(value):
+                return match.group(0)  # the runs see it whole already
+            grade = randomness(value)
+            if grade is None or _not_a_value(value) or not self._take(value):
+                return match.group(0)
+            start, end = match.span("value")
+            kind = _cue(text, start, end, value, grade)
+            if kind is None:
+                return match.group(0)
+            counts[kind] += 1
+            return match.group("q") + marker(kind) + match.group("q")
+
+        return _QUOTED.sub(quoted, text)
+
+    def _cued_pairs(self, text: str, counts: Counter[str]) -> str:
+        """``user:pw`` right after a credential word: the pair's value, short or one-case."""
+        if ":" not in text:
+            return text
+        out: list[str] = []
+        last = 0
+        for match in _CUED_PAIR.finditer(text):
+            colon = match.start()
+            user = _PAIR_USER.search(text, max(0, colon - 65), colon)
+            value = match.group("value").rstrip(_TRAILING)
+            if (
+                user is None
+                or len(value) < 6
+                or not _DIGIT.search(value)
+                or not _LETTER.search(value)
+                or _PORT.fullmatch(value)
+                or user.group(0).lower() in _NOT_USER_FIELDS
+                or _not_a_value(value)
+                or not self._take(value)
+            ):
+                continue
+            kind = _words_cue(_line_before(text, user.start()))
+            if kind is None or kind == "signature":
+                continue
+            counts["password"] += 1
+            out += [text[last : colon + 1], marker("password")]
+            last = colon + 1 + len(value)
+        return "".join(out) + text[last:] if out else text
+
     def scrub(self, text: str, counts: Counter[str]) -> str:
         """``text`` with every cued random value replaced; ``counts`` gains one per marker."""
-        text = self._urls(text, counts)
+        text = self._cued_pairs(self._quoted(self._urls(text, counts), counts), counts)
         out: list[str] = []
         last = 0
         kind = ""
@@ -477,4 +742,4 @@ class Backstop:
         return "".join(out) + text[last:] if out else text
 
 
-__all__ = ["Backstop", "entropy", "name_cue", "randomness"]
+__all__ = ["Backstop", "entropy", "name_cue", "randomness", "strong"]

@@ -24,6 +24,23 @@ def marker(kind: str) -> str:
     return f"{MARKER_PREFIX}{kind}]"
 
 
+# One of our markers: a scrubbed text scrubbed again must come out the same, so no rule may
+# read a marker's halves as a value (``https://[REDACTED:github_token]@host`` is no
+# ``user:password@``).
+_MARKER = re.compile(r"\[REDACTED:[^\]\s]{1,64}\]")
+_MARKER_LONGEST = 80
+
+
+def in_marker(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` overlaps one of our markers. Markers never nest, so only
+    the last one opening before ``end`` can."""
+    at = text.rfind(MARKER_PREFIX, max(0, start - _MARKER_LONGEST), end)
+    if at < 0:
+        return False
+    found = _MARKER.match(text, at)
+    return found is not None and found.end() > start
+
+
 # References to a value kept elsewhere: shell and template variables, env lookups.
 _REFERENCE = re.compile(
     r"""^(?:
@@ -83,6 +100,7 @@ def token_body_is_placeholder(token: str, prefix_len: int) -> bool:
 __all__ = [
     "MARKER_PREFIX",
     "PLAIN_VALUES",
+    "in_marker",
     "is_placeholder",
     "marker",
     "token_body_is_placeholder",

@@ -398,6 +398,21 @@ COMMAND_RULES: tuple[Rule, ...] = (
 
 # Files whose format says where the password is, though no key name does.
 FILE_RULES: tuple[Rule, ...] = (
+    # Bundler's credentials for a gem source, ``user:password`` or ``token:x-oauth-basic``
+    # (so the pair goes whole): ``BUNDLE_GEMS__EXAMPLE__COM=<pair>`` (the host's dots as
+    # ``__``) or ``bundle config [set] [--global|--local] gems.example.com <pair>``.
+    _rule(
+        "password",
+        r"\bBUNDLE_[A-Z0-9_]+__[A-Z0-9]+[ \t]*[=:][ \t]*[\"']?"
+        r"(?P<secret>[^\s:\"']{1,128}:[^\s\"']{3,256})",
+        keywords=("BUNDLE_",),
+    ),
+    _rule(
+        "password",
+        r"\bbundle[ \t]+config[ \t]+(?:set[ \t]+)?(?:--(?:global|local)[ \t]+)?"
+        r"[\w-]+(?:\.[\w-]+)+[ \t]+[\"']?(?P<secret>[^\s:\"']{1,128}:[^\s\"']{3,256})",
+        keywords=("bundle",),
+    ),
     # netrc(5): ``machine <host> login <user> password <pw>``, on one line or several.
     _rule(
         "password",

@@ -22,7 +22,12 @@ from difflib import SequenceMatcher
 from model_foundry.lib.hygiene.backstop import Backstop
 from model_foundry.lib.hygiene.config import HygieneConfig
 from model_foundry.lib.hygiene.names import scrub_named
-from model_foundry.lib.hygiene.placeholders import MARKER_PREFIX, is_placeholder, marker
+from model_foundry.lib.hygiene.placeholders import (
+    MARKER_PREFIX,
+    in_marker,
+    is_placeholder,
+    marker,
+)
 from model_foundry.lib.hygiene.rules import (
     AUTH_HEADER_RULES,
     COMMAND_RULES,
@@ -136,10 +141,10 @@ class SecretScrubber:
         value = match.group("secret") if named else match.group(0)
         if value is None or MARKER_PREFIX in value or self.config.allowed(value):
             return match.group(0)
-        if not rule.accept(value):
+        start, end = match.span("secret") if named else match.span()
+        if in_marker(match.string, start, end) or not rule.accept(value):
             return match.group(0)
         counts[rule.kind] += 1
-        start, end = match.span("secret") if named else match.span()
         whole, base = match.group(0), match.start()
         return whole[: start - base] + marker(rule.kind) + whole[end - base :]
 
