@@ -26,7 +26,12 @@ from model_foundry.lib.slots.attempt import Attempt, reject_empty_answer
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import Slot
 from model_foundry.lib.slots.errors import describe_error, is_retryable
-from model_foundry.lib.slots.quirks import derive_rates, parse_timings, split_gemma_thinking
+from model_foundry.lib.slots.quirks import (
+    derive_rates,
+    parse_timings,
+    server_ttft_s,
+    split_gemma_thinking,
+)
 from model_foundry.lib.slots.request import Rendered, build_request
 from model_foundry.lib.slots.runtimes import Runtime
 from model_foundry.lib.slots.runtimes.shapes import KEEPALIVE_EXPIRY_S
@@ -295,6 +300,10 @@ def finish(result: Attempt, got: _Collected, t0: float, t_end: float) -> Attempt
     """Fill text, reasoning, token counts and speeds from what the response carried."""
     result.latency_s = t_end - t0
     result.ttft_s = got.first_token_at - t0 if got.first_token_at is not None else None
+    if result.ttft_s is None:
+        # Not streamed: where the server reports its own prefill time (llama.cpp's
+        # ``timings.prompt_ms``), that is the time to first token, less the round trip.
+        result.ttft_s = server_ttft_s(got.timings, result.latency_s)
     content = "".join(got.content)
     reasoning = "".join(got.reasoning) or None
     content, inline = split_gemma_thinking(content)

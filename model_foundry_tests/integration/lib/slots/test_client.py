@@ -95,6 +95,16 @@ def test_non_streaming_slot() -> None:
     assert a.ttft_s is None and a.completion_tokens
 
 
+def test_non_streaming_llamacpp_slot_takes_its_time_to_first_token_from_timings() -> None:
+    data = shipped_data()
+    data["slots"]["grandpa"]["stream"] = False
+    a, _ = run(_ask("grandpa", data=data, body=Body(messages=MSG), thinking=True))
+    assert a.status == "ok", a.error
+    # The server's own prefill time: there, and within the request's time.
+    assert a.ttft_s is not None and 0 < a.ttft_s <= a.latency_s
+    assert a.prompt_tps and a.gen_tps
+
+
 @pytest.mark.parametrize(
     ("slot", "reason"),
     [
