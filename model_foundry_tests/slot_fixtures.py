@@ -131,9 +131,9 @@ def _child_main(argv: list[str]) -> int:
     args = p.parse_args(argv)
     slot_file = load_slot_file(args.slots)
     if args.barrier:
-        # The SDK loads with the first slot client; load it before the barrier, so that the
-        # children start sending together rather than each after its own import.
-        import openai  # noqa: F401
+        # The transport loads with the first request; load it before the barrier, so that
+        # the children start sending together rather than each after its own import.
+        import aiohttp  # noqa: F401
 
         wait_at_barrier(args.barrier, args.prefix)
     result = run_dispatch(

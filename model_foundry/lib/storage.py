@@ -91,6 +91,11 @@ def connect(
     has to think of it.
     """
     path = Path(path)
+    shared = _held_connections().get(str(path))
+    if shared is not None:
+        # Inside ``held``: this thread's open connection, closed when ``held`` ends.
+        yield shared
+        return
     lock_timeout_s = _lock_timeout(lock_timeout_s)
     if not read_only:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -113,6 +118,35 @@ def connect(
         yield con
     finally:
         con.close()
+
+
+_held = threading.local()
+
+
+def _held_connections() -> dict[str, duckdb.DuckDBPyConnection]:
+    found: dict[str, duckdb.DuckDBPyConnection] | None = getattr(_held, "connections", None)
+    if found is None:
+        found = _held.connections = {}
+    return found
+
+
+@contextmanager
+def held(path: str | Path, *, lock_timeout_s: float | None = None) -> Iterator[None]:
+    """Every ``connect(path)`` in this thread, until the block ends, uses one connection
+    opened here (each still runs and commits its own transactions), so a few short writes and
+    reads in a row open the file once: an open costs about 13 ms of CPU, whatever is written.
+    Only around work that does not wait on the network: the file stays held meanwhile."""
+    connections = _held_connections()
+    key = str(Path(path))
+    if key in connections:
+        yield
+        return
+    with connect(path, lock_timeout_s=lock_timeout_s) as con:
+        connections[key] = con
+        try:
+            yield
+        finally:
+            del connections[key]
 
 
 @contextmanager

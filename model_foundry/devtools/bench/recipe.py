@@ -130,10 +130,10 @@ async def one_run(
         source = JudgeSlots(BenchSlots(live, folder / "locks"))
         seeds = seed_rows(recipe, db, folder)
         log = logging.getLogger("model_foundry.bench.recipe")
-        # The client SDK loads with the first request's client (half a second): loaded
-        # here, so the makespan is the generation's, as Data Designer's timed build starts
-        # with its SDK loaded (benchmarks/data_designer/compare.py).
-        importlib.import_module("openai")
+        # The transport loads with the first request: loaded here, so the makespan is the
+        # generation's, as Data Designer's timed build starts with its SDK loaded
+        # (benchmarks/data_designer/compare.py).
+        importlib.import_module("aiohttp")
         with LlmRun(db, source, run_id=None, asset="bench_recipe", log=log) as run:
             started = time.monotonic()
             if name == "rows":

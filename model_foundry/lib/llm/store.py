@@ -169,12 +169,11 @@ class CompletionStore:
         attempts that settled while the last write waited for the file)."""
         if not attempts:
             return
-        rows = [LLM_COMPLETIONS.values(_row(a, r, self.run_id)) for a, r in attempts]
-        sql = LLM_COMPLETIONS.insert_sql()
+        rows = [_row(a, r, self.run_id) for a, r in attempts]
 
         def insert(con: Any) -> None:
-            for values in rows:
-                con.execute(sql, values)
+            # One statement through Arrow: a row at a time cost about 1 ms of CPU a row.
+            LLM_COMPLETIONS.insert(con, rows)
 
         storage.run_in_transaction(self.db_path, insert)
         for attempt, request in attempts:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from model_foundry.lib import storage
 from model_foundry.lib.llm.answer import Progress, record_unfit, warn_unfit
 from model_foundry.lib.llm.batch import CompletionBatch
 from model_foundry.lib.llm.request import Planned, fit
@@ -85,40 +86,50 @@ class Stream:
             self.batch.requested += len(fresh)
             fitted = fit(fresh, self.book, self.slot_file, self.profile)
             warn_unfit(self.warn, self.label, fitted)
-            done = self.store.finished(r.key for r in fitted)
-            unfit = [r for r in fitted if r.key not in done and r.unfit_reason is not None]
-            record_unfit(self.store, unfit, self.batch, self.slot_file)
-            self.batch.failed += [r.key for r in unfit]
-            now: list[tuple[Planned, Completion | None]] = []
-            for r in fitted:
-                if r.key in done:
-                    self.batch.results[r.key] = done[r.key]
-                    self.batch.reused += 1
-                    now.append((r, done[r.key]))
-                elif r.unfit_reason is not None:
-                    now.append((r, None))
-                else:
-                    self.sent[r.key] = r
-                    self.batch.sent += 1
-                    tasks.append(r.to_task())
-            todo = list(self.settled(now)) if now else []
+            if not fitted:
+                break
+            # The store's reads and writes here on one open of the file (fitting, which may
+            # ask a server, came before).
+            with storage.held(self.store.db_path):
+                done = self.store.finished(r.key for r in fitted)
+                unfit = [r for r in fitted if r.key not in done and r.unfit_reason is not None]
+                record_unfit(self.store, unfit, self.batch, self.slot_file)
+                self.batch.failed += [r.key for r in unfit]
+                now: list[tuple[Planned, Completion | None]] = []
+                for r in fitted:
+                    if r.key in done:
+                        self.batch.results[r.key] = done[r.key]
+                        self.batch.reused += 1
+                        now.append((r, done[r.key]))
+                    elif r.unfit_reason is not None:
+                        now.append((r, None))
+                    else:
+                        self.sent[r.key] = r
+                        self.batch.sent += 1
+                        tasks.append(r.to_task())
+                todo = list(self.settled(now)) if now else []
         return tasks
 
     def on_attempts(self, attempts: Sequence[Attempt]) -> list[Task]:
         """The dispatcher's growing ``on_attempt``: store the attempts, settle the finished
         ones, and hand back the tasks they made ready."""
-        self.store.record_many([(a, self.sent[a.key]) for a in attempts])
-        now: list[tuple[Planned, Completion | None]] = []
-        for attempt in attempts:
-            if attempt.ok:
-                self.batch.results[attempt.key] = Completion.of(attempt)
-            if attempt.will_retry:
-                continue
-            self.finished += 1
-            if self.progress is not None:
-                self.progress(self.finished, self.batch.sent)
-            now.append((self.sent[attempt.key], self.batch.results.get(attempt.key)))
-        return self.admit(self.settled(now) if now else [])
+        # The attempts' rows and what the caller writes as they settle, on one open of the
+        # file (``storage.held``); admitting the new requests may ask a server to count
+        # tokens, so it comes after.
+        with storage.held(self.store.db_path):
+            self.store.record_many([(a, self.sent[a.key]) for a in attempts])
+            now: list[tuple[Planned, Completion | None]] = []
+            for attempt in attempts:
+                if attempt.ok:
+                    self.batch.results[attempt.key] = Completion.of(attempt)
+                if attempt.will_retry:
+                    continue
+                self.finished += 1
+                if self.progress is not None:
+                    self.progress(self.finished, self.batch.sent)
+                now.append((self.sent[attempt.key], self.batch.results.get(attempt.key)))
+            ready = list(self.settled(now)) if now else []
+        return self.admit(ready)
 
 
 __all__ = ["Settled", "Stream"]

@@ -1,21 +1,22 @@
-"""The transport: a client per slot on the official ``openai`` SDK, producing one ``Attempt``
-per request (one per choice of an ``n`` request).
+"""A client per slot, producing one ``Attempt`` per request (one per choice of an ``n``
+request), on the slot's own ``Transport`` (aiohttp).
 
 Every call streams (unless the slot says ``stream: false``) with
 ``stream_options={"include_usage": True}`` so the time to first token is measured and the token
-counts arrive in the last chunk. What the response carries is read here: reasoning in the
-fields the slot's runtime names (vLLM's ``reasoning``, the older ``reasoning_content`` of
-llama.cpp and older vLLM), llama.cpp's ``timings``, and the prompt tokens the server's cache
-held, where the slot's runtime says they are (``Runtime.cached_tokens``; None when the
-response does not say). The request itself is built in ``request``, the model quirks live
-in ``quirks``, errors are read in ``errors``.
+counts arrive in the last chunk. What the response carries is read here, from plain dicts:
+reasoning in the fields the slot's runtime names (vLLM's ``reasoning``, the older
+``reasoning_content`` of llama.cpp and older vLLM), llama.cpp's ``timings``, and the prompt
+tokens the server's cache held, where the slot's runtime says they are
+(``Runtime.cached_tokens``; None when the response does not say). The request itself is built
+in ``request``, the model quirks live in ``quirks``, errors are read in ``errors``, the stream
+in ``sse``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,22 +26,17 @@ from model_foundry.lib.slots.attempt import Attempt, reject_empty_answer
 from model_foundry.lib.slots.body import Body
 from model_foundry.lib.slots.config import Slot
 from model_foundry.lib.slots.errors import describe_error, is_retryable
-from model_foundry.lib.slots.quirks import derive_rates, parse_timings, split_gemma_thinking
+from model_foundry.lib.slots.quirks import (
+    derive_rates,
+    parse_timings,
+    server_ttft_s,
+    split_gemma_thinking,
+)
 from model_foundry.lib.slots.request import Rendered, build_request
 from model_foundry.lib.slots.runtimes import Runtime
-from model_foundry.lib.slots.runtimes import httpx as _httpx
 from model_foundry.lib.slots.runtimes.shapes import KEEPALIVE_EXPIRY_S
-
-
-def _extra(obj: Any, name: str) -> Any:
-    """A field the OpenAI types do not declare (``reasoning``, ``timings``), if present."""
-    if obj is None:
-        return None
-    value = getattr(obj, name, None)
-    if value is None:
-        extra = getattr(obj, "model_extra", None) or {}
-        value = extra.get(name)
-    return value
+from model_foundry.lib.slots.sse import sse_events
+from model_foundry.lib.slots.transport import Transport, wire_body
 
 
 @dataclass
@@ -61,12 +57,11 @@ class _Collected:
     # prompt tokens were reused, not computed (``_Choices.share_usage``).
     shared_prompt: bool = False
 
-    def take_usage(self, usage: Any) -> None:
-        if usage is not None:
-            self.prompt_tokens = getattr(usage, "prompt_tokens", None)
-            self.completion_tokens = getattr(usage, "completion_tokens", None)
-            dump = getattr(usage, "model_dump", None)
-            self.usage = dump() if callable(dump) else None
+    def take_usage(self, usage: Mapping[str, Any] | None) -> None:
+        if isinstance(usage, Mapping):
+            self.prompt_tokens = usage.get("prompt_tokens")
+            self.completion_tokens = usage.get("completion_tokens")
+            self.usage = usage
 
     def cached_prompt_tokens(self) -> int | None:
         """What the runtime reads as reused prompt tokens; None where it cannot be true (more
@@ -80,54 +75,48 @@ class _Collected:
             return None
         return cached
 
-    def take_choice(self, choice: Any, *, delta: bool, now: float) -> None:
-        src = (
-            choice.delta if delta and hasattr(choice, "delta") else getattr(choice, "message", None)
-        )
-        pieces: list[tuple[list[str], Any]] = []
-        if src is not None:
-            pieces.append((self.content, getattr(src, "content", None)))
-            reasoning = next(
-                (v for name in self.reasoning_fields if (v := _extra(src, name))), None
-            )
-            pieces.append((self.reasoning, reasoning))
-        else:  # completions: the text sits on the choice itself
-            pieces.append((self.content, getattr(choice, "text", None)))
-        for sink, value in pieces:
-            if value:
-                sink.append(value)
+    def take_choice(self, choice: Mapping[str, Any], *, delta: bool, now: float) -> None:
+        """One choice of a chunk (``delta``) or of a whole answer (``message``); on
+        completions the text sits on the choice itself."""
+        src = choice.get("delta" if delta else "message")
+        if isinstance(src, Mapping):
+            text = src.get("content")
+            if text:
+                self.content.append(text)
                 if self.first_token_at is None:
                     self.first_token_at = now
-        if choice.finish_reason:
-            self.finish_reason = choice.finish_reason
+            for name in self.reasoning_fields:
+                thought = src.get(name)
+                if thought:
+                    self.reasoning.append(thought)
+                    if self.first_token_at is None:
+                        self.first_token_at = now
+                    break
+        else:
+            text = choice.get("text")
+            if text:
+                self.content.append(text)
+                if self.first_token_at is None:
+                    self.first_token_at = now
+        finish = choice.get("finish_reason")
+        if finish:
+            self.finish_reason = finish
 
 
 class SlotClient:
     """Talks to one slot. Use as ``async with SlotClient(slot) as c: await c.run(...)``."""
 
     def __init__(self, slot: Slot, *, request_timeout_s: float | None = None) -> None:
-        # The SDK loads with the first client, not with the code location: every run and
-        # code server imports the definitions, and most runs (the inbox drains) send nothing.
-        import openai
-
         self.slot = slot
         self.request_timeout_s = request_timeout_s or slot.timeouts.request_s
-        timeout = _httpx.Timeout(self.request_timeout_s, connect=slot.timeouts.connect_s)
-        # One connection per request the slot serves at once; more would only queue server-side.
-        limits = _httpx.Limits(
-            max_connections=slot.parallel,
-            max_keepalive_connections=slot.parallel,
-            keepalive_expiry=KEEPALIVE_EXPIRY_S,
+        self._transport = Transport(
+            slot.base_url,
+            slot.api_key(),
+            parallel=slot.parallel,
+            connect_s=slot.timeouts.connect_s,
+            keepalive_s=KEEPALIVE_EXPIRY_S,
         )
-        self._http = openai.DefaultAsyncHttpxClient(limits=limits, timeout=timeout)
-        self._client = openai.AsyncOpenAI(
-            base_url=slot.base_url,
-            api_key=slot.api_key(),
-            timeout=timeout,
-            # The dispatcher retries, with backoff, cooldown and slot failover; the SDK must not.
-            max_retries=0,
-            http_client=self._http,
-        )
+        self._path = "/chat/completions" if slot.api == "chat" else "/completions"
 
     async def __aenter__(self) -> SlotClient:
         return self
@@ -136,7 +125,7 @@ class SlotClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._transport.aclose()
 
     async def run(
         self,
@@ -214,108 +203,29 @@ class SlotClient:
 
     async def _send(self, req: dict[str, Any], got: _Choices, t0: float) -> None:
         chat = self.slot.api == "chat"
-        endpoint = self._client.chat.completions if chat else self._client.completions
-        if not req.get("stream"):
-            response = await endpoint.create(**req)
-            got.take_usage(response.usage, _extra(response, "timings"))
-            now = time.perf_counter()
-            for choice in response.choices:
-                got.take_choice(choice, delta=False, now=now)
-            for collected in got.each:
-                collected.first_token_at = None
-            return
-        async with endpoint.with_streaming_response.create(**req) as raw:
-            http = raw.http_response
-            async for event in sse_events(http.aiter_bytes(), http.request):
+        async with self._transport.post(self._path, wire_body(req)) as resp:
+            if not req.get("stream"):
+                response = orjson.loads(await resp.read())
+                got.take_usage(response.get("usage"), response.get("timings"))
                 now = time.perf_counter()
-                for choice in event.get("choices") or ():
-                    got.take_choice(_Fields(choice), delta=chat, now=now)
+                for choice in response.get("choices") or ():
+                    got.take_choice(choice, delta=False, now=now)
+                for collected in got.each:
+                    collected.first_token_at = None
+                return
+            one = got.each[0] if len(got.each) == 1 else None
+            async for event in sse_events(resp.content.iter_any()):
+                now = time.perf_counter()
+                choices = event.get("choices")
+                if choices:
+                    if one is not None and len(choices) == 1:
+                        one.take_choice(choices[0], delta=chat, now=now)
+                    else:
+                        for choice in choices:
+                            got.take_choice(choice, delta=chat, now=now)
                 usage, timings = event.get("usage"), event.get("timings")
                 if usage is not None or timings:
-                    got.take_usage(_Fields(usage) if usage is not None else None, timings)
-
-
-async def sse_events(
-    chunks: AsyncIterator[bytes], request: _httpx.Request
-) -> AsyncIterator[dict[str, Any]]:
-    """The JSON data of each server-sent event in ``chunks``, until ``[DONE]``; an event that
-    carries ``error`` (a server failing mid-generation) raises ``openai.APIError``, as the
-    SDK's own stream does.
-
-    One JSON parse per event, on plain dicts: the SDK builds typed models for every chunk,
-    which costs several times what the parse does. Chunks are joined however the transport
-    cut them, so an event of any length (a whole answer in one event) is read whole."""
-    pending = b""
-    async for data in chunks:
-        pending += data
-        if b"\r" in pending:
-            pending = pending.replace(b"\r\n", b"\n")
-        if b"\n\n" not in pending:
-            continue
-        *events, pending = pending.split(b"\n\n")
-        for raw in events:
-            kind, body = _sse_fields(raw)
-            if body is None:
-                continue
-            if body.startswith(b"[DONE]"):
-                # Read to the end, so the connection goes back to the pool for the next
-                # request rather than being closed half-read.
-                async for _ in chunks:
-                    pass
-                return
-            event = orjson.loads(body)
-            if isinstance(event, dict) and (event.get("error") or kind == b"error"):
-                _raise_stream_error(event, request)
-            yield event
-    kind, body = _sse_fields(pending)
-    if body is not None and not body.startswith(b"[DONE]"):
-        event = orjson.loads(body)
-        if isinstance(event, dict) and event.get("error"):
-            _raise_stream_error(event, request)
-        yield event
-
-
-def _sse_fields(raw: bytes) -> tuple[bytes | None, bytes | None]:
-    """(event type, data) of one event's lines; data None for a comment or an empty event."""
-    if raw.startswith(b"data: ") and b"\n" not in raw:
-        return None, raw[6:]
-    kind: bytes | None = None
-    data: list[bytes] = []
-    for line in raw.split(b"\n"):
-        name, _, value = line.partition(b":")
-        value = value[1:] if value.startswith(b" ") else value
-        if name == b"data":
-            data.append(value)
-        elif name == b"event":
-            kind = value
-    return kind, b"\n".join(data) if data else None
-
-
-def _raise_stream_error(event: dict[str, Any], request: _httpx.Request) -> None:
-    import openai
-
-    error = event.get("error", event)
-    message = error.get("message") if isinstance(error, dict) else None
-    if not message or not isinstance(message, str):
-        message = "An error occurred during streaming"
-    raise openai.APIError(message=message, request=request, body=error)
-
-
-class _Fields:
-    """A parsed chunk's object read as the SDK's typed objects are (``_Collected``): fields
-    by attribute, a missing one None, the whole of it from ``model_dump``."""
-
-    __slots__ = ("_data",)
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self._data = data
-
-    def __getattr__(self, name: str) -> Any:
-        value = self._data.get(name)
-        return _Fields(value) if isinstance(value, dict) else value
-
-    def model_dump(self) -> dict[str, Any]:
-        return self._data
+                    got.take_usage(usage, timings)
 
 
 def _failed(key: str, task: str, role: str, slot: Slot, attempt: int) -> Attempt:
@@ -337,14 +247,16 @@ class _Choices:
     last_finished: int = 0
     usages: int = 0
 
-    def take_choice(self, choice: Any, *, delta: bool, now: float) -> None:
-        index = getattr(choice, "index", 0) or 0
-        index = index if 0 <= index < len(self.each) else 0
+    def take_choice(self, choice: Mapping[str, Any], *, delta: bool, now: float) -> None:
+        index = choice.get("index") or 0
+        index = index if isinstance(index, int) and 0 <= index < len(self.each) else 0
         self.each[index].take_choice(choice, delta=delta, now=now)
-        if choice.finish_reason:
+        if choice.get("finish_reason"):
             self.last_finished = index
 
-    def take_usage(self, usage: Any, timings: Mapping[str, Any] | None) -> None:
+    def take_usage(
+        self, usage: Mapping[str, Any] | None, timings: Mapping[str, Any] | None
+    ) -> None:
         one = len(self.each) == 1
         per_choice = one or self.each[0].runtime is None or self.each[0].runtime.usage_per_choice
         target = self.each[self.last_finished if not one else 0]
@@ -388,6 +300,10 @@ def finish(result: Attempt, got: _Collected, t0: float, t_end: float) -> Attempt
     """Fill text, reasoning, token counts and speeds from what the response carried."""
     result.latency_s = t_end - t0
     result.ttft_s = got.first_token_at - t0 if got.first_token_at is not None else None
+    if result.ttft_s is None:
+        # Not streamed: where the server reports its own prefill time (llama.cpp's
+        # ``timings.prompt_ms``), that is the time to first token, less the round trip.
+        result.ttft_s = server_ttft_s(got.timings, result.latency_s)
     content = "".join(got.content)
     reasoning = "".join(got.reasoning) or None
     content, inline = split_gemma_thinking(content)

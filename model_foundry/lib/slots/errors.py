@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from model_foundry.lib.slots.runtimes import httpx as _httpx
+from model_foundry.lib.slots.api_errors import APIConnectionError, APIError, APIStatusError
 
 
 def first_line(text: str) -> str | None:
@@ -25,9 +25,10 @@ def error_message_from_body(body: object, _depth: int = 0) -> str | None:
     """The readable reason from either error style, as one line; None when the body has none.
 
     vLLM: ``{"object": "error", "message": ..., "type": ..., "code": ...}``;
-    llama.cpp: ``{"error": {"code": ..., "message": ..., "type": ...}}`` (the SDK may already have
-    unwrapped ``error``). Blank, empty or non-string messages and odd nestings yield None (or
-    the first usable string found), never an exception: a reason must not fail the batch.
+    llama.cpp: ``{"error": {"code": ..., "message": ..., "type": ...}}`` (``status_error`` may
+    already have unwrapped ``error``). Blank, empty or non-string messages and odd nestings
+    yield None (or the first usable string found), never an exception: a reason must not fail
+    the batch.
     """
     if _depth > 4:
         return None
@@ -49,28 +50,22 @@ def error_message_from_body(body: object, _depth: int = 0) -> str | None:
 
 def is_retryable(exc: BaseException) -> bool:
     """Network trouble, timeouts, 5xx and 429 may pass; other 4xx (bad request) will not."""
-    import openai
-
-    if isinstance(exc, openai.APIStatusError):
+    if isinstance(exc, APIStatusError):
         return exc.status_code in (408, 429) or exc.status_code >= 500
-    if isinstance(exc, openai.APIConnectionError | TimeoutError | ConnectionError):
-        return True
-    if isinstance(exc, _httpx.TransportError | _httpx.StreamError):
+    if isinstance(exc, APIConnectionError | TimeoutError | ConnectionError):
         return True
     # An ``error`` event inside a stream: the server failed mid-generation.
-    return isinstance(exc, openai.APIError)
+    return isinstance(exc, APIError)
 
 
 def describe_error(exc: BaseException) -> tuple[str, str, int | None]:
     """(error class, one-line reason, HTTP status) for an error row; never raises."""
-    import openai
-
     status = getattr(exc, "status_code", None)
     status = status if isinstance(status, int) else None
     reason: str | None = None
     if isinstance(exc, TimeoutError):
         reason = "request timed out"
-    elif isinstance(exc, openai.APIError):
+    elif isinstance(exc, APIError):
         reason = error_message_from_body(exc.body)
         if reason is None and status is not None:
             # The SDK's own text would be "Error code: 400 - {...}": say it plainly instead.
@@ -81,8 +76,8 @@ def describe_error(exc: BaseException) -> tuple[str, str, int | None]:
         except Exception:  # a broken __str__ must not turn into a failed batch
             reason = None
     cause = exc.__cause__
-    if isinstance(exc, openai.APIConnectionError) and cause is not None:
-        # The SDK says only "Connection error."; what happened (refused, reset, the server
+    if isinstance(exc, APIConnectionError) and cause is not None:
+        # "Connection error." alone says little; what happened (refused, reset, the server
         # closing the connection) is in the transport's own exception.
         try:
             said = first_line(str(cause)) or ""

@@ -88,6 +88,18 @@ def parse_timings(timings: Mapping[str, Any] | None) -> tuple[float | None, floa
     )
 
 
+def server_ttft_s(timings: Mapping[str, Any] | None, latency_s: float) -> float | None:
+    """The time to first token a server reports with a whole answer: llama.cpp's
+    ``timings.prompt_ms`` (its prefill, which ends with the first token); None without it, or
+    where it is longer than the request took (not this request's figure)."""
+    if not isinstance(timings, Mapping):
+        return None
+    ms = timings.get("prompt_ms")
+    if not isinstance(ms, int | float) or isinstance(ms, bool) or ms < 0:
+        return None
+    return ms / 1000.0 if ms / 1000.0 <= latency_s else None
+
+
 def derive_rates(
     prompt_tokens: int | None,
     completion_tokens: int | None,
@@ -156,6 +168,7 @@ __all__ = [
     "fold_system_into_user",
     "parse_timings",
     "plamo_translate_prompt",
+    "server_ttft_s",
     "split_gemma_thinking",
     "translation_messages",
 ]

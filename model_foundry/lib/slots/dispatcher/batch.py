@@ -53,7 +53,13 @@ class Batch:
         }
         self.keys = {t.key for t in tasks}
         self.progress = Progress(options.batch_timeout_s)
-        self.recorder = Recorder(on_attempt, options.record_in_thread, self.progress)
+        self.recorder = Recorder(
+            on_attempt,
+            options.record_in_thread,
+            self.progress,
+            every_s=options.record_every_s,
+            more_work=lambda: len(self.queue) > 0,
+        )
         self.recorder.on_new = self.add
         self.ledger = Ledger(
             self.slots, options, self.router, self.queue, self.progress, self.recorder

@@ -8,11 +8,18 @@ recorded and nothing new came of it.
 A DuckDB file is one writer at a time across processes: with the inbox drains holding it, one
 transaction per attempt made a run's pace the lock's, not the slots' (the freshness test's
 summaries were stored about a minute after they were answered).
+
+Opening the file costs the same CPU however few rows a transaction writes (docs/slots.md,
+"What the client costs"), so while other work waits in the batch's queue (``more_work``) an
+``InBatches`` call starts at most once every ``every_s``: attempts that settle meanwhile
+join it. The slots stay busy with the queued work; when the queue is empty, or the batch
+closes, nothing waits.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -40,10 +47,22 @@ class Recorder:
     """``in_thread``: a synchronous ``on_attempt`` runs in a worker thread. The first error it
     raises stops the batch and is kept in ``error`` for the batch to raise."""
 
-    def __init__(self, on_attempt: OnAttempt | None, in_thread: bool, progress: Progress) -> None:
+    def __init__(
+        self,
+        on_attempt: OnAttempt | None,
+        in_thread: bool,
+        progress: Progress,
+        *,
+        every_s: float = 0.0,
+        more_work: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.on_attempt = on_attempt
         self.in_thread = in_thread
         self.progress = progress
+        self.every_s = every_s if isinstance(on_attempt, InBatches) else 0.0
+        self.more_work = more_work
+        self._last_call = -float("inf")
+        self._closing = asyncio.Event()
         self._records: asyncio.Queue[Attempt | None] = asyncio.Queue()
         self.error: BaseException | None = None
         # Attempts put and not yet recorded: a growing batch is not over while any is.
@@ -62,10 +81,22 @@ class Recorder:
     def close(self) -> None:
         """No more attempts: ``run`` ends once it has recorded those before."""
         self._records.put_nowait(None)
+        self._closing.set()
+
+    async def _pace(self) -> None:
+        """Wait out the rest of ``every_s`` since the last call while work is queued."""
+        loop = asyncio.get_running_loop()
+        delay = self._last_call + self.every_s - loop.time()
+        if delay > 0 and self.more_work() and not self._closing.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), delay)
+        self._last_call = loop.time()
 
     async def run(self) -> None:
         while True:
             waiting = [await self._records.get()]
+            if self.every_s and waiting[0] is not None:
+                await self._pace()
             while not self._records.empty():
                 waiting.append(self._records.get_nowait())
             attempts = [a for a in waiting if a is not None]

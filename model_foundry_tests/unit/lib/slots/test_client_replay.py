@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 
-import openai
 import pytest
 
+from model_foundry.lib.slots.api_errors import status_error
 from model_foundry.lib.slots.attempt import empty_answer_reason
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.errors import _httpx, describe_error, error_message_from_body
+from model_foundry.lib.slots.errors import describe_error, error_message_from_body
 from model_foundry.lib.slots.quirks import TRANSLATION_EXAMPLES
 from model_foundry.lib.slots.request import build_request
 from model_foundry.lib.slots.server_errors import context_limit_from_error
@@ -43,9 +43,7 @@ def test_messages_are_found_in_odd_places_and_cut_to_their_first_line() -> None:
 
 
 def test_describe_error_always_gives_one_line() -> None:
-    request = _httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
-    response = _httpx.Response(400, request=request)
-    exc = openai.BadRequestError("Error code: 400", response=response, body={"message": " "})
+    exc = status_error(400, '{"message": " "}')
     assert describe_error(exc) == ("BadRequestError", "HTTP 400 with no error message", 400)
     assert describe_error(ValueError(" \n ")) == ("ValueError", "ValueError", None)
     assert describe_error(ValueError("\nfirst\nsecond")) == ("ValueError", "first", None)

@@ -9,12 +9,11 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-import openai
 import pytest
 
-from model_foundry.lib.slots.client import sse_events
+from model_foundry.lib.slots.api_errors import APIError
 from model_foundry.lib.slots.errors import describe_error, is_retryable
-from model_foundry.lib.slots.runtimes import httpx
+from model_foundry.lib.slots.sse import sse_events
 
 
 async def _chunks(data: bytes, size: int) -> AsyncIterator[bytes]:
@@ -24,8 +23,7 @@ async def _chunks(data: bytes, size: int) -> AsyncIterator[bytes]:
 
 def _read(data: bytes, size: int) -> list[dict[str, Any]]:
     async def collect() -> list[dict[str, Any]]:
-        request = httpx.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
-        return [e async for e in sse_events(_chunks(data, size), request)]
+        return [e async for e in sse_events(_chunks(data, size))]
 
     return asyncio.run(collect())
 
@@ -73,7 +71,7 @@ def test_a_one_megabyte_event_is_read_whole(size: int) -> None:
 def test_an_error_event_raises_the_servers_reason_retryable() -> None:
     error = {"message": "CUDA out of memory\nat step 3", "type": "server_error", "code": 500}
     stream = _event(EVENTS[0]) + _event({"error": error})
-    with pytest.raises(openai.APIError) as caught:
+    with pytest.raises(APIError) as caught:
         _read(stream, 11)
     assert caught.value.body == error
     assert is_retryable(caught.value)
@@ -82,7 +80,7 @@ def test_an_error_event_raises_the_servers_reason_retryable() -> None:
 
 def test_an_error_typed_event_without_a_message_still_raises() -> None:
     stream = b'event: error\ndata: {"detail": 1}\n\n'
-    with pytest.raises(openai.APIError) as caught:
+    with pytest.raises(APIError) as caught:
         _read(stream, 4)
     assert str(caught.value) == "An error occurred during streaming"
 
