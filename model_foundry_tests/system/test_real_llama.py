@@ -75,7 +75,9 @@ def test_every_demo_session_gets_a_summary_and_a_translation(
         pending_errors = con.execute(
             """
             SELECT count(*) FROM (
-                SELECT request_key, arg_max(status, recorded_at) AS last_status
+                SELECT request_key,
+                           arg_max(status, epoch_us(recorded_at) * 1000 + attempt)
+                               AS last_status
                 FROM llm_completions
                 WHERE task IN ('session_summary', 'session_summary_part',
                                'session_summary_translation')

@@ -91,13 +91,14 @@ SELECT rowid AS row_id, request_key FROM llm_completions
 WHERE key_prefix IN (SELECT unnest(?::BIGINT[])) AND status = 'ok'
 """
 
-# Newest first, so the first answer of each key is its latest.
+# Newest first, so the first answer of each key is its latest. Attempts stored in one commit
+# share its recorded_at: the later attempt (a retry) is the newer.
 FINISHED_SQL = """
 SELECT request_key, coalesce(content, '') AS content, reasoning, slot, model, prompt_tokens,
        completion_tokens, latency_s, gen_tps, finish_reason
 FROM llm_completions
 WHERE rowid IN (SELECT unnest(?::BIGINT[]))
-ORDER BY recorded_at DESC
+ORDER BY recorded_at DESC, attempt DESC
 """
 
 # What SQL's [:space:] holds: a stored answer of only these is blank.
@@ -119,7 +120,7 @@ def _latest_answers(found: Iterable[Completion], keys: Sequence[str]) -> dict[st
 LAST_ERRORS_SQL = """
 SELECT request_key, error_class, error FROM llm_completions
 WHERE key_prefix IN (SELECT unnest(?::BIGINT[])) AND request_key IN (SELECT unnest(?::VARCHAR[]))
-QUALIFY row_number() OVER (PARTITION BY request_key ORDER BY recorded_at DESC) = 1
+QUALIFY row_number() OVER (PARTITION BY request_key ORDER BY recorded_at DESC, attempt DESC) = 1
 """
 
 

@@ -59,6 +59,10 @@ def killed(path, work, **kw):
                 dequeued.append(args)
             return self.con.execute(sql, *args)
 
+        def __getattr__(self, name):
+            # Everything else (register, unregister, ...) as the connection does it.
+            return getattr(self.con, name)
+
     done = real(path, lambda con: work(Killing(con)), **kw)
     if dequeued:
         os._exit(7)
