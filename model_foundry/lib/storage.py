@@ -4,7 +4,8 @@ DuckDB lets one process at a time hold a file open for writing. Every writer her
 opens the file, writes one batch in one transaction, commits and closes, never holding the
 file across a network wait; a process that finds the file locked retries with jittered
 backoff, and only after ``lock_timeout_s`` (``MODEL_FOUNDRY_DUCKDB_LOCK_TIMEOUT``, 120 s)
-gives up with one readable sentence.
+gives up with one readable sentence. ``held`` runs a few such steps in a row on one
+connection, the file attached to the process's in-memory DuckDB and detached after.
 
 Every connection that may write makes sure the file has every table and view first (the
 registry in ``lib/tables``), once per process and file.
@@ -103,7 +104,13 @@ def connect(
     delays = backoff_delays()
     while True:
         try:
-            con = duckdb.connect(str(path), read_only=read_only)
+            with _attach_lock:
+                # Another thread's ``held`` has the file attached: a cursor on it (opening
+                # the file a second time in this process is refused).
+                con = _attached_cursor(path)
+                attached = con is not None
+                if con is None:
+                    con = duckdb.connect(str(path), read_only=read_only)
             break
         except duckdb.Error as exc:
             if not _is_lock_error(exc):
@@ -113,11 +120,13 @@ def connect(
                 raise DuckDBBusyError(_busy_message(path, waited, exc)) from None
             time.sleep(next(delays))
     try:
-        if not read_only:
+        if not read_only and not attached:
             _ensure_schema(con, path)
         yield con
     finally:
         con.close()
+        if attached:
+            _release_attached(path)
 
 
 _held = threading.local()
@@ -134,19 +143,116 @@ def _held_connections() -> dict[str, duckdb.DuckDBPyConnection]:
 def held(path: str | Path, *, lock_timeout_s: float | None = None) -> Iterator[None]:
     """Every ``connect(path)`` in this thread, until the block ends, uses one connection
     opened here (each still runs and commits its own transactions), so a few short writes and
-    reads in a row open the file once: an open costs about 13 ms of CPU, whatever is written.
-    Only around work that does not wait on the network: the file stays held meanwhile."""
+    reads in a row open the file once. Only around work that does not wait on the network:
+    the file stays held meanwhile.
+
+    The file is attached to the process's one in-memory DuckDB and detached when the block
+    ends, which lets the file go as closing does but costs a tenth of opening it: a new
+    DuckDB instance costs about 20 ms of CPU whatever the file holds (its built-in catalog),
+    and a recording loop that opens the file twice a batch would spend that per batch.
+    ``bench client`` measures it."""
     connections = _held_connections()
     key = str(Path(path))
     if key in connections:
         yield
         return
-    with connect(path, lock_timeout_s=lock_timeout_s) as con:
+    with _attached(Path(path), _lock_timeout(lock_timeout_s)) as con:
         connections[key] = con
         try:
             yield
         finally:
             del connections[key]
+
+
+# The process's in-memory DuckDB that ``held`` attaches files to, and per file (its absolute
+# path) the alias it is attached under and how many connections use it. Made again in a
+# forked child: a DuckDB instance does not survive a fork.
+_attach_lock = threading.RLock()
+_attach_home: tuple[int, duckdb.DuckDBPyConnection] | None = None
+_attachments: dict[str, list[Any]] = {}  # path -> [alias, users]
+_aliases = iter(range(1, 1 << 62))
+
+
+def _home() -> duckdb.DuckDBPyConnection:
+    global _attach_home, _attachments
+    if _attach_home is None or _attach_home[0] != os.getpid():
+        _attach_home = (os.getpid(), duckdb.connect(":memory:"))
+        _attachments = {}
+    return _attach_home[1]
+
+
+def _attached_cursor(path: Path) -> duckdb.DuckDBPyConnection | None:
+    """A new cursor on ``path`` if it is attached here, counted as one more user; call with
+    ``_attach_lock`` held."""
+    entry = _attachments.get(os.path.abspath(path))
+    if entry is None or _attach_home is None or _attach_home[0] != os.getpid():
+        return None
+    alias = entry[0]
+    cursor = _home().cursor()
+    cursor.execute(f"USE {alias}")
+    entry[1] += 1
+    return cursor
+
+
+def _release_attached(path: Path) -> None:
+    with _attach_lock:
+        key = os.path.abspath(path)
+        entry = _attachments.get(key)
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] == 0:
+            del _attachments[key]
+            alias = entry[0]
+            # Detaching checkpoints what the block wrote and lets the file go.
+            _home().execute(f"DETACH {alias}")
+
+
+@contextmanager
+def _attached(path: Path, lock_timeout_s: float) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection on ``path`` attached to the in-memory DuckDB (retrying while another
+    process holds the file); where this process already has the file open the usual way, a
+    connection to that (DuckDB refuses a second open of a file in one process)."""
+    if not _schema_is_ready(path):
+        # The tables and migrations once per process and file, on a plain connection: the
+        # registry's statements assume the file is the connection's only database.
+        with connect(path, lock_timeout_s=lock_timeout_s):
+            pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    delays = backoff_delays()
+    while True:
+        with _attach_lock:
+            cursor = _attached_cursor(path)
+            if cursor is not None:
+                break
+            home = _home()
+            alias = f"mf_file_{next(_aliases)}"
+            try:
+                quoted = str(path).replace("'", "''")
+                home.execute(f"ATTACH '{quoted}' AS {alias}")
+            except duckdb.Error as exc:
+                if "Unique file handle conflict" in str(exc):
+                    break  # open here the usual way: ``connect`` below shares it
+                if not _is_lock_error(exc):
+                    raise
+                waited = time.monotonic() - started
+                if waited >= lock_timeout_s:
+                    raise DuckDBBusyError(_busy_message(path, waited, exc)) from None
+            else:
+                _attachments[os.path.abspath(path)] = [alias, 0]
+                cursor = _attached_cursor(path)
+                break
+        time.sleep(next(delays))
+    if cursor is None:
+        with connect(path, lock_timeout_s=lock_timeout_s) as con:
+            yield con
+        return
+    try:
+        yield cursor
+    finally:
+        cursor.close()
+        _release_attached(path)
 
 
 @contextmanager
@@ -160,11 +266,19 @@ def snapshot(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnecti
         con.execute("COMMIT")
 
 
-def _ensure_schema(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+def _schema_key(path: Path) -> tuple[str, int, int]:
     # The file's identity, not only its name: a file deleted and created again (a test, a
     # `make clean`) at the same path needs its tables again.
     stat = os.stat(path) if path.exists() else None
-    key = (str(path.resolve()), stat.st_dev if stat else 0, stat.st_ino if stat else 0)
+    return (str(path.resolve()), stat.st_dev if stat else 0, stat.st_ino if stat else 0)
+
+
+def _schema_is_ready(path: Path) -> bool:
+    return _schema_key(path) in _schema_ready
+
+
+def _ensure_schema(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    key = _schema_key(path)
     with _schema_lock:
         if key in _schema_ready:
             return
@@ -213,6 +327,10 @@ class BatchWriter:
             self._cm = connect(self.path, lock_timeout_s=self.lock_timeout_s)
             self._con = self._cm.__enter__()
             self._opened_at = time.monotonic()
+            if os.path.abspath(self.path) in _attachments:
+                # A cursor on the file another thread's ``held`` attached: SET would change
+                # that shared in-memory DuckDB for every thread, so its settings stay.
+                return self._con
             if self.memory_limit:
                 # Validated above; SET takes no parameters. Left unlimited, DuckDB's cache
                 # grows with the table, so a long drain's memory would grow with history.

@@ -62,6 +62,10 @@ REVIEWED = {
     "takes no parameters",
     ("lib/storage.py", "int(self.threads)"): "a positive int checked in __init__ and cast by "
     "int(); SET takes no parameters",
+    ("lib/storage.py", "alias"): "'mf_file_' + a number counted in the module; DuckDB takes "
+    "no parameters for identifiers",
+    ("lib/storage.py", "quoted"): "a file path with its quotes doubled, as a SQL string literal; "
+    "ATTACH takes no parameters",
     ("lib/tables/base.py", "self.name"): "a table name defined in code, checked to be a plain "
     "identifier in Table.__post_init__; DuckDB takes no parameters for identifiers",
     ("lib/tables/base.py", "staged"): "'_staged_' + the table name (an identifier, see above)",
