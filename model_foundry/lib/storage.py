@@ -166,7 +166,9 @@ def held(path: str | Path, *, lock_timeout_s: float | None = None) -> Iterator[N
 
 # The process's in-memory DuckDB that ``held`` attaches files to, and per file (its absolute
 # path) the alias it is attached under and how many connections use it. Made again in a
-# forked child: a DuckDB instance does not survive a fork.
+# forked child: a DuckDB instance does not survive a fork. One thread: ``held`` runs small
+# reads and writes, and DuckDB's worker threads, woken for each, spin before they sleep,
+# which cost a recipe waiting on slow servers a quarter of its CPU (`client_cpu.py`).
 _attach_lock = threading.RLock()
 _attach_home: tuple[int, duckdb.DuckDBPyConnection] | None = None
 _attachments: dict[str, list[Any]] = {}  # path -> [alias, users]
@@ -176,7 +178,7 @@ _aliases = iter(range(1, 1 << 62))
 def _home() -> duckdb.DuckDBPyConnection:
     global _attach_home, _attachments
     if _attach_home is None or _attach_home[0] != os.getpid():
-        _attach_home = (os.getpid(), duckdb.connect(":memory:"))
+        _attach_home = (os.getpid(), duckdb.connect(":memory:", config={"threads": 1}))
         _attachments = {}
     return _attach_home[1]
 

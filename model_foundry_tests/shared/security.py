@@ -68,7 +68,8 @@ REVIEWED = {
     "ATTACH takes no parameters",
     ("lib/tables/base.py", "self.name"): "a table name defined in code, checked to be a plain "
     "identifier in Table.__post_init__; DuckDB takes no parameters for identifiers",
-    ("lib/tables/base.py", "staged"): "'_staged_' + the table name (an identifier, see above)",
+    ("lib/tables/base.py", "self._unnested"): "one 'unnest(?::TYPE[]) AS column' an insert "
+    "column: names checked as above, types from the fixed _SQL_TYPES map, values parameters",
     ("lib/tables/base.py", "_VERBS[on_conflict]"): "one of three fixed INSERT verbs",
     ("lib/tables/base.py", "_TAILS[on_conflict]"): "one of two fixed ON CONFLICT tails",
     ("lib/recipes/preview.py", "view"): "recipe_ + a recipe name, checked to be a lower-case "

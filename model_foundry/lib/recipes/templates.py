@@ -8,6 +8,7 @@ caught when the recipe is read (:func:`columns_read`), not at render time.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import jinja2
@@ -30,9 +31,16 @@ def columns_read(template: str) -> set[str]:
     return set(meta.find_undeclared_variables(parsed))
 
 
+@lru_cache(maxsize=512)
+def _compiled(template: str) -> jinja2.Template:
+    # ``from_string`` compiles the template to Python each call: once a column's template,
+    # not once a cell.
+    return _ENV.from_string(template)
+
+
 def render(template: str, values: Mapping[str, Any]) -> str:
     """``template`` with the row's ``values``; structured columns are dicts."""
-    return _ENV.from_string(template).render(**values)
+    return _compiled(template).render(**values)
 
 
 __all__ = ["TemplateError", "columns_read", "render"]

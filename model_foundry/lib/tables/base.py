@@ -1,8 +1,9 @@
 """A table's shape in one place: its DDL and a frozen dataclass whose fields are its columns.
 
-The dataclass is the column list: :class:`Table` derives the INSERT column list, the Arrow
-schema of a bulk insert and the mapping of a result back to rows from its fields, so a column
-is written once (in the DDL) and named once (as a field), never again as a position.
+The dataclass is the column list: :class:`Table` derives the INSERT column list, the types
+a bulk insert binds (and the inbox drain's Arrow schema) and the mapping of a result back to
+rows from its fields, so a column is written once (in the DDL) and named once (as a field),
+never again as a position.
 
 Columns the database fills (``DEFAULT now()``) are fields with :data:`FILLED_BY_DB` metadata: they
 are read back like any other column and left out of every insert.
@@ -14,9 +15,8 @@ import dataclasses
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from functools import cached_property
 from typing import Any, Generic, Literal, TypeVar
 
@@ -53,6 +53,18 @@ _ARROW_TYPES: Mapping[Any, pa.DataType] = {
 }
 
 
+# Python type of a field -> the SQL type its values are bound as in a bulk insert.
+_SQL_TYPES: Mapping[Any, str] = {
+    str: "VARCHAR",
+    int: "BIGINT",
+    float: "DOUBLE",
+    bool: "BOOLEAN",
+    bytes: "BLOB",
+    datetime: "TIMESTAMPTZ",
+    date: "DATE",
+}
+
+
 # The metadata of a field for a column the database fills on insert (its ``DEFAULT``):
 # ``created_at: datetime | None = field(default=None, metadata=FILLED_BY_DB)``.
 FILLED_BY_DB: Mapping[str, bool] = types.MappingProxyType({_DB_DEFAULT: True})
@@ -67,6 +79,18 @@ def _arrow_type(hint: Any) -> pa.DataType | None:
         inner = _arrow_type(typing.get_args(hint)[0])
         return pa.list_(inner) if inner is not None else None
     return _ARROW_TYPES.get(hint)
+
+
+def _sql_type(hint: Any) -> str | None:
+    """The SQL type a field's values are bound as (``X | None`` is ``X``); None: DuckDB
+    infers it from the values."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        kinds = [a for a in typing.get_args(hint) if a is not type(None)]
+        return _sql_type(kinds[0]) if len(kinds) == 1 else None
+    if typing.get_origin(hint) in (list, tuple):
+        inner = _sql_type(typing.get_args(hint)[0])
+        return f"{inner}[]" if inner is not None else None
+    return _SQL_TYPES.get(hint)
 
 
 def fetch(
@@ -150,28 +174,38 @@ class Table(Generic[Row]):
             columns[f.name] = pa.array(values, f.type) if typed else pa.array(values)
         return pa.table(columns)
 
+    @cached_property
+    def _unnested(self) -> str:
+        """What :meth:`insert` selects: each insert column unnested from one list parameter
+        bound as a list of the column's type."""
+        hints = typing.get_type_hints(self.row)
+        parts = []
+        for c in self.insert_columns:
+            kind = _sql_type(hints[c])
+            parts.append(f"unnest(?::{kind}[]) AS {c}" if kind else f"unnest(?) AS {c}")
+        return ", ".join(parts)
+
     def insert(
         self,
         con: duckdb.DuckDBPyConnection,
         rows: Sequence[Row],
         on_conflict: OnConflict = "error",
     ) -> int:
-        """Insert ``rows`` in one statement (by name, through Arrow); how many were new."""
+        """Insert ``rows`` in one statement (by name, one list parameter a column); how many
+        were new.
+
+        Lists, not Arrow: building an Arrow array makes pyarrow import pandas once a process
+        (about 0.4 s of CPU, the larger part of a short command's writes), and a statement of
+        unnested lists costs DuckDB what an Arrow scan does at these batch sizes. The inbox
+        drain, whose batches are large and hot, stages Arrow (``lib/inbox/arrow_rows.py``)."""
         if not rows:
             return 0
-        staged = f"_staged_{self.name}"
-        con.register(staged, self.arrow(rows))
-        try:
-            found = con.execute(
-                f"{_VERBS[on_conflict]} {self.name} BY NAME SELECT * FROM {staged}"
-                f"{_TAILS[on_conflict]}"
-            ).fetchone()
-            return int(found[0]) if found else 0
-        finally:
-            # After a failed statement the transaction is aborted and unregister raises too;
-            # closing the connection drops the registration anyway.
-            with suppress(duckdb.Error):
-                con.unregister(staged)
+        found = con.execute(
+            f"{_VERBS[on_conflict]} {self.name} BY NAME SELECT {self._unnested}"
+            f"{_TAILS[on_conflict]}",
+            [[getattr(r, c) for r in rows] for c in self.insert_columns],
+        ).fetchone()
+        return int(found[0]) if found else 0
 
     def delete_all_sql(self) -> str:
         """``DELETE`` of every row (a rebuild empties its tables in its own transaction)."""
