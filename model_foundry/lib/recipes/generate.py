@@ -40,10 +40,11 @@ from model_foundry.lib.recipes.spec import Recipe
 RUN_VERSION = "run"
 PREVIEW_VERSION = "preview"
 
-# Rows are begun a few at a time, while fewer than ROWS_AHEAD requests wait for an answer:
-# the first requests go out after a few rows are planned, not after all of them, and the rest
-# are planned while answers come (each settled request begins at most ROWS_PER_STEP rows).
-ROWS_AHEAD = 256
+# Rows are begun ROWS_PER_STEP at a time while fewer than ROWS_AHEAD requests wait for an
+# answer: the first requests go out once that many are planned, not after every row, and the
+# rest are planned as answers come. ROWS_AHEAD is above the places the slots of a large lab
+# serve at once (256 in flight over 8 slots), so no place waits for a row to be begun.
+ROWS_AHEAD = 512
 ROWS_PER_STEP = 16
 
 
@@ -125,11 +126,11 @@ class Generation:
         return self.outcome
 
     def feed(self) -> list[Planned]:
-        """Begin the next step of rows while fewer than ``ROWS_AHEAD`` requests wait, and
-        more steps while those ask nothing (their cells are stored); the requests to ask."""
+        """Begin steps of rows while fewer than ``ROWS_AHEAD`` requests wait (a step whose
+        cells are stored asks nothing and the next is begun); the requests to ask."""
         asks: list[Planned] = []
-        while not asks and len(self.waiting) < ROWS_AHEAD and (step := self.feed_rows.step()):
-            asks = self.advance(step)
+        while len(self.waiting) < ROWS_AHEAD and (step := self.feed_rows.step()):
+            asks += self.advance(step)
         return asks
 
     def done(self, row: SeedRow, name: str) -> bool:

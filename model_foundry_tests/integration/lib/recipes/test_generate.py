@@ -19,6 +19,7 @@ from model_foundry.lib.llm import LlmRun
 from model_foundry.lib.recipes.export import export_recipe, recipe_export_request
 from model_foundry.lib.recipes.generate import (
     PREVIEW_VERSION,
+    ROWS_AHEAD,
     ROWS_PER_STEP,
     RUN_VERSION,
     Generation,
@@ -205,17 +206,23 @@ def test_a_rows_next_column_is_asked_before_other_rows_first_column_is_done(
 def test_rows_are_begun_a_step_at_a_time_and_a_run_past_done_steps_asks_only_the_rest(
     tmp_path, db_path, fast_slots
 ) -> None:
-    """The first requests go out once one step of rows is planned, not all of them; a run
-    whose first steps are all stored goes on to the rows that are not."""
+    """The first requests go out once ``ROWS_AHEAD`` are planned, not after every row, and
+    each answer lets more rows begin up to that mark; a run whose first steps are all stored
+    goes on to the rows that are not."""
+    slots = Slots(fast_slots, tmp_path / "locks")
+    many = tmp_path / "many"
+    write_recipe(many, TWO_COLUMNS, seeds=[f"question {i}" for i in range(ROWS_AHEAD + 100)])
+    recipe = parse_recipe(copy.deepcopy(TWO_COLUMNS), str(many / "defs.yaml"))
+    rows = seed_rows(recipe, db_path, many)
+    with LlmRun(db_path, slots, run_id=None, asset="t", log=logging.getLogger("t")) as run:
+        generation = Generation(recipe, run, rows, RUN_VERSION, None)
+        first = generation.feed()
+        # One answer a row (the first column), whole steps of rows.
+        assert len(first) == ROWS_AHEAD and ROWS_AHEAD % ROWS_PER_STEP == 0
+        assert generation.feed() == []  # nothing more begins while ROWS_AHEAD wait
     seeds = [f"{q} (variant {i})" for i in range(12) for q in QUESTIONS][:40]
     folder = tmp_path / "steps"
     write_recipe(folder, TWO_COLUMNS, seeds=seeds)
-    slots = Slots(fast_slots, tmp_path / "locks")
-    recipe = parse_recipe(copy.deepcopy(TWO_COLUMNS), str(folder / "defs.yaml"))
-    rows = seed_rows(recipe, db_path, folder)
-    with LlmRun(db_path, slots, run_id=None, asset="t", log=logging.getLogger("t")) as run:
-        first = Generation(recipe, run, rows, RUN_VERSION, None).feed()
-    assert len(rows) == 40 and len(first) == ROWS_PER_STEP  # one answer a row of the step
     # 20 rows done, then all 40: rows 0-15 (a whole step) and 16-19 are stored.
     done = generate(folder, TWO_COLUMNS, db_path, slots, limit=20)
     assert done.complete_rows() == 20 and done.llm_cells_asked == 40
