@@ -220,7 +220,6 @@ def _attached(path: Path, lock_timeout_s: float) -> Iterator[duckdb.DuckDBPyConn
         # registry's statements assume the file is the connection's only database.
         with connect(path, lock_timeout_s=lock_timeout_s):
             pass
-    path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     delays = backoff_delays()
     while True:

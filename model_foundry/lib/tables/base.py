@@ -70,27 +70,26 @@ _SQL_TYPES: Mapping[Any, str] = {
 FILLED_BY_DB: Mapping[str, bool] = types.MappingProxyType({_DB_DEFAULT: True})
 
 
-def _arrow_type(hint: Any) -> pa.DataType | None:
-    """The Arrow type for a field's annotation (``X | None`` is ``X``); None: let Arrow infer."""
+def _column_type(hint: Any, scalars: Mapping[Any, T], as_list: Callable[[T], T]) -> T | None:
+    """What a field's annotation maps to in ``scalars`` (``X | None`` is ``X``; a list or
+    tuple of ``X`` is ``as_list`` of ``X``'s); None: inferred from the values."""
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
         kinds = [a for a in typing.get_args(hint) if a is not type(None)]
-        return _arrow_type(kinds[0]) if len(kinds) == 1 else None
+        return _column_type(kinds[0], scalars, as_list) if len(kinds) == 1 else None
     if typing.get_origin(hint) in (list, tuple):
-        inner = _arrow_type(typing.get_args(hint)[0])
-        return pa.list_(inner) if inner is not None else None
-    return _ARROW_TYPES.get(hint)
+        inner = _column_type(typing.get_args(hint)[0], scalars, as_list)
+        return as_list(inner) if inner is not None else None
+    return scalars.get(hint)
+
+
+def _arrow_type(hint: Any) -> pa.DataType | None:
+    """The Arrow type of a field's column; None: let Arrow infer it."""
+    return _column_type(hint, _ARROW_TYPES, pa.list_)
 
 
 def _sql_type(hint: Any) -> str | None:
-    """The SQL type a field's values are bound as (``X | None`` is ``X``); None: DuckDB
-    infers it from the values."""
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        kinds = [a for a in typing.get_args(hint) if a is not type(None)]
-        return _sql_type(kinds[0]) if len(kinds) == 1 else None
-    if typing.get_origin(hint) in (list, tuple):
-        inner = _sql_type(typing.get_args(hint)[0])
-        return f"{inner}[]" if inner is not None else None
-    return _SQL_TYPES.get(hint)
+    """The SQL type a field's values are bound as; None: DuckDB infers it."""
+    return _column_type(hint, _SQL_TYPES, lambda inner: f"{inner}[]")
 
 
 def fetch(
@@ -164,15 +163,6 @@ class Table(Generic[Row]):
     def values(self, row: Row) -> list[Any]:
         """``row``'s values in :attr:`insert_columns` order: :meth:`insert_sql`'s parameters."""
         return [getattr(row, c) for c in self.insert_columns]
-
-    def arrow(self, rows: Sequence[Row]) -> pa.Table:
-        """``rows`` as one Arrow table of :attr:`insert_columns`."""
-        columns = {}
-        for f in self.arrow_schema:
-            values = [getattr(r, f.name) for r in rows]
-            typed = not pa.types.is_null(f.type)
-            columns[f.name] = pa.array(values, f.type) if typed else pa.array(values)
-        return pa.table(columns)
 
     @cached_property
     def _unnested(self) -> str:

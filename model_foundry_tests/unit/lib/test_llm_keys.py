@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 
 from model_foundry.devtools.bench.keys import ADDED_COLUMNS, OLD_INDEX, keyed_ddl
@@ -46,6 +47,17 @@ OLD_KEYS: dict[Table, str] = {
 WHEN = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 # A request key as the store makes them: a sha256 in hex (the others are not).
 HEX_KEY = hashlib.sha256(b"a request").hexdigest()
+
+
+def as_arrow(table: Table, rows: list) -> pa.Table:
+    """``rows`` as an Arrow table of ``table``'s insert columns, to shape a file of an older
+    layout (drop or rename columns) before it is inserted."""
+    columns = {}
+    for f in table.arrow_schema:
+        values = [getattr(r, f.name) for r in rows]
+        typed = not pa.types.is_null(f.type)
+        columns[f.name] = pa.array(values, f.type) if typed else pa.array(values)
+    return pa.table(columns)
 
 
 def attempt_row(key: str, n: int, status: str, content: str | None) -> CompletionRow:
@@ -100,7 +112,7 @@ def migrated(tmp_path: Path) -> Path:
         for table, key in OLD_KEYS.items():
             con.execute(keyed_ddl(table, key))
             for row in OLD_ROWS[table]:  # one transaction each: created_at in row order
-                old = table.arrow([row])
+                old = as_arrow(table, [row])
                 added = [c for c in ADDED_COLUMNS if c in old.column_names]
                 con.register("old_row", old.drop_columns(added))
                 con.execute(f"INSERT INTO {table.name} BY NAME SELECT * FROM old_row")
@@ -236,7 +248,7 @@ def test_a_keyless_file_from_before_the_prefix_gets_it_and_its_answers_are_found
     )
     with duckdb.connect(str(db)) as con:
         con.execute(unkeyed)
-        old = LLM_COMPLETIONS.arrow([attempt_row(HEX_KEY, 1, "ok", "kept answer")])
+        old = as_arrow(LLM_COMPLETIONS, [attempt_row(HEX_KEY, 1, "ok", "kept answer")])
         con.register(
             "old_row", old.drop_columns([c for c in ADDED_COLUMNS if c in old.column_names])
         )
@@ -261,7 +273,7 @@ def test_a_file_from_before_cached_prompt_tokens_gets_the_column_in_place(
         row = dataclasses.replace(
             attempt_row(HEX_KEY, 1, "ok", "kept answer"), key_prefix=key_prefix(HEX_KEY)
         )
-        old = LLM_COMPLETIONS.arrow([row]).drop_columns(["cached_prompt_tokens"])
+        old = as_arrow(LLM_COMPLETIONS, [row]).drop_columns(["cached_prompt_tokens"])
         con.register("old_row", old)
         con.execute("INSERT INTO llm_completions BY NAME SELECT * FROM old_row")
         rowid_before = con.execute("SELECT rowid FROM llm_completions").fetchall()
@@ -295,7 +307,7 @@ def test_a_file_from_before_gates_gets_the_column_and_its_summaries_stay(tmp_pat
     old_summary = summary("s-old", "session-a", 2)
     with duckdb.connect(str(db)) as con:
         con.execute(SESSION_SUMMARIES.ddl.replace("        gate VARCHAR,\n", ""))
-        con.register("old_row", SESSION_SUMMARIES.arrow([old_summary]).drop_columns(["gate"]))
+        con.register("old_row", as_arrow(SESSION_SUMMARIES, [old_summary]).drop_columns(["gate"]))
         con.execute("INSERT INTO session_summaries BY NAME SELECT * FROM old_row")
     # The first connection that may write adds the column (once: then nothing is left to do).
     with storage.connect(db) as con:
