@@ -297,6 +297,15 @@ class BatchWriter:
     ``max_hold_s`` caps how long one writer keeps the file, so other runs and a person's
     query get their turn even during a long drain. ``memory_limit`` and ``threads`` are set on
     each connection it opens.
+
+    With ``defer_merges``, closing leaves DuckDB's small row groups as they are unless
+    ``merge_at_release()`` asked for the merge. Every close checkpoints, and every checkpoint
+    of a table that was appended to merges its trailing small row groups into bigger ones,
+    rewriting them and, when three neighbours fit in two, a full row group of history before
+    them (DuckDB 2.0, ``RowGroupCollection::ScheduleVacuumTasks``). A writer that commits
+    small batches and lets the file go every ``max_hold_s`` would pay that at every close;
+    merging once every few hundred commits rewrites each row once instead of again and
+    again, and leaves at most that many small row groups in between.
     """
 
     def __init__(
@@ -307,6 +316,7 @@ class BatchWriter:
         max_hold_s: float = 2.0,
         memory_limit: str | None = None,
         threads: int | None = None,
+        defer_merges: bool = False,
     ) -> None:
         self.path = Path(path)
         self.lock_timeout_s = _lock_timeout(lock_timeout_s)
@@ -319,8 +329,11 @@ class BatchWriter:
         ):
             raise ValueError(f"threads {threads!r} is not a positive whole number")
         self.threads = threads
+        self.defer_merges = defer_merges
+        self._merge_next = False
         self._cm: Any = None
         self._con: duckdb.DuckDBPyConnection | None = None
+        self._own_instance = False
         self._opened_at = 0.0
 
     def _open(self) -> duckdb.DuckDBPyConnection:
@@ -328,10 +341,13 @@ class BatchWriter:
             self._cm = connect(self.path, lock_timeout_s=self.lock_timeout_s)
             self._con = self._cm.__enter__()
             self._opened_at = time.monotonic()
-            if os.path.abspath(self.path) in _attachments:
+            self._own_instance = os.path.abspath(self.path) not in _attachments
+            if not self._own_instance:
                 # A cursor on the file another thread's ``held`` attached: SET would change
                 # that shared in-memory DuckDB for every thread, so its settings stay.
                 return self._con
+            if self.defer_merges:
+                self._con.execute("SET max_vacuum_tasks = 0")
             if self.memory_limit:
                 # Validated above; SET takes no parameters. Left unlimited, DuckDB's cache
                 # grows with the table, so a long drain's memory would grow with history.
@@ -341,9 +357,17 @@ class BatchWriter:
                 self._con.execute(f"SET threads = {int(self.threads)}")
         return self._con
 
+    def merge_at_release(self) -> None:
+        """Let the checkpoint of the next release merge small row groups (``defer_merges``)."""
+        self._merge_next = True
+
     def release(self) -> None:
         if self._cm is not None:
-            cm, self._cm, self._con = self._cm, None, None
+            cm, con, self._cm, self._con = self._cm, self._con, None, None
+            if self.defer_merges and self._merge_next and self._own_instance and con:
+                with suppress(duckdb.Error):
+                    con.execute("RESET max_vacuum_tasks")
+                self._merge_next = False
             cm.__exit__(None, None, None)
 
     def release_if_held_too_long(self) -> None:

@@ -59,9 +59,12 @@ class BatchResult:
     duplicates: int = 0
     conflicts: int = 0
     dead_lettered: int = 0
+    # The commit numbers its transactions took (none for duplicates and dead letters only).
+    commit_seqs: list[int] = field(default_factory=list)
 
     def add(self, other: BatchResult) -> None:
         self.inserted_ids.extend(other.inserted_ids)
+        self.commit_seqs.extend(other.commit_seqs)
         self.duplicates += other.duplicates
         self.conflicts += other.conflicts
         self.dead_lettered += other.dead_lettered
@@ -104,6 +107,8 @@ def write_staged(con: duckdb.DuckDBPyConnection, stream: str, batch: StagedBatch
     if dead:
         _insert_dead_letters(con, stream, dead)
         result.dead_lettered = len(dead)
+    if seq.value is not None:
+        result.commit_seqs.append(seq.value)
     return result
 
 

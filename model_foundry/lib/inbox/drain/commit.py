@@ -34,6 +34,13 @@ log = logging.getLogger(__name__)
 # How much of a storage error the reason of a dead letter keeps.
 MAX_ERROR_CHARS = 300
 
+# The drain's writer defers DuckDB's merging of small row groups (``BatchWriter``'s
+# ``defer_merges``) to the release after each commit whose number is a multiple of this: a
+# release every ``max_hold_s`` then stops rewriting the inbox's last row groups each time,
+# and the inbox holds at most about this many small row groups between two merges, however
+# many processes drained it meanwhile (the commit number is stored in the file).
+MERGE_EVERY_COMMITS = 256
+
 
 @dataclass
 class Committed:
@@ -148,6 +155,8 @@ def _then_release_if_held_too_long(writer: BatchWriter, work: Callable[[], Commi
     checkpoints DuckDB's write-ahead log, which takes a while after a long hold, so it runs
     here, in the writer's thread, while the event loop validates the next batch."""
     committed = work()
+    if any(seq % MERGE_EVERY_COMMITS == 0 for seq in committed.result.commit_seqs):
+        writer.merge_at_release()
     writer.release_if_held_too_long()
     return committed
 
@@ -171,4 +180,11 @@ def commit_batch(writer: BatchWriter, stream: str, ready: ReadyBatch, budget: in
         )
 
 
-__all__ = ["MAX_ERROR_CHARS", "Committed", "ReadyBatch", "commit_batch", "ready_batch"]
+__all__ = [
+    "MAX_ERROR_CHARS",
+    "MERGE_EVERY_COMMITS",
+    "Committed",
+    "ReadyBatch",
+    "commit_batch",
+    "ready_batch",
+]

@@ -246,7 +246,9 @@ async def drain_subject(
         partition = await nats_resource.partition(js, subject)
         record.consumers = list(partition.names)
         writes = WriterThread(
-            BatchWriter(db_path, memory_limit=memory_limit, threads=WRITER_THREADS)
+            BatchWriter(
+                db_path, memory_limit=memory_limit, threads=WRITER_THREADS, defer_merges=True
+            )
         )
         drain = _Drain(
             nc=nc,
