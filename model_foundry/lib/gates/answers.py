@@ -20,8 +20,10 @@ Each answer gets at most one cause, checked in this order (the cheapest and sure
   language detector): a Japanese character counts one, a Latin word one, a word in any other
   script (Hangul, Cyrillic, ...) one against both targets;
 - ``noise_words``, ``noise_symbols``, ``noise_word_length``, ``noise_chars``: junk that is no
-  loop, echo or cut-off answer, by Gopher's quality statistics (``noise.py``); not for
-  structured answers, which their schema judges.
+  loop, echo or cut-off answer, by Gopher's quality statistics (``noise.py``), then
+  ``noise_stop_words``, ``noise_consonants``, ``noise_scripts``, ``noise_hex``,
+  ``noise_digits`` for junk made of letters or figures; not for structured answers, which
+  their schema judges.
 
 Which causes apply and their thresholds are a :class:`config.GateConfig`. Nothing here
 deletes anything: the export records the cause beside the row and leaves it out.

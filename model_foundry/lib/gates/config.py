@@ -27,6 +27,11 @@ CAUSES = (
     "noise_symbols",
     "noise_word_length",
     "noise_chars",
+    "noise_stop_words",
+    "noise_consonants",
+    "noise_scripts",
+    "noise_hex",
+    "noise_digits",
 )
 
 

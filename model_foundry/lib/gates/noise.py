@@ -13,6 +13,11 @@ repetition, echo and script check; these four statistics catch it, each with its
   3 to 10 characters on web pages; a random run of letters is far longer);
 - ``noise_chars``: too large a share of the text is neither words with a letter nor numbers.
 
+Junk whose runs are letters or figures passes those four; five more gates, each its own cause,
+take it: ``noise_stop_words`` (Gopher's stop-word rule, per stretch of words), ``noise_consonants``
+(random letters), ``noise_scripts`` (scripts mixed inside words), ``noise_hex`` (a hex dump) and
+``noise_digits`` (random digit groups); see each function.
+
 Chat answers are not web pages, so before counting, code (fenced blocks and inline spans),
 URLs and Markdown's own marks (table pipes, bullets, heading and quote marks, rules) are taken
 out, and the rest is cut into words at spaces and at the separators of tables, lists and
@@ -27,17 +32,33 @@ noise left is not judged.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 
 from model_foundry.lib.gates.config import DEFAULTS, GateConfig
 
-NOISE_CAUSES = ("noise_words", "noise_symbols", "noise_word_length", "noise_chars")
+NOISE_CAUSES = (
+    "noise_words",
+    "noise_symbols",
+    "noise_word_length",
+    "noise_chars",
+    "noise_stop_words",
+    "noise_consonants",
+    "noise_scripts",
+    "noise_hex",
+    "noise_digits",
+)
 
 
-_FENCE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
+# A fence opens a line (CommonMark: up to three spaces before it); backticks inside a line
+# are no code block (noise often holds a few).
+_FENCE = re.compile(
+    r"^[ \t]{0,3}(?:```.*?(?:^[ \t]*```|\Z)|~~~.*?(?:^[ \t]*~~~|\Z))", re.DOTALL | re.MULTILINE
+)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 # Markdown's marks at the start of a line (bullets, numbered items, headings, quotes) and
@@ -51,8 +72,10 @@ _SEPARATORS = re.compile(r"[,;|=\t/\\]|、")
 # and at most two letters (a unit or a compass point).
 _FIGURE_MARKS = re.compile(r"^[\d.,:\-–—+±~≈<>$€£¥#()\[\]°′″℃%'\"!?]*$")
 _UNITS = re.compile(r"[°′″℃%]")
-# A hash or an id written in hex (a git SHA, a digest): digits and the letters a to f.
-_HEX = re.compile(r"^[0-9a-fA-F]{6,}$")
+# A hash or an id written in hex (a git SHA, a digest): digits and the letters a to f, at most
+# as long as the longest digest written in hex (SHA-512, 128 characters); a longer run is a
+# dump, no figure.
+_HEX = re.compile(r"^[0-9a-fA-F]{6,128}$")
 # An identifier: a model name, a version, a package or a build id (``gemma-4-26b-a4b-it``,
 # ``v1.2.3-rc1``, ``iq4_xs#578598582``): letters-and-digits parts with single marks between them.
 # Noise writes its marks side by side.
@@ -64,11 +87,12 @@ _VOWEL = re.compile(r"[aeiouyAEIOUY]")
 
 
 # Words: a run of kanji, of hiragana or of katakana with the punctuation that follows it, or
-# a run of other non-space characters.
+# a run of other non-space characters. The voicing marks go with the katakana before them:
+# NFKC turns half-width ``ｷﾟ`` into ``キ`` and a combining mark in the hiragana block.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\u3005\uff66-\uff9f"
 _WORDS = re.compile(
     "[\u3400-\u4dbf\u4e00-\u9fff\u3005]+[^\\s\\w]*"
-    "|[\u3040-\u309f]+[^\\s\\w]*|[\u30a0-\u30ff\uff66-\uff9f]+[^\\s\\w]*"
+    "|[\u3040-\u309f]+[^\\s\\w]*|[\u30a0-\u30ff\uff66-\uff9f\u3099-\u309c]+[^\\s\\w]*"
     f"|[^\\s{_CJK}]+"
 )
 # A letter: not the long-vowel and middle-dot marks, which Unicode counts as letters but
@@ -122,15 +146,17 @@ class NoiseStats:
     noise_chars: float
 
 
-def prose(text: str) -> str:
-    """``text`` without code, URLs and Markdown's marks, its separators made spaces: what the
-    noise statistics judge."""
+# Each gate reads the prose of the same answer: worked out once.
+@functools.lru_cache(maxsize=64)
+def prose(text: str, *, separators: bool = False) -> str:
+    """``text`` without code, URLs and Markdown's marks, its separators made spaces (kept
+    with ``separators``): what the noise statistics judge."""
     text = _FENCE.sub(" ", unicodedata.normalize("NFKC", text))
     text = _INLINE_CODE.sub(" ", text)
     text = _URL.sub(" ", text)
     text = _RULE_LINES.sub(" ", text)
     text = _LINE_MARKS.sub(" ", text)
-    return _SEPARATORS.sub(" ", text)
+    return text if separators else _SEPARATORS.sub(" ", text)
 
 
 def noise_stats(text: str) -> NoiseStats | None:
@@ -159,18 +185,205 @@ def noise_stats(text: str) -> NoiseStats | None:
     )
 
 
+# -- Gibberish the four statistics cannot see: its runs are letters, or figures. ------------
+
+# Gopher's stop-word rule (datatrove 06c98b0, ``pipeline/filters/gopher_quality_filter.py``,
+# ``min_stop_words``: two of the, be, to, of, and, that, have, with): a text in a Latin-script
+# language uses its commonest function words. Chat answers are in many languages, so the list holds the commonest
+# articles, prepositions, conjunctions and copulas of the widely written Latin-script ones
+# (English, German, Dutch, the Nordic and Romance languages, Polish, Czech, Hungarian,
+# Finnish, Turkish, Indonesian, Vietnamese, Tagalog, Swahili).
+_STOP_WORDS = """the be to of and that have with a an in is it for on are was as or not this you
+    i me my we our he him his she her they them their its at by from up out into over about
+    than then so but if no all any some each one more most very just also only too there here
+    which who what when where why how can could will would shall should may might must do
+    does did done has had been being were am these those such own other same both many
+    der die das und ist nicht ein eine zu mit von den dem auf für sie es im ich wir auch sich
+    wie aber oder wenn noch nur so
+    het een van dat op te zijn niet och att det som är og er på ikke
+    le la les et est un une des du de que pas pour dans en il au je nous vous ils sur avec
+    qui ce se ne sont mais ou
+    el los las y es una por con para no se lo del al
+    e è di che per non o os as é um não com do da em
+    și în cu și pe nu
+    w z na się nie jest i v je se ve že
+    az és hogy nem ja on ei se että
+    ve bir bu için ile da ne
+    dan yang di ini itu dengan untuk
+    và của là có không được trong cho với những các một
+    ang ng sa mga ay
+    na ya wa kwa ni"""
+STOP_WORDS = frozenset(_STOP_WORDS.split())
+# A stretch of words in a row (no punctuation between them, each in lower case but the first)
+# this long without a function word is no sentence of these languages; lists (one item a
+# line, or commas between), titles and names in capitals (``Tokyo Osaka Kyoto``, code's
+# ``StatefulSet``) make no such stretch. Gopher judges documents of 50 words and more.
+STOP_WORDS_STRETCH = 12
+_LATIN = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff"
+_LATIN_RUN = re.compile(f"[{_LATIN}]+")
+# A word of a stretch, and the mark that ends the stretch after it.
+_STRETCH_WORD = re.compile(f"^([{_LATIN}]+)([.,;:!?]?)$")
+_JAPANESE = re.compile(f"[{_CJK}]")
+
+
+def _stretches(text: str) -> list[list[str]]:
+    """The prose's runs of words in a row, per line, broken by anything but a lower-case
+    Latin word (the first may be capitalised) and after a punctuation mark."""
+    found: list[list[str]] = []
+    for line in prose(text, separators=True).splitlines():
+        stretch: list[str] = []
+        for token in line.split():
+            word = _STRETCH_WORD.match(token)
+            lower = word is not None and (word.group(1)[1:].islower() or len(word.group(1)) == 1)
+            if word is None or not lower or (stretch and not word.group(1).islower()):
+                found.append(stretch)
+                stretch = [word.group(1)] if word and lower else []
+                continue
+            stretch.append(word.group(1))
+            if word.group(2):
+                found.append(stretch)
+                stretch = []
+        found.append(stretch)
+    return [s for s in found if s]
+
+
+def no_stop_words(text: str) -> bool:
+    """``noise_stop_words``: a stretch of :data:`STOP_WORDS_STRETCH` words or more in a row
+    with no function word (:data:`STOP_WORDS`) in it; a text with Japanese in it (its Latin
+    words are terms) is not judged."""
+    if _JAPANESE.search(text):
+        return False
+    return any(
+        len(s) >= STOP_WORDS_STRETCH and not any(w.lower() in STOP_WORDS for w in s)
+        for s in _stretches(text)
+    )
+
+
+# A run of five consonant letters: no word of English has more than a few (``strengths``,
+# ``matchstick``), and German, with ``sch`` and ``tz``, has it in about a quarter of the long
+# words of its densest text; random letters, with a vowel for one letter in five, have it in
+# most words. ``y`` counts as a vowel (``rhythm``), accented letters break a run.
+_CONSONANT_RUN = re.compile(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5}")
+# The share of the Latin words of four letters or more, not in capitals (acronyms), with such a
+# run, and how many words that must be at least (a name or two is no text).
+CONSONANT_WORDS = 0.35
+CONSONANT_WORDS_MIN = 5
+
+
+def consonant_words(text: str) -> bool:
+    """``noise_consonants``: over :data:`CONSONANT_WORDS` of the Latin words of four letters
+    or more have five consonants in a row (random letters and keyboard mashing), counting
+    every letter run of the prose (``d;lajk;jkkd`` is three)."""
+    words = [w for w in _LATIN_RUN.findall(prose(text)) if len(w) >= 4 and not w.isupper()]
+    hits = sum(1 for w in words if _CONSONANT_RUN.search(w))
+    return hits >= CONSONANT_WORDS_MIN and hits > CONSONANT_WORDS * len(words)
+
+
+# Neighbouring letters of a word in different scripts: a word is in one script, besides the
+# kanji and kana of Japanese and the Latin words Japanese joins to them (``GitHubを``, one
+# change in eight letters), or a Greek letter in a formula (``Δx``). Mixed-script soup
+# changes script at most letters.
+SCRIPT_CHANGES = 0.5
+# Fewer letters than this are not judged (a formula of Greek and Latin variables).
+SCRIPT_LETTERS = 20
+_JAPANESE_NAMES = ("CJK", "HIRAGANA", "KATAKANA", "HALFWIDTH KATAKANA")
+
+
+@functools.lru_cache(maxsize=4096)
+def _script(ch: str) -> str | None:
+    """The script of a letter by its Unicode name (``LATIN``, ``GREEK``, ``HANGUL``, ...),
+    kanji and kana as one, None for a non-letter or a modifier (IPA's ``ː``)."""
+    if not ch.isalpha():
+        return None
+    if ch.isascii():
+        return "LATIN"
+    name = unicodedata.name(ch, "")
+    if name.startswith(_JAPANESE_NAMES):
+        return "JAPANESE"
+    head = name.split(" ", 1)[0]
+    return None if head in ("", "MODIFIER") else head
+
+
+def mixed_scripts(text: str) -> bool:
+    """``noise_scripts``: within words, over :data:`SCRIPT_CHANGES` of the neighbouring
+    letters are in different scripts."""
+    pairs = changes = letters = 0
+    for run in prose(text).split():
+        scripts = [s for s in map(_script, run) if s]
+        letters += len(scripts)
+        pairs += max(0, len(scripts) - 1)
+        changes += sum(1 for a, b in pairwise(scripts) if a != b)
+    return letters >= SCRIPT_LETTERS and changes > SCRIPT_CHANGES * pairs
+
+
+# Numbers alone are an answer (``42``, a list of primes, a CSV table). Numbers that open with a
+# zero are written so for a fixed width (bytes, PINs, codes), all of one width; numbers of
+# several widths some of which are zero-padded, in no order, are random digits. From this
+# many bare numbers, making at least half of the prose's runs.
+DIGIT_RUNS = 10
+_BARE_DIGITS = re.compile(r"^\d+$")
+
+
+def digits_in_no_order(text: str) -> bool:
+    """``noise_digits``: :data:`DIGIT_RUNS` bare numbers or more (split at spaces and colons)
+    making half the runs, some zero-padded, of several widths and neither ascending nor
+    descending (binary groups, digit groups)."""
+    runs = [
+        r.strip(".,;!?()[]")
+        for r in re.split(r"[\s:]+", prose(text))
+        if len(r) > OPERATOR_LENGTH or any(c.isalnum() for c in r)
+    ]
+    numbers = [r for r in runs if _BARE_DIGITS.match(r)]
+    if len(numbers) < DIGIT_RUNS or 2 * len(numbers) < len(runs):
+        return False
+    padded = any(len(n) > 1 and n[0] == "0" for n in numbers)
+    values = [int(n) for n in numbers]
+    ordered = values == sorted(values) or values == sorted(values, reverse=True)
+    return padded and len(set(map(len, numbers))) > 1 and not ordered
+
+
+# A hex dump: mostly runs of hex digits (bytes, offsets), a quarter of them mixing digits and
+# letters (in random bytes, about half do; words of the letters a to f have no digit). From
+# this many runs: a few bytes written out (``48 65 6c 6c 6f``) are an answer.
+HEX_RUNS = 16
+HEX_SHARE = 0.75
+HEX_MIXED = 0.25
+_HEX_RUN = re.compile(r"^[0-9a-fA-F]{2,}$")
+
+
+def hex_dump(text: str) -> bool:
+    """``noise_hex``: :data:`HEX_RUNS` runs or more, :data:`HEX_SHARE` of them hex and
+    :data:`HEX_MIXED` of them mixing digits and letters."""
+    runs = prose(text).split()
+    if len(runs) < HEX_RUNS:
+        return False
+    hexes = [r for r in runs if _HEX_RUN.match(r)]
+    mixed = sum(1 for r in hexes if not r.isdigit() and not r.isalpha())
+    return len(hexes) >= HEX_SHARE * len(runs) and mixed >= HEX_MIXED * len(runs)
+
+
 def noise_cause(text: str, config: GateConfig = DEFAULTS) -> str | None:
     """The first noise statistic ``text`` breaks (see :data:`NOISE_CAUSES`) that the config
     does not skip, else None."""
     stats = noise_stats(text)
-    if stats is None:
-        return None
-    broken = {
-        "noise_words": stats.letter_words < config.noise_letter_words,
-        "noise_symbols": stats.symbols_per_word > config.noise_symbols_per_word,
-        # One long word may be a name: only a very long one is judged alone.
-        "noise_word_length": stats.mean_word_length > config.noise_word_length
-        and (stats.words > 1 or stats.mean_word_length > 2 * config.noise_word_length),
-        "noise_chars": stats.noise_chars > config.noise_chars,
+    checks: dict[str, Callable[[], bool]] = {
+        "noise_stop_words": lambda: no_stop_words(text),
+        "noise_consonants": lambda: consonant_words(text),
+        "noise_scripts": lambda: mixed_scripts(text),
+        "noise_digits": lambda: digits_in_no_order(text),
+        "noise_hex": lambda: hex_dump(text),
     }
-    return next((c for c in NOISE_CAUSES if broken[c] and c not in config.skip), None)
+    if stats is not None:
+        checks |= {
+            "noise_words": lambda: stats.letter_words < config.noise_letter_words,
+            "noise_symbols": lambda: stats.symbols_per_word > config.noise_symbols_per_word,
+            # One long word may be a name: only a very long one is judged alone.
+            "noise_word_length": lambda: (
+                stats.mean_word_length > config.noise_word_length
+                and (stats.words > 1 or stats.mean_word_length > 2 * config.noise_word_length)
+            ),
+            "noise_chars": lambda: stats.noise_chars > config.noise_chars,
+        }
+    return next(
+        (c for c in NOISE_CAUSES if c in checks and c not in config.skip and checks[c]()), None
+    )

@@ -17,6 +17,15 @@ when both hold:
   credentials line (``host:port:db:user:<pw>``, ``'user:<pw>'``, ``user:<pw>@host``),
   ``-U user%<pw>``, or, in a URL, a path segment after a webhook/hook/token/bot segment.
 
+A password of letters only (``correcthorsebattery``, ``BlueHarbor``) looks like a word, so
+it is taken only after a cue that makes the next token a value (:data:`_WORD_CUES`): a long
+password flag (``--password X``, ``-storepass X``), a tool's own password flag
+(``sshpass -p X``, ``mysql -pX``, ``zip -P X``, ``redis-cli -a X``, ``ldapsearch -w X``),
+``-U user%X``, ``'user:X' | chpasswd``, a password key whose value ends the statement
+(``password: X``, ``pwd=X;``), ``user:X@host``, a ``.pgpass`` or ``.netrc`` line, and
+``htpasswd -b file user X``. Six letters or more, not in capitals, not a placeholder, a
+mode or a status word (``required``, ``incorrect``).
+
 What training needs stays: git SHAs, digests and UUIDs (hex or one-case values are taken only
 after a credential word or a hook segment, and words naming a digest veto the cue), versions,
 paths, file names, code identifiers (snake, camel, dotted), placeholders and our markers.
@@ -224,6 +233,88 @@ _CALL_BEFORE = re.compile(
     r"(?i)(?:client|login|connect|auth)[\w.]*[ \t]*\((?:[^()\n]{0,160},)?[ \t]*[\"']$"
 )
 _CALL_WINDOW = 200
+
+
+# -- Letters-only passwords: the cue alone says it is a value. ------------------------------
+# The value: letters only, then the end of the token (a sentence's full stop may follow).
+_WORD = r"(?P<value>[A-Za-z]{6,64})"
+_WORD_END = r"(?=$|[\s\"'`,;)}\]]|\.(?:\s|$))"
+# A tool's flags must be on its own command line: no pipe, ``;`` or ``&`` between.
+_SAME_COMMAND = r"[^\n|;&]{0,200}?[ \t]"
+_QUOTE = r"[\"']?"
+_CUED_WORD = rf"{_QUOTE}{_WORD}{_QUOTE}{_WORD_END}"
+# Where a key opens: a line (indented, a list item, ``export``), or after a brace or comma.
+_KEY_START = r"(?:^[ \t]*(?:[-*][ \t]+|export[ \t]+|set[ \t]+)?|[{,(\[][ \t]*)"
+# (words one of which the text must hold, the pattern): cheap to skip when none is there.
+_WORD_CUES = tuple(
+    (hints, re.compile(pattern, re.MULTILINE))
+    for hints, pattern in (
+        # --password X, --db-password=X, -storepass X (the flag's name is checked too).
+        (
+            ("pass", "pwd"),
+            rf"(?:^|[\s\"'])--?(?P<name>[A-Za-z][\w-]{{0,40}})(?:[ \t]+|=){_CUED_WORD}",
+        ),
+        # Tools whose short flag takes the password, attached or not.
+        (
+            ("sshpass", "mongo", "login"),
+            r"\b(?:sshpass|mongosh|mongo|docker[ \t]+login|podman[ \t]+login"
+            rf"|registry[ \t]+login){_SAME_COMMAND}-p[ \t]*{_CUED_WORD}",
+        ),
+        (("sqlcmd", "zip"), rf"\b(?:sqlcmd|zip|unzip){_SAME_COMMAND}-P[ \t]*{_CUED_WORD}"),
+        (("redis-cli",), rf"\bredis-cli{_SAME_COMMAND}-a[ \t]+{_CUED_WORD}"),
+        (("ldap",), rf"\bldap\w+{_SAME_COMMAND}-w[ \t]+{_CUED_WORD}"),
+        # mysql and 7z read ``-p X`` as a database or a file: only ``-pX`` is the password.
+        (
+            ("mysql", "mariadb", "7z"),
+            rf"\b(?:mysql\w*|mariadb\w*|7za?){_SAME_COMMAND}-p{_CUED_WORD}",
+        ),
+        (("%",), rf"(?:^|\s)(?:-U|--user)[ \t]+[\w.@-]{{1,64}}%{_WORD}{_WORD_END}"),
+        (("chpasswd",), rf"[\w.-]{{1,64}}:{_WORD}{_QUOTE}[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b"),
+        # A password key whose value ends the statement: ``password: X``, ``"pwd": "X",``,
+        # ``pass=X  # comment`` (a ``#`` right after it is the value's own).
+        (
+            ("pass", "pwd"),
+            rf"{_KEY_START}{_QUOTE}(?P<key>[A-Za-z_][\w.-]{{0,63}}){_QUOTE}[ \t]*(?::=|[:=])[ \t]*"
+            rf"{_QUOTE}{_WORD}{_QUOTE}(?:[ \t]*(?=[,;}})\]]|$)|[ \t]+(?=#))",
+        ),
+        # user:X@host (a URL's userinfo without its scheme).
+        (
+            ("@",),
+            rf"(?<![\w/:.@%+-])(?P<user>[A-Za-z_][\w.+-]{{0,63}}):{_WORD}@"
+            r"(?=[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|localhost\b|\[)",
+        ),
+        # A .pgpass line, inside a sentence too: host:port:db:user:X.
+        (
+            (":",),
+            r"(?<![\w.:/-])[\w.*-]{1,128}:(?:\d{1,5}|\*):[\w.*-]{1,128}:[\w.@*-]{1,64}:"
+            rf"{_WORD}(?![\w:@]){_WORD_END}",
+        ),
+        (("machine",), rf"\bmachine[ \t]+\S+\s+login\s+\S+\s+password[ \t]+{_WORD}{_WORD_END}"),
+        (
+            ("htpasswd",),
+            r"\bhtpasswd[ \t]+(?:-\w+[ \t]+)*?-\w*b\w*[ \t]+(?:-\w+[ \t]+)*\S+[ \t]+\S+[ \t]+"
+            rf"{_WORD}{_WORD_END}",
+        ),
+    )
+)
+# Words after a password key or flag that say what it is, not what it holds.
+_STATUS_WORDS = word_set(
+    """incorrect invalid wrong expired missing unknown unset hidden masked generated random
+    prompt prompted ask asked provided supplied secure strong weak reset changed mismatch
+    omitted redacted protected encrypted hashed plaintext plain stored saved ignored"""
+)
+
+
+def _word_password(value: str) -> bool:
+    """Whether a letters-only value after a strong cue can be a password (see the module)."""
+    low = value.lower()
+    return not (
+        value.isupper()
+        or is_placeholder(value)
+        or low in DESCRIPTOR_WORDS
+        or low in _STATUS_WORDS
+        or _NAMING.search(value)
+    )
 
 
 def entropy(value: str) -> float:
@@ -720,8 +811,39 @@ class Backstop:
             last = colon + 1 + len(value)
         return "".join(out) + text[last:] if out else text
 
+    def _word_passwords(self, text: str, counts: Counter[str]) -> str:
+        """Letters-only passwords right after a cue that makes them a value."""
+        lower = text.lower()
+        spans: list[tuple[int, int]] = []
+        for hints, pattern in _WORD_CUES:
+            if not any(h in lower for h in hints):
+                continue
+            for match in pattern.finditer(text):
+                value = match.group("value")
+                named = match.groupdict()
+                if "name" in named and name_cue(named["name"]) != "password":
+                    continue
+                if "key" in named and name_cue(named["key"].rsplit(".", 1)[-1]) != "password":
+                    continue
+                if "user" in named and named["user"].lower() in _NOT_USER_FIELDS:
+                    continue
+                if _word_password(value) and self._take(value):
+                    spans.append(match.span("value"))
+        if not spans:
+            return text
+        out: list[str] = []
+        last = 0
+        for start, end in sorted(set(spans)):
+            if start < last:
+                continue
+            counts["password"] += 1
+            out += [text[last:start], marker("password")]
+            last = end
+        return "".join(out) + text[last:]
+
     def scrub(self, text: str, counts: Counter[str]) -> str:
         """``text`` with every cued random value replaced; ``counts`` gains one per marker."""
+        text = self._word_passwords(text, counts)
         text = self._cued_pairs(self._quoted(self._urls(text, counts), counts), counts)
         out: list[str] = []
         last = 0

@@ -169,6 +169,24 @@ PLANTED = [
         "noise_word_length",
     ),
     Planted("a word in noise", "Result is (7x)#9@2^3k)!4*8@(m]2~5&q#9%", "noise_chars"),
+    Planted(
+        "pseudo-words",
+        "toxgli rentoxgli quilloorb vuloka shntox miquilvugli vuvupratox kaze zekalo lolo "
+        "zerenquilmi zeloprashn",
+        "noise_stop_words",
+    ),
+    Planted(
+        "random letters",
+        "Sure: brtkwelpq zamxtrvd, oqsdfghk; plmntrsua vbcxzqel",
+        "noise_consonants",
+    ),
+    Planted("scripts mixed in words", "Жаёβδдзяжkηмаягzдxяζгаб漢ζяqzбΩ", "noise_scripts"),
+    Planted(
+        "binary groups",
+        "1010 0101111011010101 00100000 1011101100110010 1110 " * 2 + "1",
+        "noise_digits",
+    ),
+    Planted("hex dump", "00000000  7b 79 95 48 ee f1 a5 4b ff 9c c1 2a 9a e9 53 bc", "noise_hex"),
     Planted("echo with a preface", "Question: " + QUESTION.lower(), "echo"),
     Planted(
         "echo of the text to translate",

@@ -148,6 +148,64 @@ def test_the_backstop_can_be_switched_off() -> None:
     assert SecretScrubber(HygieneConfig(backstop=False)).scrub(text) == text
 
 
+# Letters-only passwords (a passphrase of joined words, a CamelCase word): taken only where
+# the cue makes the next token a value.
+WORD_PASSWORDS = [
+    ("mysql -u root -pcorrecthorsebattery app", "correcthorsebattery"),
+    ("mysqldump --password BlueHarborLantern app > a.sql", "BlueHarborLantern"),
+    ("mongosh -u app -p willowcedarriver --authenticationDatabase admin", "willowcedarriver"),
+    ("docker login -u kenji -p BlueHarborLantern registry.example.com", "BlueHarborLantern"),
+    ("zip -P moonlitgarden -r a.zip d/", "moonlitgarden"),
+    ("7z a -pmoonlitgarden a.7z d/", "moonlitgarden"),
+    ("keytool -list -storepass moonlitgarden -keystore k.jks", "moonlitgarden"),
+    ("smbclient //fs/share -U deploy%moonlitgarden -c ls", "moonlitgarden"),
+    ("echo 'svc:moonlitgarden' | sudo chpasswd", "moonlitgarden"),
+    ("pass: HarborLights", "HarborLights"),
+    ("  - db_password: moonlitgarden", "moonlitgarden"),
+    ('{"user": "kenji", "pwd": "moonlitgarden"}', "moonlitgarden"),
+    ("pass=moonlitgarden  # rotated monthly", "moonlitgarden"),
+    ("log in as admin:moonlitgarden@10.1.2.3", "moonlitgarden"),
+    ("Use kenji:moonlitgarden@db.internal to connect.", "moonlitgarden"),
+    ("Your ~/.pgpass line is localhost:5432:app:kenji:BlueHarbor, then chmod 600.", "BlueHarbor"),
+    ("htpasswd -b .htpasswd admin moonlitgarden", "moonlitgarden"),
+    # A ``#`` right after the letters is the value's own, no comment: it goes whole.
+    ("bitbucketAppPassword: Glacier#falcon9481", "#falcon9481"),
+]
+
+WORDS_KEPT = [
+    "Go to the password reset page and pick a new one.",
+    "password: required field",
+    "password: incorrect",
+    "--password-file /run/secrets/x",
+    "docker login --password-stdin",
+    "password: changeme",
+    "password: <token>",
+    "password: ${DB_PASSWORD}",
+    "password: ****",
+    "All tests pass: congratulations",
+    "Reset password immediately",
+    "mysql -p database",
+    "mkdir -p build && gcc -pthread -pedantic main.c",
+    "passwords: must match",
+    "password = settings.DB_PASSWORD",
+    "git@github.com:org/repo.git",
+    "mailto:kenji@example.com",
+]
+
+
+@pytest.mark.parametrize(("text", "value"), WORD_PASSWORDS)
+def test_a_letters_only_password_after_a_strong_cue_goes(text: str, value: str) -> None:
+    counts: Counter[str] = Counter()
+    out = SecretScrubber().scrub(text, counts)
+    assert value not in out and "[REDACTED:password]" in out, out
+    assert RecordScrubber(salt=b"twice").scrub(out)[0] == out
+
+
+@pytest.mark.parametrize("text", WORDS_KEPT)
+def test_prose_flags_and_placeholders_beside_password_words_stay(text: str) -> None:
+    assert SecretScrubber().scrub(text, Counter()) == text
+
+
 def _load(name: str) -> list[dict]:
     lines = (CORPUS / name).read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines]
