@@ -647,6 +647,37 @@ def _table_cue(text: str, start: int) -> str | None:
     return None
 
 
+def _word_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
+    """Letters-only passwords right after a cue that makes them a value."""
+    lower = text.lower()
+    spans: list[tuple[int, int]] = []
+    for hints, pattern in _WORD_CUES:
+        if not any(h in lower for h in hints):
+            continue
+        for match in pattern.finditer(text):
+            value = match.group("value")
+            named = match.groupdict()
+            if "name" in named and name_cue(named["name"]) != "password":
+                continue
+            if "key" in named and name_cue(named["key"].rsplit(".", 1)[-1]) != "password":
+                continue
+            if "user" in named and named["user"].lower() in _NOT_USER_FIELDS:
+                continue
+            if _word_password(value) and take(value):
+                spans.append(match.span("value"))
+    if not spans:
+        return text
+    out: list[str] = []
+    last = 0
+    for start, end in sorted(set(spans)):
+        if start < last:
+            continue
+        counts["password"] += 1
+        out += [text[last:start], marker("password")]
+        last = end
+    return "".join(out) + text[last:]
+
+
 class Backstop:
     """Finds cued random values in text that the rules have already scrubbed."""
 
@@ -811,39 +842,9 @@ class Backstop:
             last = colon + 1 + len(value)
         return "".join(out) + text[last:] if out else text
 
-    def _word_passwords(self, text: str, counts: Counter[str]) -> str:
-        """Letters-only passwords right after a cue that makes them a value."""
-        lower = text.lower()
-        spans: list[tuple[int, int]] = []
-        for hints, pattern in _WORD_CUES:
-            if not any(h in lower for h in hints):
-                continue
-            for match in pattern.finditer(text):
-                value = match.group("value")
-                named = match.groupdict()
-                if "name" in named and name_cue(named["name"]) != "password":
-                    continue
-                if "key" in named and name_cue(named["key"].rsplit(".", 1)[-1]) != "password":
-                    continue
-                if "user" in named and named["user"].lower() in _NOT_USER_FIELDS:
-                    continue
-                if _word_password(value) and self._take(value):
-                    spans.append(match.span("value"))
-        if not spans:
-            return text
-        out: list[str] = []
-        last = 0
-        for start, end in sorted(set(spans)):
-            if start < last:
-                continue
-            counts["password"] += 1
-            out += [text[last:start], marker("password")]
-            last = end
-        return "".join(out) + text[last:]
-
     def scrub(self, text: str, counts: Counter[str]) -> str:
         """``text`` with every cued random value replaced; ``counts`` gains one per marker."""
-        text = self._word_passwords(text, counts)
+        text = _word_passwords(text, counts, self._take)
         text = self._cued_pairs(self._quoted(self._urls(text, counts), counts), counts)
         out: list[str] = []
         last = 0
