@@ -16,6 +16,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	@# An editable install compiles no bytecode: where PYTHONDONTWRITEBYTECODE is set, every
+	@# command would compile the package again before its first request.
+	$(PY) -m compileall -q model_foundry
 	@touch $(STAMP)
 
 up: $(STAMP)

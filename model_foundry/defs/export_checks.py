@@ -20,8 +20,6 @@ import dagster as dg
 
 from model_foundry.lib import settings
 from model_foundry.lib.decontamination.config import EvalSetError, EvalSets, load_eval_sets
-from model_foundry.lib.exports.proof import held_back, scan_secrets
-from model_foundry.lib.hygiene.record import RecordScrubber
 
 SECRET_CHECK = "no_secret_in_views"
 HELD_BACK_CHECK = "held_back_share"
@@ -88,6 +86,11 @@ def _folder_check(
 
 
 def _secrets(folder: Path, _: None) -> Verdict:
+    # Loaded when a check runs, not with the definitions: Arrow and the scrubber's rules
+    # are no part of what a process needs before its first request.
+    from model_foundry.lib.exports.proof import scan_secrets
+    from model_foundry.lib.hygiene.record import RecordScrubber
+
     scan = scan_secrets(folder, RecordScrubber.from_settings())
     # Kinds, counts and file rows only: the value found is never shown.
     failed = (
@@ -115,6 +118,8 @@ def secret_check(key: dg.AssetKey) -> dg.AssetChecksDefinition:
 
 
 def _held_back(folder: Path, limit: float) -> Verdict:
+    from model_foundry.lib.exports.proof import held_back
+
     held = held_back(folder)
     failed = (
         f"{held.held} of {held.records} records held back ({held.share:.1%}), "

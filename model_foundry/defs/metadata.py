@@ -9,7 +9,6 @@ from typing import Any
 
 import dagster as dg
 
-from model_foundry.lib.exports.proof import columns, preview
 from model_foundry.lib.hygiene.shown import shown_text
 from model_foundry.lib.tables.base import Table
 
@@ -55,6 +54,10 @@ def preview_table(
 def export_view_metadata(folder: Path) -> dict[str, Any]:
     """What the UI shows of an export folder: the main config's columns
     (``dagster/column_schema``) and a preview of a few kept records and a few held back."""
+    # With the export, not the definitions: what proof reads with (Arrow) is no part of what
+    # a process needs before its first request.
+    from model_foundry.lib.exports.proof import columns, preview
+
     schema = dg.TableSchema(columns=[dg.TableColumn(n, t) for n, t in columns(folder)])
     shown = preview(folder, PREVIEW_ROWS, PREVIEW_ROWS)
     return {

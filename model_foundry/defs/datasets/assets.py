@@ -3,7 +3,7 @@
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 from pydantic import Field
@@ -22,19 +22,19 @@ from model_foundry.lib.datasets.prompts import (
     near_duplicate_prompts,
     read_chat_session_prompts,
 )
-from model_foundry.lib.datasets.sample_export import export_samples
 from model_foundry.lib.datasets.samples import chat_roles, sample_counts
 from model_foundry.lib.decontamination.config import EvalSetError
 from model_foundry.lib.decontamination.match import decontaminator
-from model_foundry.lib.exports.hygiene import export_hygiene
 from model_foundry.lib.exports.names import UnsafeNameError
-from model_foundry.lib.exports.published import ExportTarget, empty_split_warning, figures_line
 from model_foundry.lib.exports.versions import choose_version
 from model_foundry.lib.inbox.commit_spans import Span
 from model_foundry.lib.llm import LlmRun
 from model_foundry.lib.recipes.collect import collect
 from model_foundry.lib.recipes.roles import JudgeRefusedError, require_judge_slot
 from model_foundry.lib.slots.config import Slot
+
+if TYPE_CHECKING:
+    from model_foundry.lib.exports.published import ExportTarget
 
 
 class DatasetCollectionConfig(dg.Config):
@@ -154,6 +154,10 @@ def dataset_samples(
                 "preference pairs"
             )
         elif config.export:
+            # The export's modules (Arrow, numpy, the writers) load once the answers are in,
+            # not before the first request.
+            from model_foundry.lib.exports.published import ExportTarget
+
             target = ExportTarget(out_root, config.name, version, config.license)
             metadata.update(
                 export_collection(context, run, duckdb, target, config.test_share, metadata)
@@ -189,7 +193,7 @@ def export_collection(
     context: dg.AssetExecutionContext,
     run: LlmRun,
     duckdb: FoundryDuckDB,
-    target: ExportTarget,
+    target: "ExportTarget",
     test_share: float,
     collected: Mapping[str, Any],
     *,
@@ -199,6 +203,10 @@ def export_collection(
     the materialization's export figures. ``collected`` is dataset_samples' metadata (the
     samples its run wrote, by role), for the export's telemetry event."""
     started = time.perf_counter()
+    from model_foundry.lib.datasets.sample_export import export_samples
+    from model_foundry.lib.exports.hygiene import export_hygiene
+    from model_foundry.lib.exports.published import empty_split_warning, figures_line
+
     hygiene = export_hygiene(Path(duckdb.database), target.name, test_share)
     try:
         outcome = export_samples(

@@ -14,8 +14,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
 from model_foundry.lib import storage
 from model_foundry.lib.events import CHAT_PERSIST
 from model_foundry.lib.hygiene.dedup import find_duplicates
@@ -94,6 +92,8 @@ def load_prompt_files(prompt_dir: Path) -> tuple[list[PromptRecord], list[str]]:
         prompts += found
         problems += bad
     for path in sorted(prompt_dir.glob("*.parquet")):
+        import pyarrow.parquet as pq  # only for a Parquet prompt file
+
         for n, row in enumerate(pq.read_table(path).to_pylist(), start=1):
             try:
                 prompts.append(prompt_from_row(row, f"file:{path.name}"))

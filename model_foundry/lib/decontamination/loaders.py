@@ -15,12 +15,12 @@ import gzip
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from model_foundry.lib.decontamination.config import EvalSet, EvalSetError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 FORMATS = ".jsonl, .jsonl.gz, .json, .csv, .parquet or a save_to_disk folder"
 
@@ -85,6 +85,8 @@ def _save_to_disk(path: Path) -> Iterator[dict[str, Any]]:
     if not state.is_file():
         raise EvalSetError(f"{path}: a folder without state.json is no save_to_disk folder")
     files = json.loads(state.read_text(encoding="utf-8")).get("_data_files") or []
+    import pyarrow as pa  # with the eval files, not with every process that might export
+
     for entry in files:
         with pa.memory_map(str(path / entry["filename"])) as source:
             yield from _arrow_batches(pa.ipc.open_stream(source))
@@ -104,6 +106,8 @@ def rows(path: Path) -> Iterator[dict[str, Any]]:
     if name.endswith(".csv"):
         return _csv(path)
     if name.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
         return _arrow_batches(pq.ParquetFile(path).iter_batches())
     raise EvalSetError(f"{path}: not a format eval sets are read from ({FORMATS})")
 
@@ -112,6 +116,8 @@ def items(eval_set: EvalSet) -> Iterator[tuple[str, list[str]]]:
     """Each item of ``eval_set``: its id and the text of each matched field, in order."""
     at = f"eval_sets.{eval_set.name}"
     fields = (eval_set.id_field, *eval_set.text_fields)
+    import pyarrow as pa
+
     n = 0
     try:
         for n, row in enumerate(rows(eval_set.path), 1):

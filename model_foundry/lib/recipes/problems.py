@@ -13,8 +13,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import jsonschema
-
 from model_foundry.lib.errors import UserError
 
 # Column names become SQL column names of the recipe's view and Jinja names: identifiers only.
@@ -78,6 +76,8 @@ class Problems:
         identifiers (they become sub-columns)."""
         if not isinstance(value, dict):
             raise self.error(where, "must be a JSON schema (a mapping)")
+        import jsonschema  # only a recipe with a schema pays its import
+
         try:
             jsonschema.Draft202012Validator.check_schema(value)
         except jsonschema.SchemaError as exc:

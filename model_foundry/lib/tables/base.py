@@ -12,16 +12,19 @@ are read back like any other column and left out of every insert.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import cached_property
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import duckdb
-import pyarrow as pa
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 Row = TypeVar("Row")
 T = TypeVar("T")
@@ -42,15 +45,22 @@ _TAILS: Mapping[OnConflict, str] = {
 
 _DB_DEFAULT = "model_foundry.filled_by_db"
 
-# Python type of a field -> Arrow type of its column. JSON columns are ``str`` (JSON text).
-_ARROW_TYPES: Mapping[Any, pa.DataType] = {
-    str: pa.string(),
-    int: pa.int64(),
-    float: pa.float64(),
-    bool: pa.bool_(),
-    bytes: pa.binary(),
-    datetime: pa.timestamp("us", tz="UTC"),
-}
+
+@functools.cache
+def _arrow_types() -> Mapping[Any, pa.DataType]:
+    """Python type of a field -> Arrow type of its column (JSON columns are ``str``, JSON
+    text). Built on first use: pyarrow (and numpy under it) is a tenth of a second of a
+    process's start, and most processes write no Arrow before their first request."""
+    import pyarrow as pa
+
+    return {
+        str: pa.string(),
+        int: pa.int64(),
+        float: pa.float64(),
+        bool: pa.bool_(),
+        bytes: pa.binary(),
+        datetime: pa.timestamp("us", tz="UTC"),
+    }
 
 
 # Python type of a field -> the SQL type its values are bound as in a bulk insert.
@@ -84,7 +94,9 @@ def _column_type(hint: Any, scalars: Mapping[Any, T], as_list: Callable[[T], T])
 
 def _arrow_type(hint: Any) -> pa.DataType | None:
     """The Arrow type of a field's column; None: let Arrow infer it."""
-    return _column_type(hint, _ARROW_TYPES, pa.list_)
+    import pyarrow as pa
+
+    return _column_type(hint, _arrow_types(), pa.list_)
 
 
 def _sql_type(hint: Any) -> str | None:
@@ -147,6 +159,8 @@ class Table(Generic[Row]):
     def arrow_schema(self) -> pa.Schema:
         """The Arrow schema of :attr:`insert_columns`, from the row's field types; a field
         typed ``Any`` (or a union of types) is ``null`` here and inferred from its values."""
+        import pyarrow as pa
+
         hints = typing.get_type_hints(self.row)
         return pa.schema(
             [pa.field(c, _arrow_type(hints[c]) or pa.null()) for c in self.insert_columns]
