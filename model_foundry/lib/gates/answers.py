@@ -22,8 +22,9 @@ Each answer gets at most one cause, checked in this order (the cheapest and sure
 - ``noise_words``, ``noise_symbols``, ``noise_word_length``, ``noise_chars``: junk that is no
   loop, echo or cut-off answer, by Gopher's quality statistics (``noise.py``), then
   ``noise_stop_words``, ``noise_consonants``, ``noise_scripts``, ``noise_hex``,
-  ``noise_digits`` for junk made of letters or figures; not for structured answers, which
-  their schema judges.
+  ``noise_digits`` for junk made of letters or figures, and ``noise_kana``,
+  ``noise_particles`` (Japanese), ``noise_escapes``, ``noise_tokens``, ``noise_keyboard``;
+  not for structured answers, which their schema judges.
 
 Which causes apply and their thresholds are a :class:`config.GateConfig`. Nothing here
 deletes anything: the export records the cause beside the row and leaves it out.

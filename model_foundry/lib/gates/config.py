@@ -32,6 +32,11 @@ CAUSES = (
     "noise_scripts",
     "noise_hex",
     "noise_digits",
+    "noise_kana",
+    "noise_particles",
+    "noise_escapes",
+    "noise_tokens",
+    "noise_keyboard",
 )
 
 

@@ -14,9 +14,11 @@ repetition, echo and script check; these four statistics catch it, each with its
 - ``noise_chars``: too large a share of the text is neither words with a letter nor numbers.
 
 Junk whose runs are letters or figures passes those four; five more gates, each its own cause,
-take it: ``noise_stop_words`` (Gopher's stop-word rule, per stretch of words), ``noise_consonants``
-(random letters), ``noise_scripts`` (scripts mixed inside words), ``noise_hex`` (a hex dump) and
-``noise_digits`` (random digit groups); see each function.
+take it: ``noise_stop_words`` (Gopher's stop-word rule, per stretch of words and per line),
+``noise_consonants`` (random letters), ``noise_scripts`` (scripts mixed inside words),
+``noise_hex`` (a hex dump) and ``noise_digits`` (random digit groups); see each function.
+Japanese junk (``noise_kana``, ``noise_particles``: ``noise_japanese.py``) and the machinery's
+(``noise_escapes``, ``noise_tokens``, ``noise_keyboard``: ``noise_artefacts.py``) come last.
 
 Chat answers are not web pages, so before counting, code (fenced blocks and inline spans),
 URLs and Markdown's own marks (table pipes, bullets, heading and quote marks, rules) are taken
@@ -40,6 +42,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from model_foundry.lib.gates.config import DEFAULTS, GateConfig
+from model_foundry.lib.gates.noise_artefacts import byte_escapes, keyboard_walks, tokenizer_marks
+from model_foundry.lib.gates.noise_japanese import kana_out_of_order, stretch_without_particles
 
 NOISE_CAUSES = (
     "noise_words",
@@ -51,6 +55,11 @@ NOISE_CAUSES = (
     "noise_scripts",
     "noise_hex",
     "noise_digits",
+    "noise_kana",
+    "noise_particles",
+    "noise_escapes",
+    "noise_tokens",
+    "noise_keyboard",
 )
 
 
@@ -189,8 +198,9 @@ def noise_stats(text: str) -> NoiseStats | None:
 
 # Gopher's stop-word rule (datatrove 06c98b0, ``pipeline/filters/gopher_quality_filter.py``,
 # ``min_stop_words``: two of the, be, to, of, and, that, have, with): a text in a Latin-script
-# language uses its commonest function words. Chat answers are in many languages, so the list holds the commonest
-# articles, prepositions, conjunctions and copulas of the widely written Latin-script ones
+# language uses its commonest function words. Chat answers are in many languages, so the
+# list holds the commonest articles, prepositions, conjunctions and copulas of the widely
+# written Latin-script ones
 # (English, German, Dutch, the Nordic and Romance languages, Polish, Czech, Hungarian,
 # Finnish, Turkish, Indonesian, Vietnamese, Tagalog, Swahili).
 _STOP_WORDS = """the be to of and that have with a an in is it for on are was as or not this you
@@ -226,37 +236,56 @@ _STRETCH_WORD = re.compile(f"^([{_LATIN}]+)([.,;:!?]?)$")
 _JAPANESE = re.compile(f"[{_CJK}]")
 
 
-def _stretches(text: str) -> list[list[str]]:
-    """The prose's runs of words in a row, per line, broken by anything but a lower-case
-    Latin word (the first may be capitalised) and after a punctuation mark."""
+def _line_stretches(line: str) -> list[list[str]]:
+    """A line's runs of words in a row, broken by anything but a lower-case Latin word (the
+    first may be capitalised) and after a punctuation mark."""
     found: list[list[str]] = []
-    for line in prose(text, separators=True).splitlines():
-        stretch: list[str] = []
-        for token in line.split():
-            word = _STRETCH_WORD.match(token)
-            lower = word is not None and (word.group(1)[1:].islower() or len(word.group(1)) == 1)
-            if word is None or not lower or (stretch and not word.group(1).islower()):
-                found.append(stretch)
-                stretch = [word.group(1)] if word and lower else []
-                continue
-            stretch.append(word.group(1))
-            if word.group(2):
-                found.append(stretch)
-                stretch = []
-        found.append(stretch)
+    stretch: list[str] = []
+    for token in line.split():
+        word = _STRETCH_WORD.match(token)
+        lower = word is not None and (word.group(1)[1:].islower() or len(word.group(1)) == 1)
+        if word is None or not lower or (stretch and not word.group(1).islower()):
+            found.append(stretch)
+            stretch = [word.group(1)] if word and lower else []
+            continue
+        stretch.append(word.group(1))
+        if word.group(2):
+            found.append(stretch)
+            stretch = []
+    found.append(stretch)
     return [s for s in found if s]
+
+
+# Gopher's rule over a paragraph: its clauses of this many words or more (a list's items and
+# a heading are shorter, or one to a line), at least two on the line and this many words
+# together, with function words for under this share of them. Prose has a fifth and more
+# (a terse French sentence, 0.24); syllables strung into words hit a short one now and then.
+STOP_WORDS_CLAUSE = 4
+STOP_WORDS_LINE = 12
+STOP_WORDS_SHARE = 0.1
+
+
+def _few_stop_words(clauses: list[list[str]]) -> bool:
+    clauses = [c for c in clauses if len(c) >= STOP_WORDS_CLAUSE]
+    words = [w.lower() for c in clauses for w in c]
+    if len(clauses) < 2 or len(words) < STOP_WORDS_LINE:
+        return False
+    return sum(w in STOP_WORDS for w in words) < STOP_WORDS_SHARE * len(words)
 
 
 def no_stop_words(text: str) -> bool:
     """``noise_stop_words``: a stretch of :data:`STOP_WORDS_STRETCH` words or more in a row
-    with no function word (:data:`STOP_WORDS`) in it; a text with Japanese in it (its Latin
-    words are terms) is not judged."""
+    with no function word (:data:`STOP_WORDS`) in it, or a line of clauses with too few
+    (:data:`STOP_WORDS_SHARE`); a text with Japanese in it (its Latin words are terms) is
+    not judged."""
     if _JAPANESE.search(text):
         return False
+    lines = [_line_stretches(line) for line in prose(text, separators=True).splitlines()]
     return any(
         len(s) >= STOP_WORDS_STRETCH and not any(w.lower() in STOP_WORDS for w in s)
-        for s in _stretches(text)
-    )
+        for line in lines
+        for s in line
+    ) or any(map(_few_stop_words, lines))
 
 
 # A run of five consonant letters: no word of English has more than a few (``strengths``,
@@ -348,7 +377,8 @@ def digits_in_no_order(text: str) -> bool:
 HEX_RUNS = 16
 HEX_SHARE = 0.75
 HEX_MIXED = 0.25
-_HEX_RUN = re.compile(r"^[0-9a-fA-F]{2,}$")
+# A byte may be written ``0x5c`` (a C array), an offset ``00000010:`` (``xxd``).
+_HEX_RUN = re.compile(r"^(?:0[xX])?([0-9a-fA-F]{2,}):?$")
 
 
 def hex_dump(text: str) -> bool:
@@ -357,7 +387,7 @@ def hex_dump(text: str) -> bool:
     runs = prose(text).split()
     if len(runs) < HEX_RUNS:
         return False
-    hexes = [r for r in runs if _HEX_RUN.match(r)]
+    hexes = [m.group(1) for r in runs if (m := _HEX_RUN.match(r))]
     mixed = sum(1 for r in hexes if not r.isdigit() and not r.isalpha())
     return len(hexes) >= HEX_SHARE * len(runs) and mixed >= HEX_MIXED * len(runs)
 
@@ -372,6 +402,11 @@ def noise_cause(text: str, config: GateConfig = DEFAULTS) -> str | None:
         "noise_scripts": lambda: mixed_scripts(text),
         "noise_digits": lambda: digits_in_no_order(text),
         "noise_hex": lambda: hex_dump(text),
+        "noise_kana": lambda: kana_out_of_order(prose(text, separators=True)),
+        "noise_particles": lambda: stretch_without_particles(prose(text, separators=True)),
+        "noise_escapes": lambda: byte_escapes(prose(text, separators=True)),
+        "noise_tokens": lambda: tokenizer_marks(prose(text, separators=True)),
+        "noise_keyboard": lambda: keyboard_walks(prose(text, separators=True)),
     }
     if stats is not None:
         checks |= {

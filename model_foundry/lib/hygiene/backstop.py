@@ -12,19 +12,19 @@ when both hold:
   ``entropy`` rule field, ``config/gitleaks.toml``; the thresholds here are our own and
   scale with length, since passwords are shorter than the tokens those tools look for);
 - a cue stands right before it: a credential word in any case, alone or joined to other
-  words (``password``, ``pwd``, ``tok``, ``apiKey``, ``keyStorePassword``, ``パスワード``),
-  a password flag (``-p``/``-P``, attached or not), the last field of a colon-separated
-  credentials line (``host:port:db:user:<pw>``, ``'user:<pw>'``, ``user:<pw>@host``),
-  ``-U user%<pw>``, or, in a URL, a path segment after a webhook/hook/token/bot segment.
+  words (``password``, ``pgpw``, ``tok``, ``apiKey``, ``appid``, ``keyStorePassword``,
+  ``パスワード``), a password flag (``-p``/``-P``, attached or not), the last field of a
+  colon-separated credentials line (``host:port:db:user:<pw>``, ``'user:<pw>'``,
+  ``user:<pw>@host``), ``-U user%<pw>``, or, in a URL, a path segment after a
+  webhook/hook/token/bot segment; hex or one-case values need a credential word (in a
+  table: its column's header).
 
-A password of letters only (``correcthorsebattery``, ``BlueHarbor``) looks like a word, so
-it is taken only after a cue that makes the next token a value (:data:`_WORD_CUES`): a long
-password flag (``--password X``, ``-storepass X``), a tool's own password flag
-(``sshpass -p X``, ``mysql -pX``, ``zip -P X``, ``redis-cli -a X``, ``ldapsearch -w X``),
-``-U user%X``, ``'user:X' | chpasswd``, a password key whose value ends the statement
-(``password: X``, ``pwd=X;``), ``user:X@host``, a ``.pgpass`` or ``.netrc`` line, and
-``htpasswd -b file user X``. Six letters or more, not in capitals, not a placeholder, a
-mode or a status word (``required``, ``incorrect``).
+A URL path segment random enough to be its own cue (:func:`strong`) goes too
+(``/feeds/<token>/team.ics``), unless the segment before names a content address (``ipfs``).
+
+A password of letters only (``correcthorsebattery``) looks like a word: it is taken only
+after a cue that makes the next token a value, by
+:mod:`~model_foundry.lib.hygiene.word_passwords`, which runs right before this pass.
 
 What training needs stays: git SHAs, digests and UUIDs (hex or one-case values are taken only
 after a credential word or a hook segment, and words naming a digest veto the cue), versions,
@@ -93,6 +93,7 @@ _CUE_WORDS = {
     "signature": "signature",
     "key": "api_key",
     "apikey": "api_key",
+    "appid": "api_key",
     "api": "api_key",
 }
 # Joined without a case change: ``htpasswd``, ``rootpass``, ``apikey``, ``authtoken``.
@@ -103,7 +104,7 @@ _CUE_INSIDE = (
     ("credential", "secret"),
     ("token", "token"),
 )
-_CUE_SUFFIX = (("pass", "password"), ("pwd", "password"), ("key", "api_key"))
+_CUE_SUFFIX = (("pass", "password"), ("pwd", "password"), ("pw", "password"), ("key", "api_key"))
 # A name with one of these is about a digest, an id or a public value, not a secret.
 _VETO_WORDS = word_set(
     """hash hashes digest checksum sha sha1 sha224 sha256 sha384 sha512 md5 crc commit rev
@@ -144,6 +145,8 @@ _URL = re.compile(r"\bhttps?://[^\s\"'<>`)\]]+")
 _HOOK_SEGMENT = re.compile(
     r"(?i)hook|token|^bot$|^incoming|^push$|^catch$|^trigger|^notify$|^callback$"
 )
+# Path segments after which a random segment is a content address, not a secret.
+_PUBLIC_SEGMENTS = word_set("ipfs ipns commit commits blob tree tag tags releases download")
 _DIGIT = re.compile(r"[0-9]")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -235,88 +238,6 @@ _CALL_BEFORE = re.compile(
 _CALL_WINDOW = 200
 
 
-# -- Letters-only passwords: the cue alone says it is a value. ------------------------------
-# The value: letters only, then the end of the token (a sentence's full stop may follow).
-_WORD = r"(?P<value>[A-Za-z]{6,64})"
-_WORD_END = r"(?=$|[\s\"'`,;)}\]]|\.(?:\s|$))"
-# A tool's flags must be on its own command line: no pipe, ``;`` or ``&`` between.
-_SAME_COMMAND = r"[^\n|;&]{0,200}?[ \t]"
-_QUOTE = r"[\"']?"
-_CUED_WORD = rf"{_QUOTE}{_WORD}{_QUOTE}{_WORD_END}"
-# Where a key opens: a line (indented, a list item, ``export``), or after a brace or comma.
-_KEY_START = r"(?:^[ \t]*(?:[-*][ \t]+|export[ \t]+|set[ \t]+)?|[{,(\[][ \t]*)"
-# (words one of which the text must hold, the pattern): cheap to skip when none is there.
-_WORD_CUES = tuple(
-    (hints, re.compile(pattern, re.MULTILINE))
-    for hints, pattern in (
-        # --password X, --db-password=X, -storepass X (the flag's name is checked too).
-        (
-            ("pass", "pwd"),
-            rf"(?:^|[\s\"'])--?(?P<name>[A-Za-z][\w-]{{0,40}})(?:[ \t]+|=){_CUED_WORD}",
-        ),
-        # Tools whose short flag takes the password, attached or not.
-        (
-            ("sshpass", "mongo", "login"),
-            r"\b(?:sshpass|mongosh|mongo|docker[ \t]+login|podman[ \t]+login"
-            rf"|registry[ \t]+login){_SAME_COMMAND}-p[ \t]*{_CUED_WORD}",
-        ),
-        (("sqlcmd", "zip"), rf"\b(?:sqlcmd|zip|unzip){_SAME_COMMAND}-P[ \t]*{_CUED_WORD}"),
-        (("redis-cli",), rf"\bredis-cli{_SAME_COMMAND}-a[ \t]+{_CUED_WORD}"),
-        (("ldap",), rf"\bldap\w+{_SAME_COMMAND}-w[ \t]+{_CUED_WORD}"),
-        # mysql and 7z read ``-p X`` as a database or a file: only ``-pX`` is the password.
-        (
-            ("mysql", "mariadb", "7z"),
-            rf"\b(?:mysql\w*|mariadb\w*|7za?){_SAME_COMMAND}-p{_CUED_WORD}",
-        ),
-        (("%",), rf"(?:^|\s)(?:-U|--user)[ \t]+[\w.@-]{{1,64}}%{_WORD}{_WORD_END}"),
-        (("chpasswd",), rf"[\w.-]{{1,64}}:{_WORD}{_QUOTE}[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b"),
-        # A password key whose value ends the statement: ``password: X``, ``"pwd": "X",``,
-        # ``pass=X  # comment`` (a ``#`` right after it is the value's own).
-        (
-            ("pass", "pwd"),
-            rf"{_KEY_START}{_QUOTE}(?P<key>[A-Za-z_][\w.-]{{0,63}}){_QUOTE}[ \t]*(?::=|[:=])[ \t]*"
-            rf"{_QUOTE}{_WORD}{_QUOTE}(?:[ \t]*(?=[,;}})\]]|$)|[ \t]+(?=#))",
-        ),
-        # user:X@host (a URL's userinfo without its scheme).
-        (
-            ("@",),
-            rf"(?<![\w/:.@%+-])(?P<user>[A-Za-z_][\w.+-]{{0,63}}):{_WORD}@"
-            r"(?=[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|localhost\b|\[)",
-        ),
-        # A .pgpass line, inside a sentence too: host:port:db:user:X.
-        (
-            (":",),
-            r"(?<![\w.:/-])[\w.*-]{1,128}:(?:\d{1,5}|\*):[\w.*-]{1,128}:[\w.@*-]{1,64}:"
-            rf"{_WORD}(?![\w:@]){_WORD_END}",
-        ),
-        (("machine",), rf"\bmachine[ \t]+\S+\s+login\s+\S+\s+password[ \t]+{_WORD}{_WORD_END}"),
-        (
-            ("htpasswd",),
-            r"\bhtpasswd[ \t]+(?:-\w+[ \t]+)*?-\w*b\w*[ \t]+(?:-\w+[ \t]+)*\S+[ \t]+\S+[ \t]+"
-            rf"{_WORD}{_WORD_END}",
-        ),
-    )
-)
-# Words after a password key or flag that say what it is, not what it holds.
-_STATUS_WORDS = word_set(
-    """incorrect invalid wrong expired missing unknown unset hidden masked generated random
-    prompt prompted ask asked provided supplied secure strong weak reset changed mismatch
-    omitted redacted protected encrypted hashed plaintext plain stored saved ignored"""
-)
-
-
-def _word_password(value: str) -> bool:
-    """Whether a letters-only value after a strong cue can be a password (see the module)."""
-    low = value.lower()
-    return not (
-        value.isupper()
-        or is_placeholder(value)
-        or low in DESCRIPTOR_WORDS
-        or low in _STATUS_WORDS
-        or _NAMING.search(value)
-    )
-
-
 def entropy(value: str) -> float:
     """Shannon entropy of ``value``'s characters, in bits per character."""
     n = len(value)
@@ -324,9 +245,10 @@ def entropy(value: str) -> float:
 
 
 def _alphabet(value: str, lower: int, upper: int, digit: int, symbol: int) -> int:
-    """How many characters the value was likely drawn from: 16 for hex, else its classes'."""
-    if not symbol and not (lower and upper) and _HEX.fullmatch(value):
-        return 16
+    """How many characters the value was likely drawn from: 16 for hex (22 for hex of both
+    cases), else its classes'."""
+    if not symbol and _HEX.fullmatch(value):
+        return 22 if lower and upper else 16
     return 26 * bool(lower) + 26 * bool(upper) + 10 * bool(digit) + 16 * bool(symbol)
 
 
@@ -354,7 +276,7 @@ def randomness(value: str) -> str | None:
     top = math.log2(min(n, _alphabet(value, lower, upper, digit, symbol)))
     if entropy(value) < 0.75 * top:
         return None
-    if lower and upper:
+    if lower and upper and not (not symbol and _HEX.fullmatch(value)):
         return "mixed"
     letters = lower + upper
     if n >= 16 and digit >= 3 and letters >= 3 and _alternations(value) >= 4:
@@ -505,8 +427,10 @@ def _cue(text: str, start: int, end: int, value: str, grade: str) -> str | None:
     if _CALL_BEFORE.search(text, max(line_start, start - _CALL_WINDOW), start):
         return "token"
     if grade != "mixed":
-        # Hex or one-case: a signature or digest line (``Signature: 8a47...``) is public.
-        return None
+        # Hex or one-case: a signature or digest line (``Signature: 8a47...``) is public; a
+        # table column headed by a credential word is not.
+        kind = _table_cue(text, start)
+        return kind if kind in ("password", "secret", "token", "api_key") else None
     if _FLAG_BEFORE.search(before) or _USER_FLAG.search(before):
         return "password"
     if _colon_cue(before, after):
@@ -640,42 +564,13 @@ def _table_cue(text: str, start: int) -> str | None:
                 return None
             header = text[text.rfind("\n", 0, previous - 1) + 1 : previous - 1]
             cells = header.split("|")
-            return _words_cue(cells[column]) if column < len(cells) else None
+            if column >= len(cells) or _PUBLIC_WORDS & word_set(cells[column].lower()):
+                return None
+            return _words_cue(cells[column])
         if not line.lstrip().startswith("|"):
             return None
         at = previous
     return None
-
-
-def _word_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
-    """Letters-only passwords right after a cue that makes them a value."""
-    lower = text.lower()
-    spans: list[tuple[int, int]] = []
-    for hints, pattern in _WORD_CUES:
-        if not any(h in lower for h in hints):
-            continue
-        for match in pattern.finditer(text):
-            value = match.group("value")
-            named = match.groupdict()
-            if "name" in named and name_cue(named["name"]) != "password":
-                continue
-            if "key" in named and name_cue(named["key"].rsplit(".", 1)[-1]) != "password":
-                continue
-            if "user" in named and named["user"].lower() in _NOT_USER_FIELDS:
-                continue
-            if _word_password(value) and take(value):
-                spans.append(match.span("value"))
-    if not spans:
-        return text
-    out: list[str] = []
-    last = 0
-    for start, end in sorted(set(spans)):
-        if start < last:
-            continue
-        counts["password"] += 1
-        out += [text[last:start], marker("password")]
-        last = end
-    return "".join(out) + text[last:]
 
 
 class Backstop:
@@ -784,6 +679,14 @@ class Backstop:
                             )
                             changed = True
                             continue
+                # A token standing whole as a segment (``/feeds/<token>/team.ics``), unless
+                # the segment before names content addressing (``/ipfs/<cid>``).
+                after_public = i > 0 and segments[i - 1].lower() in _PUBLIC_SEGMENTS
+                if not after_public and self._take(segment) and strong(segment):
+                    counts["token"] += 1
+                    segments[i] = marker("token")
+                    changed = True
+                    continue
                 hooked = hooked or _HOOK_SEGMENT.search(segment) is not None
             if not changed:
                 return whole
@@ -844,7 +747,6 @@ class Backstop:
 
     def scrub(self, text: str, counts: Counter[str]) -> str:
         """``text`` with every cued random value replaced; ``counts`` gains one per marker."""
-        text = _word_passwords(text, counts, self._take)
         text = self._cued_pairs(self._quoted(self._urls(text, counts), counts), counts)
         out: list[str] = []
         last = 0

@@ -54,6 +54,7 @@ _REFERENCE = re.compile(
       | <[^<>]*>                # <your-token>
       | \[[^\[\]]*\]            # [token]
       | .*\b(?:os\.environ|os\.getenv|getenv|process\.env|ENV\[|secrets\.)\S*
+      | (?:env|file|fd):[\w./-]+  # openssl's pass phrase sources (``-pass env:VAR``)
     )$""",
     re.VERBOSE,
 )
@@ -67,7 +68,8 @@ _PLACEHOLDER_WORDS = re.compile(
 # Values that name a mode or type rather than hold a secret (``auth: basic``, ``token: null``).
 PLAIN_VALUES = word_set(
     """true false yes no on off none null nil undefined empty enabled disabled required
-    optional basic bearer digest oauth oauth2 token password secret string str int bool
+    optional basic bearer digest oauth oauth2 token password pass passwd pwd secret string
+    str int bool
     number integer object array any default auto env file true() false()"""
 )
 

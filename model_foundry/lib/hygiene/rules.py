@@ -162,7 +162,7 @@ URL_USER_TOKEN = Rule(
 PROSE_SECRET = Rule(
     "secret",
     re.compile(
-        r"(?i)\b(?:key|token|password|passphrase|passwd|secret|cookie|credentials?|dsn)"
+        r"(?i)\b(?:key|token|password|passphrase|passwd|secret|cookie|credentials?|dsn)\b"
         r"(?:[ \t]+(?:is|was|to|as|of|=|:))?[ \t]*[:=]?[ \t]*[`'\"]?"
         r"(?P<secret>[A-Za-z0-9+/][A-Za-z0-9._~+/=!*@:-]{15,511})(?![A-Za-z0-9._~+/=!*@:-])"
     ),

@@ -40,6 +40,7 @@ from model_foundry.lib.hygiene.rules import (
     Rule,
     looks_random,
 )
+from model_foundry.lib.hygiene.word_passwords import word_passwords
 
 # An AWS secret access key: 40 base64 characters; taken only within this many characters
 # of an access key id (or its marker), where it is all but certainly the pair's other half.
@@ -284,6 +285,7 @@ class SecretScrubber:
             text = self._base64_wrapped(text, counts)
         # Last, on what every rule left: a random value beside a cue in a shape no rule knows.
         if self._backstop is not None:
+            text = word_passwords(text, counts, self._take)
             text = self._backstop.scrub(text, counts)
         return text
 

@@ -187,6 +187,13 @@ PLANTED = [
         "noise_digits",
     ),
     Planted("hex dump", "00000000  7b 79 95 48 ee f1 a5 4b ff 9c c1 2a 9a e9 53 bc", "noise_hex"),
+    Planted("kana out of order", "ャモッアケ ンヌゥテ ョカッイソ ヲミュ ンォセ", "noise_kana"),
+    Planted(
+        "kanji without particles", "雨森駅語朝理海石道弱電図犬花鳥空川金土月", "noise_particles"
+    ),
+    Planted("byte escapes", "\\x8f\\xa2\\x01\\xc4\\x5e\\x9b\\x37\\xf0\\x6d", "noise_escapes"),
+    Planted("tokenizer marks", "<unk> [PAD] <s> [SEP] </s> <mask> [UNK] <pad>", "noise_tokens"),
+    Planted("keyboard mashing", "qwertyuiop[] poiuytrewq asdfghjkl;' tyuiop", "noise_keyboard"),
     Planted("echo with a preface", "Question: " + QUESTION.lower(), "echo"),
     Planted(
         "echo of the text to translate",

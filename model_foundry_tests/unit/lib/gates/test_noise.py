@@ -196,3 +196,69 @@ def test_the_later_gates_each_have_their_own_cause(text: str, cause: str) -> Non
 )
 def test_what_the_later_gates_leave(text: str) -> None:
     assert noise_cause(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        # Pseudo-words in sentences: each clause shorter than 12 words, none a function word.
+        (
+            "Vorumpla tenquistor marvelix dunobra, kelipran sotumax fribolen. Quarmento "
+            "belistrave ogrundel paximor tel. Morvanti plexudo carnibrel sostumax.",
+            "noise_stop_words",
+        ),
+        # A C array of random bytes, and xxd's offsets with their colons.
+        (", ".join(f"0x{(i * 73 + 29) % 256:02x}" for i in range(24)), "noise_hex"),
+        (
+            "00000000: 7a3c 19e0 b4d2 6f81 2c9a e357 08bb 4f16  z<....o.,..W..O.\n"
+            "00000010: d0c4 91a7 3e5b 72f9 a06d 15c8 e2b3 6a4e  ....>[r..m....jN",
+            "noise_hex",
+        ),
+        # Random katakana, half-width kana and mojibake: small kana after a kanji or a kana
+        # that takes none, ッ before a vowel, ン opening a word, a voicing mark left alone.
+        ("ョルケッアモ ンテカャヌ ゥホリッイ ヲセュネ ンミョャソ ッエクォ", "noise_kana"),
+        ("ﾝﾀｯｴﾐｮ ﾊﾟﾁｬﾅﾞ ｯｵﾘｭｹ ｧﾓﾝﾇｨ ﾃﾞｰﾝｮ", "noise_kana"),
+        ("縺ｮ繝ｪ縺ｯ繧ｹ縺ｧ縺ｮ繧ｵ蜿ｯ縺ｮ", "noise_kana"),
+        # Kanji and katakana strung together with no hiragana between them.
+        ("はい。" + "森駅語雨朝理海石道弱電" + "ラパネゾキボ" + "図犬花鳥", "noise_particles"),
+        ("七千三九二五八百四一六万九億三七二千五八一四三", "noise_particles"),
+        # Byte escapes, and a tokenizer's marks.
+        ("\\xd3\\x0f\\x9a\\x41\\xe7\\x22\\x5c\\xb8\\x03\\x7d\\xfe", "noise_escapes"),
+        ("\\344\\273\\212\\346\\227\\245\\343\\201\\257\\342", "noise_escapes"),
+        ("[CLS] <pad> [MASK] </s> [SEP] <unk> <pad> [UNK] <s>", "noise_tokens"),
+        ("Ġhello ĠworldĊĠĠĠĠĊĉĠĠtheĠĠĊĊĠ", "noise_tokens"),
+        ("##ing ##ly [UNK] ##ness ##ed ##er ##tion ##s", "noise_tokens"),
+        # Rows of the keyboard walked over, back and forth.
+        ("asdfgh lkjhgf qwerty poiuytr zxcvbn tyuiop hjkl;' ", "noise_keyboard"),
+    ],
+)
+def test_the_newest_gates_each_have_their_own_cause(text: str, cause: str) -> None:
+    assert noise_cause(text) == cause
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Terse prose, and a list of noun phrases one to a line.
+        "Nous partons demain matin. Le train part de Lyon à huit heures pile, puis Paris.",
+        "Features:\nfast incremental build caching\nparallel test execution support\n"
+        "remote artifact storage backend\nautomatic dependency graph analysis",
+        # A short hex constant or two; a few bytes of a C array.
+        "Masks: 0xff00 and 0x00ff, e.g. 0x1234 & 0xff00 = 0x1200.",
+        # Japanese with small kana, ッ, ン, voiced and half-width kana where words have them.
+        "ちょっと待ってください。キャッシュをクリアしてからシャットダウンします。",
+        "振込名義「ｶ)ｼﾞｬﾊﾟﾝﾃﾞｰﾀ」は株式会社ジャパンデータのことです。",
+        "フュージョン、ティーカップ、ヴァイオリン、デュエットはどれも外来語です。",
+        # Long compounds and lists of kanji, Chinese with its function characters.
+        "情報処理安全確保支援士試験、オーケストレーションプラットフォーム。",
+        "北海道、青森県、岩手県、宮城県、秋田県、山形県、福島県、茨城県、栃木県。",
+        "我们今天早上在公园里散步然后一起去咖啡馆喝咖啡和吃蛋糕。",
+        # Escapes and tokens named, as code or in a sentence.
+        "UTF-8 writes é as two bytes, `\\xc3\\xa9`; in Python that is b'\\xc3\\xa9'.",
+        "BERT puts [CLS] before the input and [SEP] between sentences; ##ing joins a piece.",
+        # Words with keys side by side, and a password named.
+        "Werte und Bewertungen: never use qwerty as a password; the type writer was loud.",
+    ],
+)
+def test_what_the_newest_gates_leave(text: str) -> None:
+    assert noise_cause(text) is None

@@ -28,6 +28,25 @@ PLANTED = [
         "privKeyHex: 9f3a7c21e84b0d56a2f19c83e7b4d05a6c2e1f98",
         "9f3a7c21e84b0d56a2f19c83e7b4d05a6c2e1f98",
     ),
+    # A name ending in ``pw``, ``appid``, hex of both cases, a table column headed by a
+    # credential word (one-case value), a URL path segment random enough alone.
+    ("mysqlpw='Tq7#vL2@xR9!mK4' ./load.sh", "Tq7#vL2@xR9!mK4"),
+    (
+        "curl 'https://api.meteo.example/v1?city=Oslo&appid=4be0c2a9d71f83e65a0b9c7d2e41f8a3'",
+        "4be0c2a9d71f83e65a0b9c7d2e41f8a3",
+    ),
+    (
+        "Our support licence key is 7D2Ac09bE41f58A3c6B0d92E7a1F4c85.",
+        "7D2Ac09bE41f58A3c6B0d92E7a1F4c85",
+    ),
+    (
+        "| app | secret |\n|---|---|\n| billing | `bl-9qk2x7m4v8z3n6w1p5r0t2y7u4i8o3e6` |",
+        "bl-9qk2x7m4v8z3n6w1p5r0t2y7u4i8o3e6",
+    ),
+    (
+        "Subscribe at https://cal.example/ics/Vb7Qm2XkP9wL4zR8tN1sY6hJ3cF0dG5aE2uK/all.ics",
+        "Vb7Qm2XkP9wL4zR8tN1sY6hJ3cF0dG5aE2uK",
+    ),
     ("<password>Tq5=Wn8vXk2pLz</password>", "Tq5=Wn8vXk2pLz"),
     ("the temporary password is Vb4*Hy7mQp2Lx", "Vb4*Hy7mQp2Lx"),
     ("本番のパスワードは「Cedar%river4417」です。", "Cedar%river4417"),
@@ -121,6 +140,8 @@ KEPT = [
     "key = cache_key(model_id, prompt_hash)",
     'VALID_KEY_RE = re.compile(r"^[-/_=\\.a-zA-Z0-9]+$")',
     "class Ed25519PrivateKey(metaclass=abc.ABCMeta):",
+    "| key id | owner |\n|---|---|\n| 3f9a2c7e81b4d05a6c2e1f98 | ops |",
+    "https://ipfs.io/ipfs/QmT5NvUtoM5nWFfrQdVrFtvGfKFmG7AHE8P34isapyhCxX/readme",
 ]
 
 
@@ -170,6 +191,29 @@ WORD_PASSWORDS = [
     ("htpasswd -b .htpasswd admin moonlitgarden", "moonlitgarden"),
     # A ``#`` right after the letters is the value's own, no comment: it goes whole.
     ("bitbucketAppPassword: Glacier#falcon9481", "#falcon9481"),
+    # Tools' own password arguments.
+    ("oc login -u dev -p quietharbor https://api.ocp.example:6443", "quietharbor"),
+    ("curl -u deploy:velvetcanyon https://repo.example/upload", "velvetcanyon"),
+    ("lftp -u backup,velvetcanyon sftp://files.example", "velvetcanyon"),
+    ("NET USE Q: \\\\nas01\\media velvetcanyon /USER:HOME\\kim", "velvetcanyon"),
+    ("net user svc_backup quillfeather /add", "quillfeather"),
+    ("sqlplus scott/tigerlilypond@orcl", "tigerlilypond"),
+    ("rman target sys/walnutgrove@prod", "walnutgrove"),
+    ("SQL> connect hr/pineconeforest", "pineconeforest"),
+    ('spawn ftp files.example\nexpect "Password:"\nsend "lemonmeadow\\r"', "lemonmeadow"),
+    # Keys as a shell word, a query's pair, an XML element; SQL.
+    ("pgcli login user=app password=copperkettle --host db", "copperkettle"),
+    ("jdbc:mysql://db:3306/app?user=app&password=ravenquill&useSSL=true", "ravenquill"),
+    ("<ns:Password>amberlantern</ns:Password>", "amberlantern"),
+    ("CREATE ROLE app LOGIN PASSWORD 'copperkettle';", "copperkettle"),
+    ("GRANT ALL ON app.* TO 'u'@'%' IDENTIFIED BY \"ravenquill\";", "ravenquill"),
+    # Prose, English and Japanese.
+    ("FYI the wifi password is tangerines.", "tangerines"),
+    ("Guest box: username guest, password glacierpenguin until Monday.", "glacierpenguin"),
+    ("The kiosk login is kiosk / MarbleOtter, ask Sam for the rest.", "MarbleOtter"),
+    ("ステージングのパスワードは cloudberry です。", "cloudberry"),
+    ("管理画面のパスワード：StoneWillow（変更予定）", "StoneWillow"),
+    ("検証機のpwは「lanternmoss」です", "lanternmoss"),
 ]
 
 WORDS_KEPT = [
@@ -190,6 +234,25 @@ WORDS_KEPT = [
     "password = settings.DB_PASSWORD",
     "git@github.com:org/repo.git",
     "mailto:kenji@example.com",
+    "The password is stored in Bitwarden.",
+    "The password is case sensitive, so mind caps lock.",
+    "the password is different for each environment.",
+    "If the password is expired, reset it.",
+    "The password is never logged.",
+    "log in with Google / GitHub",
+    "login page / dashboard",
+    "user accounts, password policies and audit logs",
+    "connect input/output streams",
+    "curl -u user:pass https://api.example",
+    "vault login -method=userpass username=ops password=-",
+    "<password>${DB_PASS}</password>",
+    "net use Z: \\\\fs\\share * /user:CORP\\me",
+    "openssl enc -aes-256-cbc -in a.txt -out a.enc -pass env:FILE_KEY",
+    "postgres://user:pass@localhost:5432/dbname",
+    "see vendor/github.com/acme/secretstore/v3/client.go:142",
+    "パスワードは Bitwarden に保存してあります。",
+    "パスワードは changeme です。",
+    "パスワード: ******",
 ]
 
 

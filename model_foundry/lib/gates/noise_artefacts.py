@@ -1,0 +1,87 @@
+"""Noise gates for junk that is the machinery's, not a language's: bytes written as escapes,
+a tokenizer's own marks, and keyboard mashing. Each reads the prose ``noise.prose`` leaves
+(code spans and blocks are out of it, so an answer about escapes or tokenizers that quotes
+them as code is not judged by them), with its separators.
+
+- ``noise_escapes``: most of the text is byte escapes (``\\x8f``, ``\\u00e3``, ``\\351``);
+- ``noise_tokens``: most of the text is a tokenizer's marks (``<unk>``, ``[PAD]``, WordPiece's
+  ``##ing``, SentencePiece's ``▁``, byte-level BPE's ``Ġ`` and ``Ċ``);
+- ``noise_keyboard``: many letters lie in runs of neighbouring keys of one QWERTY row.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ESCAPE = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{3})")
+_TOKEN = re.compile(
+    r"</?(?:unk|pad|s|mask|bos|eos|cls|sep)>|\[(?:UNK|PAD|CLS|SEP|MASK|BOS|EOS)\]"
+    r"|<\|[a-z_]+\|>|<0x[0-9A-Fa-f]{2}>"
+    # WordPiece's continuation (a Markdown heading has a space after its ``##``), a
+    # SentencePiece word mark, byte-level BPE's space, newline and tab.
+    r"|(?<![#\w])##\w+|\u2581(?=\w)|[\u0120\u010a\u0109]"
+)
+# Most of the text's characters (not spaces) inside such marks, and at least this many marks: a
+# sentence that names a few (``[CLS] opens the input``) is an answer.
+MARKS_SHARE = 0.5
+ESCAPES_MIN = 8
+TOKENS_SHARE = 0.3
+TOKENS_MIN = 4
+
+
+def _share(marks: list[str], prose: str) -> float:
+    chars = sum(not c.isspace() for c in prose)
+    return sum(map(len, marks)) / chars if chars else 0.0
+
+
+def byte_escapes(prose: str) -> bool:
+    """``noise_escapes``: :data:`ESCAPES_MIN` escapes or more, making :data:`MARKS_SHARE` of
+    the characters."""
+    found = _ESCAPE.findall(prose)
+    return len(found) >= ESCAPES_MIN and _share(found, prose) >= MARKS_SHARE
+
+
+def tokenizer_marks(prose: str) -> bool:
+    """``noise_tokens``: :data:`TOKENS_MIN` tokenizer marks or more, making
+    :data:`TOKENS_SHARE` of the characters (a tokenizer's marks stand between a few letters,
+    so they need a smaller share than escapes)."""
+    found = _TOKEN.findall(prose)
+    return len(found) >= TOKENS_MIN and _share(found, prose) >= TOKENS_SHARE
+
+
+_ROWS = ("qwertyuiop[]", "asdfghjkl;'", "zxcvbnm,./")
+_KEYS = {key: (row, i) for row, keys in enumerate(_ROWS) for i, key in enumerate(keys)}
+# Five keys side by side on a row, either way (``ertyu``, ``lkjhg``): no word of English
+# has them (``wert`` in German has four); mashing has them in runs.
+KEYBOARD_RUN = 5
+# The share of the letters (from this many) inside such runs over which a text is mashing.
+KEYBOARD_SHARE = 0.2
+KEYBOARD_LETTERS = 20
+
+
+def _next_key(a: str, b: str, step: int) -> bool:
+    ka, kb = _KEYS.get(a), _KEYS.get(b)
+    return ka is not None and kb is not None and ka[0] == kb[0] and kb[1] - ka[1] == step
+
+
+def _walked(text: str) -> set[int]:
+    """The positions of ``text`` inside runs of :data:`KEYBOARD_RUN` neighbouring keys."""
+    walked: set[int] = set()
+    for step in (1, -1):
+        start = 0
+        for end in range(1, len(text) + 1):
+            if end < len(text) and _next_key(text[end - 1], text[end], step):
+                continue
+            if end - start >= KEYBOARD_RUN:
+                walked.update(range(start, end))
+            start = end
+    return walked
+
+
+def keyboard_walks(prose: str) -> bool:
+    """``noise_keyboard``: :data:`KEYBOARD_SHARE` of the Latin letters or more lie in runs
+    of :data:`KEYBOARD_RUN` neighbouring keys of one row."""
+    text = prose.lower()
+    letters = sum("a" <= c <= "z" for c in text)
+    walked = sum("a" <= text[i] <= "z" for i in _walked(text))
+    return letters >= KEYBOARD_LETTERS and walked >= KEYBOARD_SHARE * letters

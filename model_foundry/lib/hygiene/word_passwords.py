@@ -1,0 +1,266 @@
+"""Letters-only passwords: a value the cue alone makes one.
+
+A password of letters only (``correcthorsebattery``, ``BlueHarbor``) looks like a word, so
+the backstop's randomness test (:mod:`~model_foundry.lib.hygiene.backstop`) never takes it.
+It is taken here only after a cue that makes the next token a value (:data:`_WORD_CUES`):
+
+- a long password flag (``--password X``, ``-storepass X``) or a tool's own password
+  argument: ``sshpass -p X``, ``<tool> login ... -p X`` (docker, az, oc), ``mysql -pX``,
+  ``zip -P X``, ``redis-cli -a X``, ``ldapsearch -w X``, ``curl -u user:X``,
+  ``lftp -u user,X``, ``net use \\\\host\\share X``, ``net user name X``,
+  ``sqlplus user/X@db`` (and rman, expdp, impdp, ``SQL> connect user/X``), an expect
+  script's ``send "X\\r"`` after a password prompt, ``-U user%X``, ``'user:X' | chpasswd``,
+  ``htpasswd -b file user X``;
+- a password key whose value ends the statement (``password: X``, ``pwd=X;``), or stands
+  as a shell word or a query's pair (``vault login password=X``, ``?user=u&password=X&``),
+  an XML element (``<password>X</password>``), SQL's ``IDENTIFIED BY 'X'`` and
+  ``PASSWORD 'X'``;
+- ``user:X@host``, a ``.pgpass`` or ``.netrc`` line;
+- prose: ``the password is X`` (then a clause's end), ``user pi, password X``,
+  ``login: admin / X``, and Japanese ``パスワードは X``, ``パスワード: X``,
+  ``パスワード（X）``, ``pwは X``.
+
+Six letters or more, not in capitals, not a placeholder, a mode or a status word
+(``required``, ``incorrect``). After a prose cue the word must also not be an English
+function word, an adjective or participle (``stored``, ``visible``), a noun that compounds
+with password (``policy``, ``manager``) or a password manager's or service's name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+
+from model_foundry.lib.hygiene.backstop import _NAMING, _NOT_USER_FIELDS, name_cue
+from model_foundry.lib.hygiene.names import DESCRIPTOR_WORDS
+from model_foundry.lib.hygiene.placeholders import is_placeholder, marker, word_set
+
+# The value: letters only, then the end of the token (a sentence's full stop may follow).
+_WORD = r"(?P<value>[A-Za-z]{6,64})"
+_WORD_END = r"(?=$|[\s\"'`,;)}\]]|\.(?:\s|$))"
+# A tool's flags must be on its own command line: no pipe, ``;`` or ``&`` between.
+_SAME_COMMAND = r"[^\n|;&]{0,200}?[ \t]"
+_QUOTE = r"[\"']?"
+_CUED_WORD = rf"{_QUOTE}{_WORD}{_QUOTE}{_WORD_END}"
+# Where a key opens: a line (indented, a list item, ``export``), or after a brace or comma.
+_KEY_START = r"(?:^[ \t]*(?:[-*][ \t]+|export[ \t]+|set[ \t]+)?|[{,(\[][ \t]*)"
+# A value in prose ends its clause, or a preposition or conjunction follows it.
+_CLAUSE_END = (
+    r"(?=[ \t]*[.,;:!?)](?:\s|$)|[ \t]*$"
+    r"|[ \t]+(?:until|till|for|and|but|so|on|at|from|since)\b)"
+)
+# In Japanese: a bracket, a particle of copula, not one of place (``Bitwarden に保存``).
+_JA_END = r"(?![A-Za-z0-9_!#$%&*+\-/=^~@:]|\.\S)(?![ \t]*(?:に|を|へ|から|の|が))"
+# Words that follow ``password is`` in prose about passwords rather than in a password.
+_PROSE_WORDS = word_set(
+    """the that this these those not also only still never always usually often rarely now
+    then there here what which where when just very too quite really being either neither
+    correct right same different long short simple easy hard complex secure valid unique
+    visible empty blank optional mandatory necessary enough sensitive case known personal
+    policy policies rules requirements manager managers field fields hash hashes hashing
+    length strength expiry rotation change changes recovery protection complexity history
+    reuse login logins prompt prompts dialog screen page form vault file files store"""
+)
+# Password managers and services a password is said to be kept in or sent by.
+_SERVICE_WORDS = word_set(
+    """keepass keepassxc bitwarden lastpass onepassword dashlane keychain passbolt
+    google microsoft slack teams outlook github gitlab okta azure signal whatsapp"""
+)
+_PROSE_SUFFIXES = (
+    "ed", "ing", "ly", "able", "ible", "ive", "ous", "ful", "less", "ment", "tion", "sion",
+    "ness", "ity",
+)  # fmt: skip
+# (words one of which the text must hold, the pattern): cheap to skip when none is there.
+_WORD_CUES = tuple(
+    (hints, re.compile(pattern, re.MULTILINE))
+    for hints, pattern in (
+        # --password X, --db-password=X, -storepass X (the flag's name is checked too).
+        (
+            ("pass", "pwd"),
+            rf"(?:^|[\s\"'])--?(?P<name>[A-Za-z][\w-]{{0,40}})(?:[ \t]+|=){_CUED_WORD}",
+        ),
+        # Tools whose short flag takes the password, attached or not.
+        (
+            ("sshpass", "mongo", "login"),
+            r"\b(?:sshpass|mongosh|mongo|[\w-]+[ \t]+login)"
+            rf"{_SAME_COMMAND}-p[ \t]*{_CUED_WORD}",
+        ),
+        (("sqlcmd", "zip"), rf"\b(?:sqlcmd|zip|unzip){_SAME_COMMAND}-P[ \t]*{_CUED_WORD}"),
+        (("redis-cli",), rf"\bredis-cli{_SAME_COMMAND}-a[ \t]+{_CUED_WORD}"),
+        (("ldap",), rf"\bldap\w+{_SAME_COMMAND}-w[ \t]+{_CUED_WORD}"),
+        # mysql and 7z read ``-p X`` as a database or a file: only ``-pX`` is the password.
+        (
+            ("mysql", "mariadb", "7z"),
+            rf"\b(?:mysql\w*|mariadb\w*|7za?){_SAME_COMMAND}-p{_CUED_WORD}",
+        ),
+        (("%",), rf"(?:^|\s)(?:-U|--user)[ \t]+[\w.@-]{{1,64}}%{_WORD}{_WORD_END}"),
+        (("chpasswd",), rf"[\w.-]{{1,64}}:{_WORD}{_QUOTE}[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b"),
+        # A password key whose value ends the statement: ``password: X``, ``"pwd": "X",``,
+        # ``pass=X  # comment`` (a ``#`` right after it is the value's own).
+        (
+            ("pass", "pwd"),
+            rf"{_KEY_START}{_QUOTE}(?P<key>[A-Za-z_][\w.-]{{0,63}}){_QUOTE}[ \t]*(?::=|[:=])[ \t]*"
+            rf"{_QUOTE}{_WORD}{_QUOTE}(?:[ \t]*(?=[,;}})\]]|$)|[ \t]+(?=#))",
+        ),
+        # user:X@host (a URL's userinfo without its scheme).
+        (
+            ("@",),
+            rf"(?<![\w/:.@%+-])(?P<user>[A-Za-z_][\w.+-]{{0,63}}):{_WORD}@"
+            r"(?=[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|localhost\b|\[)",
+        ),
+        # A .pgpass line, inside a sentence too: host:port:db:user:X.
+        (
+            (":",),
+            r"(?<![\w.:/-])[\w.*-]{1,128}:(?:\d{1,5}|\*):[\w.*-]{1,128}:[\w.@*-]{1,64}:"
+            rf"{_WORD}(?![\w:@]){_WORD_END}",
+        ),
+        (("machine",), rf"\bmachine[ \t]+\S+\s+login\s+\S+\s+password[ \t]+{_WORD}{_WORD_END}"),
+        (
+            ("htpasswd",),
+            r"\bhtpasswd[ \t]+(?:-\w+[ \t]+)*?-\w*b\w*[ \t]+(?:-\w+[ \t]+)*\S+[ \t]+\S+[ \t]+"
+            rf"{_WORD}{_WORD_END}",
+        ),
+        # curl -u user:X, lftp -u user,X (the tools' documented user[:,]password argument).
+        (
+            ("curl", "lftp"),
+            rf"\b(?:curl|lftp){_SAME_COMMAND}(?:-u|--user)[ \t]+[\"']?[\w.@\\-]{{1,64}}[:,]"
+            rf"{_CUED_WORD}",
+        ),
+        # Windows: net use [drive] \\host\share X [/user:...], net user name X [/add].
+        (
+            ("net",),
+            r"(?i:\bnet[ \t]+use)[ \t]+(?:[A-Za-z]:[ \t]+|\*[ \t]+)?\\\\\S+[ \t]+"
+            rf"{_QUOTE}{_WORD}{_QUOTE}(?=[ \t]+/|[ \t]*$)",
+        ),
+        (
+            ("net",),
+            r"(?i:\bnet[ \t]+user)[ \t]+[\"']?[\w.@\\-]{1,64}[\"']?[ \t]+"
+            rf"{_QUOTE}{_WORD}{_QUOTE}(?=[ \t]+/|[ \t]*$)",
+        ),
+        # Oracle's connect strings: sqlplus user/X@db, rman target user/X, SQL> connect u/X.
+        (
+            ("sqlplus", "sqlldr", "rman", "expdp", "impdp", "dgmgrl"),
+            r"\b(?:sqlplus|sqlldr|rman|expdp|impdp|dgmgrl)(?:[ \t]+-\w+)*"
+            r"(?:[ \t]+(?i:target|catalog|auxiliary|userid)=?)?"
+            rf"[ \t]+[\"']?[\w.$#-]{{1,64}}/{_WORD}(?=@|[\s\"']|$)",
+        ),
+        # ``connect u/X`` alone on its line (a statement, not prose), or before ``@db``.
+        (
+            ("conn",),
+            r"^[ \t]*(?:SQL>[ \t]*)?(?i:conn|connect)[ \t]+[\w.$#-]{1,64}/"
+            rf"{_WORD}(?=@|[ \t]*;?[ \t]*$)",
+        ),
+        # An expect script answering a password prompt: expect "password:" / send "X\r".
+        (
+            ("send",),
+            r"\bexpect[ \t][^\n]*(?i:pass|pwd)[^\n]*\n[ \t]*send[ \t]+(?:--[ \t]+)?"
+            rf"[\"{{]{_WORD}(?:\\[rn])?[\"}}]",
+        ),
+        # A password key as a shell word or a query's pair: ``vault login password=X``,
+        # ``?user=u&password=X&ssl=true``.
+        (
+            ("pass", "pwd"),
+            rf"(?:^|(?<=[\s?&;]))(?P<key>[A-Za-z_][\w.-]{{0,63}})={_QUOTE}{_WORD}{_QUOTE}"
+            r"(?=$|[\s&#;,)\]}]|\.(?:\s|$))",
+        ),
+        # An XML element: <password>X</password>, <ns:Password attr="">X</ns:Password>.
+        (
+            ("pass", "pwd"),
+            r"<(?P<key>[A-Za-z_][\w.:-]{0,63})(?:[ \t][^<>\n]{0,200})?>[ \t]*"
+            rf"{_WORD}[ \t]*</(?P=key)>",
+        ),
+        # SQL: IDENTIFIED BY 'X', CREATE USER u PASSWORD 'X'.
+        (
+            ("identified", "password"),
+            rf"(?i:\bidentified[ \t]+by|\bpassword)[ \t]+(?P<q>['\"]){_WORD}(?P=q)",
+        ),
+        # Prose: the password is X; user pi, password X; login: admin / X.
+        (
+            ("passw", "passphrase", "pw"),
+            r"(?i:\b(?:password|passphrase|passwd|pw))(?P<prose>)[ \t]+(?i:is|was)[ \t]+"
+            rf"{_QUOTE}{_WORD}{_QUOTE}{_CLAUSE_END}",
+        ),
+        (
+            ("user", "login", "account"),
+            r"(?i:\b(?:user(?:name)?|login|account))[ \t]+[`'\"]?[\w.@+-]{1,64}[`'\"]?[ \t]*"
+            r"[,;/][ \t]*(?:(?i:and)[ \t]+)?(?i:password|passwd|pw|pass)(?P<prose>)"
+            rf"(?:[ \t]+(?i:is|was))?[ \t]*[:=]?[ \t]+{_QUOTE}{_WORD}{_QUOTE}{_CLAUSE_END}",
+        ),
+        (
+            ("log", "cred"),
+            r"(?i:\blog[ -]?in|\bcreds?|\bcredentials)(?P<prose>)"
+            r"(?:[ \t]+(?i:is|are|was|were)|[ \t]*[:=])[ \t]*[`'\"]?[\w.@+-]{1,64}[`'\"]?"
+            rf"[ \t]*/[ \t]*{_CUED_WORD}",
+        ),
+        # Japanese: パスワードは X, パスワード: X, パスワード（X）, pwは X.
+        (
+            ("パスワード", "暗証", "pw", "pass"),
+            r"(?:(?:パスワード|暗証番号)[ \t]*(?:は|が|:|：|=|＝|（|\(|「|『)"
+            r"|(?<![A-Za-z])(?i:pw|pass)[ \t]*(?:は|：|（|「|『))(?P<prose>)"
+            rf"[ \t]*[「『（(\"']?[ \t]*{_WORD}{_JA_END}",
+        ),
+    )
+)
+# Words after a password key or flag that say what it is, not what it holds.
+_STATUS_WORDS = word_set(
+    """incorrect invalid wrong expired missing unknown unset hidden masked generated random
+    prompt prompted ask asked provided supplied secure strong weak reset changed mismatch
+    omitted redacted protected encrypted hashed plaintext plain stored saved ignored"""
+)
+
+
+def _word_password(value: str) -> bool:
+    """Whether a letters-only value after a strong cue can be a password (see the module)."""
+    low = value.lower()
+    return not (
+        value.isupper()
+        or is_placeholder(value)
+        or low in DESCRIPTOR_WORDS
+        or low in _STATUS_WORDS
+        or _NAMING.search(value)
+    )
+
+
+def _prose_word(value: str) -> bool:
+    """Whether a word after a prose cue is prose (see the module), not a password."""
+    low = value.lower()
+    if low in _PROSE_WORDS or low in _SERVICE_WORDS:
+        return True
+    return value.islower() and low.endswith(_PROSE_SUFFIXES)
+
+
+def word_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
+    """Letters-only passwords right after a cue that makes them a value."""
+    lower = text.lower()
+    spans: list[tuple[int, int]] = []
+    for hints, pattern in _WORD_CUES:
+        if not any(h in lower for h in hints):
+            continue
+        for match in pattern.finditer(text):
+            value = match.group("value")
+            named = match.groupdict()
+            if "name" in named and name_cue(named["name"]) != "password":
+                continue
+            if "key" in named and name_cue(named["key"].rsplit(".", 1)[-1]) != "password":
+                continue
+            if "user" in named and named["user"].lower() in _NOT_USER_FIELDS:
+                continue
+            if "prose" in named and _prose_word(value):
+                continue
+            if _word_password(value) and take(value):
+                spans.append(match.span("value"))
+    if not spans:
+        return text
+    out: list[str] = []
+    last = 0
+    for start, end in sorted(set(spans)):
+        if start < last:
+            continue
+        counts["password"] += 1
+        out += [text[last:start], marker("password")]
+        last = end
+    return "".join(out) + text[last:]
+
+
+__all__ = ["word_passwords"]
