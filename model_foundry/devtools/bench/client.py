@@ -18,7 +18,7 @@ Per row:
 
 - ``cpu_per_token_us``: (CPU of the big run - CPU of the small run) / (tokens of the big
   run - tokens of the small run), the CPU being the process's and its children's
-  (``os.wait4``);
+  (``os.wait4``) after its first request reached the server;
 - ``startup_cpu_s``: the client's CPU when its first request reached the server (the
   server reads ``/proc/<pid>/stat`` then), the smaller of the two runs;
 - ``offered_tps`` / ``achieved_tps``: every place busy at the server's rate, against the
@@ -305,8 +305,11 @@ def one_row(client: str, setup: Setup, root: str, work: Path) -> dict[str, Any]:
         )
     small, big = runs
     extra_tokens = big["tokens_sent"] - small["tokens_sent"]
-    per_token = (big["cpu_s"] - small["cpu_s"]) / extra_tokens if extra_tokens > 0 else None
     starts = [r["client_cpu_at_first_request_s"] for r in runs]
+    # The CPU after each run's first request: the start-up's own spread from one process to
+    # the next (about a tenth of it here) is then no part of the difference.
+    after = [r["cpu_s"] - (r["client_cpu_at_first_request_s"] or 0.0) for r in runs]
+    per_token = (after[1] - after[0]) / extra_tokens if extra_tokens > 0 else None
     span = big["span_s"] or 0.0
     empty = setup.places * span - big["busy_s"]
     return {
@@ -397,6 +400,13 @@ def main(args: argparse.Namespace) -> int:
         sizes=(args.sizes[0], args.sizes[1]),
         api=args.api,
     )
+    small, big = (setup.requests(s) for s in setup.sizes)
+    if not 0 < small < big:
+        # The cost per token is the difference of the two runs over their tokens.
+        raise UserError(
+            f"--sizes {args.sizes[0]} {args.sizes[1]} make {small} and {big} requests (whole "
+            f"rounds of {setup.places} places); the second must make more than the first"
+        )
     clients = tuple(args.clients or CLIENTS)
     unknown = sorted(set(clients) - set(CLIENTS))
     if unknown:
