@@ -312,7 +312,7 @@ AUTH_HEADER_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "password",
-        r"\bcurl\b[^\n]*?\s(?:-u|--user)[ =](?P<q>[\"']?)[^\s:\"']{0,64}:"
+        r"\bcurl\b[^\n]{0,1000}?\s(?:-u|--user)[ =](?P<q>[\"']?)[^\s:\"']{0,64}:"
         r"(?P<secret>[^\s\"']{3,128})(?P=q)",
         keywords=("curl",),
     ),
@@ -337,33 +337,38 @@ AUTH_HEADER_RULES: tuple[Rule, ...] = (
 # Command lines whose tool takes a password in a short flag; the flag means password only
 # for that tool (``-p`` is a port to ssh), so each rule names its tool. mysql and its kin
 # take it glued to ``-p`` (a space makes ``-p`` a prompt and the next word the database).
+# The span from the tool's name to its flag is bounded: unbounded, a long line naming the tool
+# again and again without the flag is read again from each name (300 KB of ``sqlplus a/``
+# took 15 s).
 COMMAND_RULES: tuple[Rule, ...] = (
     _rule(
         "password",
         r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb"
-        r"|mariadb-dump)\b[^\n|;&]*?[ \t]-p(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
+        r"|mariadb-dump)\b[^\n|;&]{0,1000}?[ \t]-p(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
         keywords=("sql", "mariadb"),
     ),
     _rule(
         "password",
-        r"\bsshpass\b[^\n|;&]*?[ \t]-p[ \t]*(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
+        r"\bsshpass\b[^\n|;&]{0,1000}?[ \t]-p[ \t]*(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
         keywords=("sshpass",),
     ),
     _rule(
         "password",
-        r"\bredis-cli\b[^\n|;&]*?[ \t]-a[ \t]+(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
+        r"\bredis-cli\b[^\n|;&]{0,1000}?[ \t]-a[ \t]+(?P<q>[\"']?)"
+        r"(?P<secret>[^\s\"']{3,256})(?P=q)",
         keywords=("redis-cli",),
     ),
     # sqlcmd and bcp take the password in ``-P``; the LDAP tools in ``-w``.
     _rule(
         "password",
-        r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n|;&]*?[ \t]-P[ \t]*(?P<q>[\"']?)"
+        r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n|;&]{0,1000}?[ \t]-P[ \t]*(?P<q>[\"']?)"
         r"(?P<secret>[^\s\"']{3,256})(?P=q)",
         keywords=("sql", "bcp"),
     ),
     _rule(
         "password",
-        r"\bldap[a-z]*\b[^\n|;&]*?[ \t]-w[ \t]*(?P<q>[\"']?)(?P<secret>[^\s\"']{3,256})(?P=q)",
+        r"\bldap[a-z]*\b[^\n|;&]{0,1000}?[ \t]-w[ \t]*(?P<q>[\"']?)"
+        r"(?P<secret>[^\s\"']{3,256})(?P=q)",
         keywords=("ldap",),
     ),
     # rabbitmqctl add_user <user> <password>, change_password <user> <password>.
@@ -384,7 +389,7 @@ COMMAND_RULES: tuple[Rule, ...] = (
     # ``jdbc:oracle:thin:user/password@host``.
     _rule(
         "password",
-        r"(?:\b(?:sqlplus|sqlldr)\b[^\n|;&]*?[ \t][\"']?|jdbc:oracle:"
+        r"(?:\b(?:sqlplus|sqlldr)\b[^\n|;&]{0,1000}?[ \t][\"']?|jdbc:oracle:"
         r"[a-z]+:)[\w$#.-]+/(?P<secret>[^\s/@\"']{3,256})@",
         keywords=("sql", "jdbc:oracle:"),
     ),

@@ -139,3 +139,17 @@ def test_a_token_cut_short_after_its_name_goes_at_the_end_of_a_text() -> None:
         assert fragment not in scrubbed, scrubbed
     # A variable a person named stays.
     assert scrub_secrets("self.token = tokenizer_fast")[0] == "self.token = tokenizer_fast"
+
+
+def test_rules_bound_the_span_from_a_tool_to_its_flag() -> None:
+    # An unbounded lazy span to the end of a line is read again from every mention of the
+    # tool on a line that has no flag: quadratic in the line's length.
+    from model_foundry.lib.hygiene import rules
+
+    every = [
+        r for value in vars(rules).values() if isinstance(value, tuple)
+        for r in value if isinstance(r, rules.Rule)
+    ]  # fmt: skip
+    assert len(every) > 20
+    spans = ("[^\\n|;&]*?", "[^\\n]*?")
+    assert [r.pattern.pattern for r in every if any(s in r.pattern.pattern for s in spans)] == []
