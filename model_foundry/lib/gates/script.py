@@ -48,6 +48,7 @@ WORD = re.compile(f"[{KANJI}]+|[{HIRAGANA}]+|[{KATAKANA}]+|[^\\W{JAPANESE}]+")
 JAPANESE_FROM = 0.2
 # A Latin word this long shows English: shorter ones are as often a unit, a variable or a code.
 _ENGLISH_WORD = 3
+_ENGLISH_RUN = re.compile(f"[{_LATIN}]{{{_ENGLISH_WORD},}}")
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,12 @@ def languages(texts: Sequence[str]) -> list[str]:
     ``en`` by a Latin word of three letters or more."""
     found = set()
     for text in texts:
-        counts = scripts(text)
-        if counts.japanese:
-            found.add("ja")
-        if counts.longest_latin_word >= _ENGLISH_WORD:
+        # A search for each, not the full counts: an all-English export reads every text.
+        if not text.isascii():
+            text = unicodedata.normalize("NFKC", text)
+            if _JAPANESE_CHAR.search(text):
+                found.add("ja")
+        if _ENGLISH_RUN.search(text):
             found.add("en")
         if len(found) == 2:
             break

@@ -45,7 +45,13 @@ from collections import Counter
 from collections.abc import Callable
 
 from model_foundry.lib.hygiene.names import DATA_KEY_WORDS, DESCRIPTOR_WORDS, NOT_SECRET_WORDS
-from model_foundry.lib.hygiene.placeholders import MARKER_PREFIX, is_placeholder, marker, word_set
+from model_foundry.lib.hygiene.placeholders import (
+    MARKER_PREFIX,
+    is_placeholder,
+    marker,
+    memo_short,
+    word_set,
+)
 
 # A value: a run of the characters passwords and tokens are made of. ``:`` and ``@`` end it
 # (they split credential lines and ``user@host``), ``?``/``&`` end a query's pairs, and
@@ -252,6 +258,7 @@ def _alphabet(value: str, lower: int, upper: int, digit: int, symbol: int) -> in
     return 26 * bool(lower) + 26 * bool(upper) + 10 * bool(digit) + 16 * bool(symbol)
 
 
+@memo_short
 def randomness(value: str) -> str | None:
     """``"mixed"`` for a random-looking value mixing cases with digits or symbols,
     ``"one_case"`` for a long one of a single letter case interleaved with digits (hex,
@@ -291,6 +298,7 @@ def _alternations(value: str) -> int:
     return sum(1 for a, b in itertools.pairwise(kinds) if a != b)
 
 
+@memo_short
 def _camel_words(value: str) -> bool:
     """Whether ``value`` is CamelCase words (``AbstractSingletonProxy``, ``HTTPResponse2``):
     every hump two letters or more, digit runs short. A split, not a regex, so a long
@@ -317,6 +325,7 @@ def _code_name(name: str) -> bool:
     return name.lower() == name or "_" in name or "." in name or _camel_words(name)
 
 
+@memo_short
 def _not_a_value(value: str) -> bool:
     """Paths, file names, versions, UUIDs, code names and placeholders: never a secret here."""
     if MARKER_PREFIX in value or is_placeholder(value):
@@ -355,6 +364,7 @@ def _word_kind(word: str) -> str | None:
     return None
 
 
+@memo_short
 def name_cue(name: str) -> str | None:
     """The kind a name (``myApiKeyProd``, ``X_auth_tok``, ``htpasswd``) cues, if any."""
     words = [w.lower() for w in _CAMEL.findall(name)]
@@ -414,17 +424,42 @@ def _line_before(text: str, start: int) -> str:
     return text[max(line_start, start - _WINDOW) : start]
 
 
-def _cue(text: str, start: int, end: int, value: str, grade: str) -> str | None:
+# Every credential word holds one of these (lower-cased), so a text without any has no word
+# cue anywhere: looked for once a text, not once a value (substring tests of the lowered
+# text; one case-insensitive alternation costs several times more).
+_ALL_STEMS = {*_CUE_WORDS, *(part for part, _ in _CUE_INSIDE), *(s for s, _ in _CUE_SUFFIX)}
+_WORD_STEMS = tuple(sorted(s for s in _ALL_STEMS if not any(o != s and o in s for o in _ALL_STEMS)))
+
+
+def _present_cues(text: str) -> tuple[bool, bool]:
+    """Whether ``text`` holds a credential word's stem at all, and a Japanese cue at all."""
+    lowered = text.lower()
+    words = any(stem in lowered for stem in _WORD_STEMS)
+    return words, not text.isascii() and any(word in text for word, _ in _JA_CUES)
+
+
+def _cue(
+    text: str,
+    start: int,
+    end: int,
+    value: str,
+    grade: str,
+    present: tuple[bool, bool] = (True, True),
+) -> str | None:
     """The marker kind of the cue before ``text[start:end]``, or None without one. A
     one-case value (hex, base36) needs a credential word: a flag or a colon line is too
-    weak a sign beside a commit or a digest."""
+    weak a sign beside a commit or a digest. ``present`` is :func:`_present_cues` of
+    ``text``: the word and Japanese cues are not looked for where the text has none."""
     before = _line_before(text, start)
     after = text[end : end + 1]
-    kind = _words_cue(before) or _ja_cue(before)
+    kind = (_words_cue(before) if present[0] else None) or (_ja_cue(before) if present[1] else None)
     if kind and (grade == "mixed" or kind != "signature"):
         return kind
     line_start = text.rfind("\n", 0, start) + 1
-    if _CALL_BEFORE.search(text, max(line_start, start - _CALL_WINDOW), start):
+    # The call's literal opens right before the value (``$`` also matches before a last
+    # newline): no quote there, no call to look for.
+    quoted = text[max(0, start - 2) : start].rstrip("\n")[-1:] in ('"', "'")
+    if quoted and _CALL_BEFORE.search(text, max(line_start, start - _CALL_WINDOW), start):
         return "token"
     if grade != "mixed":
         # Hex or one-case: a signature or digest line (``Signature: 8a47...``) is public; a
@@ -462,6 +497,7 @@ def _public_context(text: str, start: int) -> bool:
     return _in_pem_block(text, start)
 
 
+@memo_short
 def strong(value: str) -> bool:
     """Whether ``value`` is random enough to be a credential wherever it stands (the
     module doc): 32 characters or more drawn from both cases and digits, or a short issuer
@@ -581,7 +617,11 @@ class Backstop:
         self._take = take
 
     def _value(
-        self, text: str, match: re.Match[str], counts: Counter[str]
+        self,
+        text: str,
+        match: re.Match[str],
+        counts: Counter[str],
+        present: tuple[bool, bool] = (True, True),
     ) -> tuple[str, str] | None:
         """The run's replacement and its kind, or None when it holds no cued value."""
         raw = match.group(0)
@@ -627,7 +667,7 @@ class Backstop:
                     continue
                 kind = "token"
             elif kind is None:
-                kind = _cue(text, at, end, value, grade)
+                kind = _cue(text, at, end, value, grade, present)
                 if kind is None:
                     if not self._strong(text, at, value):
                         continue
@@ -700,6 +740,8 @@ class Backstop:
         if '"' not in text and "'" not in text:
             return text
 
+        present = _present_cues(text)
+
         def quoted(match: re.Match[str]) -> str:
             value = match.group("value")
             if _VALUE_ONLY.fullmatch(value):
@@ -708,7 +750,7 @@ class Backstop:
             if grade is None or _not_a_value(value) or not self._take(value):
                 return match.group(0)
             start, end = match.span("value")
-            kind = _cue(text, start, end, value, grade)
+            kind = _cue(text, start, end, value, grade, present)
             if kind is None:
                 return match.group(0)
             counts[kind] += 1
@@ -751,6 +793,7 @@ class Backstop:
         out: list[str] = []
         last = 0
         kind = ""
+        present = _present_cues(text)
         for match in _VALUE.finditer(text):
             # ``<id>:<secret>`` (an FCM server key): the part after a taken value's colon.
             joined = out and match.start() == last + 1 and text[last] == ":"
@@ -759,7 +802,7 @@ class Backstop:
                 out += [text[last : match.start()], marker(kind)]
                 last = match.end()
                 continue
-            replaced = self._value(text, match, counts)
+            replaced = self._value(text, match, counts, present)
             if replaced is not None:
                 kind = replaced[0]
                 out += [text[last : match.start()], replaced[1]]

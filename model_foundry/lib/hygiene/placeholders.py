@@ -9,9 +9,28 @@ tries first, so hiding them protects nothing, while keeping them keeps tutorials
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
+from typing import TypeVar
+
+_T = TypeVar("_T")
 
 MARKER_PREFIX = "[REDACTED:"
+
+
+def memo_short(func: Callable[[str], _T]) -> Callable[[str], _T]:
+    """``func`` remembering its verdicts on strings of up to 256 characters, the 65,536 most
+    recent: ids, digests and names recur through a session (a tool result quoted again, a
+    hash on every line). Longer strings are judged afresh, so the memory stays bounded."""
+    cached = functools.lru_cache(maxsize=1 << 16)(func)
+
+    @functools.wraps(func)
+    def judged(value: str) -> _T:
+        return cached(value) if len(value) <= 256 else func(value)
+
+    judged.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    return judged
 
 
 def word_set(words: str) -> frozenset[str]:
@@ -79,6 +98,7 @@ def _few_distinct(body: str) -> bool:
     return len(set(core)) <= (4 if len(core) >= 8 else 2)
 
 
+@memo_short
 def is_placeholder(value: str) -> bool:
     """Whether ``value`` stands for a secret rather than being one (see the module doc)."""
     text = value.strip().strip("\"'`")

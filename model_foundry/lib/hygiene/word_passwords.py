@@ -202,6 +202,7 @@ _WORD_CUES = tuple(
         ),
     )
 )
+_HINTS = frozenset(h for hints, _ in _WORD_CUES for h in hints)
 # Words after a password key or flag that say what it is, not what it holds.
 _STATUS_WORDS = word_set(
     """incorrect invalid wrong expired missing unknown unset hidden masked generated random
@@ -233,9 +234,11 @@ def _prose_word(value: str) -> bool:
 def word_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
     """Letters-only passwords right after a cue that makes them a value."""
     lower = text.lower()
+    # Each hint looked for once, not once per cue naming it.
+    present = {h for h in _HINTS if h in lower}
     spans: list[tuple[int, int]] = []
     for hints, pattern in _WORD_CUES:
-        if not any(h in lower for h in hints):
+        if present.isdisjoint(hints):
             continue
         for match in pattern.finditer(text):
             value = match.group("value")
