@@ -71,8 +71,12 @@ _PROSE_SUFFIXES = (
     "ed", "ing", "ly", "able", "ible", "ive", "ous", "ful", "less", "ment", "tion", "sion",
     "ness", "ity",
 )  # fmt: skip
-# (words one of which the text must hold, the pattern): cheap to skip when none is there.
-_WORD_CUES = tuple(
+# (words one of which the text must hold, or a pattern it must hold, then the cue's pattern):
+# cheap to skip when none is there.
+# A .pgpass line's port field: ``:`` alone is in most texts, and the line's pattern, tried
+# from every word, costs more than all the others together.
+_PORT_FIELD = re.compile(r":(?:\d{1,5}|\*):")
+_WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...] = tuple(
     (hints, re.compile(pattern, re.MULTILINE))
     for hints, pattern in (
         # --password X, --db-password=X, -storepass X (the flag's name is checked too).
@@ -111,7 +115,7 @@ _WORD_CUES = tuple(
         ),
         # A .pgpass line, inside a sentence too: host:port:db:user:X.
         (
-            (":",),
+            _PORT_FIELD,
             r"(?<![\w.:/-])[\w.*-]{1,128}:(?:\d{1,5}|\*):[\w.*-]{1,128}:[\w.@*-]{1,64}:"
             rf"{_WORD}(?![\w:@]){_WORD_END}",
         ),
@@ -202,7 +206,7 @@ _WORD_CUES = tuple(
         ),
     )
 )
-_HINTS = frozenset(h for hints, _ in _WORD_CUES for h in hints)
+_HINTS = frozenset(h for hints, _ in _WORD_CUES if not isinstance(hints, re.Pattern) for h in hints)
 # Words after a password key or flag that say what it is, not what it holds.
 _STATUS_WORDS = word_set(
     """incorrect invalid wrong expired missing unknown unset hidden masked generated random
@@ -238,7 +242,10 @@ def word_passwords(text: str, counts: Counter[str], take: Callable[[str], bool])
     present = {h for h in _HINTS if h in lower}
     spans: list[tuple[int, int]] = []
     for hints, pattern in _WORD_CUES:
-        if present.isdisjoint(hints):
+        if isinstance(hints, re.Pattern):
+            if hints.search(text) is None:
+                continue
+        elif present.isdisjoint(hints):
             continue
         for match in pattern.finditer(text):
             value = match.group("value")
