@@ -117,7 +117,7 @@ def canned_server(setup: Setup, folder: Path) -> Iterator[str]:
         log.close()
 
 
-def _call(root: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+def server_call(root: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(root + path, data=data, method="POST" if data else "GET")
     with urllib.request.urlopen(req, timeout=10) as resp:
@@ -273,15 +273,15 @@ def measure(run: Run, root: str, folder: Path) -> dict[str, Any]:
     figures."""
     out_path, err_path = folder / "stdout.log", folder / "stderr.log"
     with out_path.open("w") as out, err_path.open("w") as err:
-        _call(root, "/_bench/reset", {})
+        server_call(root, "/_bench/reset", {})
         proc = subprocess.Popen(run.argv, env=run.env, stdout=out, stderr=err, cwd=folder)
         # The child is still loading Python when the server learns its pid.
-        _call(root, "/_bench/reset", {"pid": proc.pid})
+        server_call(root, "/_bench/reset", {"pid": proc.pid})
         started = time.monotonic()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
-    stats = _call(root, "/_bench/stats")
+    stats = server_call(root, "/_bench/stats")
     stdout = out_path.read_text()
     if proc.returncode != 0:
         tail = err_path.read_text().strip().splitlines()[-5:]
@@ -425,4 +425,13 @@ def main(args: argparse.Namespace) -> int:
     return 0 if result["tokens_match"] else 1
 
 
-__all__ = ["CLIENTS", "Setup", "canned_server", "main", "run_bench_client", "slot_file"]
+__all__ = [
+    "CLIENTS",
+    "Setup",
+    "canned_server",
+    "main",
+    "prepare",
+    "run_bench_client",
+    "server_call",
+    "slot_file",
+]
