@@ -331,3 +331,40 @@ def test_scrubbing_twice_is_scrubbing_once(text: str, value: str) -> None:
     scrubber = RecordScrubber(salt=b"twice")
     once = scrubber.scrub(text)[0]
     assert scrubber.scrub(once)[0] == once
+
+
+def _corpus_texts() -> list[str]:
+    """Every text of the independent corpora and heldout3, secrets and negatives."""
+    heldout3 = CORPUS.parent / "heldout3"
+    texts = []
+    for folder, names in ((CORPUS, ("secrets.jsonl", "negatives.jsonl")),
+                          (heldout3, ("secrets.jsonl", "negatives.jsonl"))):  # fmt: skip
+        for name in names:
+            for line in (folder / name).read_text(encoding="utf-8").splitlines():
+                texts.append(json.loads(line)["text"])
+    return texts
+
+
+def test_looking_for_cues_once_a_text_changes_no_marker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The backstop skips word and Japanese cues in a text holding none of their stems, and
+    the call cue where no quote opens the value: on every corpus text the scrub is the same
+    as with every cue looked for at every value, and the memos change nothing either."""
+    from model_foundry.lib.hygiene import backstop
+
+    texts = _corpus_texts()
+    assert len(texts) > 900
+
+    def scrubbed() -> list[tuple[str, Counter[str]]]:
+        out = []
+        for text in texts:
+            counts: Counter[str] = Counter()
+            out.append((SecretScrubber(HygieneConfig()).scrub(text, counts), counts))
+        return out
+
+    shortcut = scrubbed()
+    monkeypatch.setattr(backstop, "_present_cues", lambda text: (True, True))
+    for name in ("randomness", "_camel_words", "_not_a_value", "name_cue", "strong"):
+        monkeypatch.setattr(backstop, name, getattr(backstop, name).__wrapped__)
+    full = scrubbed()
+    assert sum(1 for (a, _), t in zip(shortcut, texts, strict=True) if a != t) > 300
+    assert shortcut == full
