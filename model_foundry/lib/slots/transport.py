@@ -27,6 +27,18 @@ if TYPE_CHECKING:
 READ_BUFSIZE = 1 << 20
 
 
+class _Sent:
+    """One sending of a request: whether it went on a pooled connection."""
+
+    reused = False
+
+
+async def _mark_reused(_session: Any, context: Any, _params: Any) -> None:
+    sent = context.trace_request_ctx
+    if isinstance(sent, _Sent):
+        sent.reused = True
+
+
 class Transport:
     """POSTs JSON to one slot's OpenAI routes (``base_url`` ending in ``/v1``)."""
 
@@ -50,8 +62,11 @@ class Transport:
         connector = aiohttp.TCPConnector(
             limit=self.parallel, limit_per_host=0, keepalive_timeout=self.keepalive_s
         )
+        reuse = aiohttp.TraceConfig()
+        reuse.on_connection_reuseconn.append(_mark_reused)
         self._session = aiohttp.ClientSession(
             connector=connector,
+            trace_configs=[reuse],
             # The whole request's deadline is the client's (``asyncio.timeout``); here only
             # the connection's.
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self.connect_s),
@@ -70,7 +85,8 @@ class Transport:
 
         session = self._session or self._open()
         try:
-            async with session.post(self.base_url + path, data=orjson.dumps(body)) as resp:
+            resp = await self._send(session, self.base_url + path, orjson.dumps(body))
+            async with resp:
                 if resp.status >= 400:
                     raise status_error(resp.status, await resp.text(errors="replace"))
                 yield resp
@@ -78,6 +94,25 @@ class Transport:
             raise APITimeoutError() from exc
         except aiohttp.ClientError as exc:
             raise APIConnectionError() from exc
+
+    async def _send(
+        self, session: aiohttp.ClientSession, url: str, data: bytes
+    ) -> aiohttp.ClientResponse:
+        """The response's head. A pooled connection the server has closed (idle too long,
+        or its keep-alive count spent) fails at once, before any answer: the server never
+        took the request, so it goes again, at most once per connection the pool can hold.
+        On a loaded machine the pool hands such a connection out before the event loop has
+        read the server's close. A new connection that fails is not tried again here."""
+        import aiohttp
+
+        for _ in range(self.parallel):
+            sent = _Sent()
+            try:
+                return await session.post(url, data=data, trace_request_ctx=sent)
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+                if not sent.reused:
+                    raise
+        return await session.post(url, data=data)
 
     async def aclose(self) -> None:
         if self._session is not None:
