@@ -269,8 +269,8 @@ def test_prose_flags_and_placeholders_beside_password_words_stay(text: str) -> N
     assert SecretScrubber().scrub(text, Counter()) == text
 
 
-def _load(name: str) -> list[dict]:
-    lines = (CORPUS / name).read_text(encoding="utf-8").splitlines()
+def _load(name: str, folder: Path = CORPUS) -> list[dict]:
+    lines = (folder / name).read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines]
 
 
@@ -335,14 +335,12 @@ def test_scrubbing_twice_is_scrubbing_once(text: str, value: str) -> None:
 
 def _corpus_texts() -> list[str]:
     """Every text of the independent corpora and heldout3, secrets and negatives."""
-    heldout3 = CORPUS.parent / "heldout3"
-    texts = []
-    for folder, names in ((CORPUS, ("secrets.jsonl", "negatives.jsonl")),
-                          (heldout3, ("secrets.jsonl", "negatives.jsonl"))):  # fmt: skip
-        for name in names:
-            for line in (folder / name).read_text(encoding="utf-8").splitlines():
-                texts.append(json.loads(line)["text"])
-    return texts
+    return [
+        row["text"]
+        for folder in (CORPUS, CORPUS.parent / "heldout3")
+        for name in ("secrets.jsonl", "negatives.jsonl")
+        for row in _load(name, folder)
+    ]
 
 
 def test_looking_for_cues_once_a_text_changes_no_marker(monkeypatch: pytest.MonkeyPatch) -> None:
