@@ -128,11 +128,15 @@ _JA_CUES = (
     ("鍵", "api_key"),
     ("キー", "api_key"),
     ("セッション", "session"),
+    ("パスフレーズ", "password"),
+    ("合言葉", "password"),
+    ("資格情報", "secret"),
+    ("クレデンシャル", "secret"),
 )
 _JA_GAP = re.compile(r"[^A-Za-z0-9\n]{0,12}(?:ID|Id|id)?[^A-Za-z0-9\n]{0,4}")
-# A password flag right before the value (``-p X``, ``-P X``, ``-p=X``) or glued to it
-# (``-pX``); ``-U``/``-u``/``--user`` with ``user%pw`` or ``user:pw``.
-_FLAG_BEFORE = re.compile(r"(?:^|\s)-[pP](?:[ \t]+|=)[\"']?$")
+# A password flag right before the value (``-p X``, ``-P X``, ``-p=X``, Windows' ``/p:X``) or
+# glued to it (``-pX``); ``-U``/``-u``/``--user`` with ``user%pw`` or ``user:pw``.
+_FLAG_BEFORE = re.compile(r"(?:^|\s)(?:-[pP](?:[ \t]+|=)[\"']?|/[pP](?:ass(?:word)?)?:)$")
 _GLUED_FLAG = re.compile(r"-[pP](?=[^-])")
 _USER_FLAG = re.compile(r"(?:^|\s)(?:-[uU]|--user(?:name)?)[ \t=]+[\"']?[\w.@-]{1,64}[%:]$")
 # The same flag before a run that holds ``user%pw`` whole (``%`` is a value character).
@@ -306,6 +310,10 @@ def _camel_words(value: str) -> bool:
     parts = _CAMEL.findall(value)
     if "".join(parts) != value:
         return False
+    # One case cut by digits three times or more (``zjuiw5srqh2omw7skh``) is a base36 draw:
+    # names number a word or two (``utf8``, ``sha256sum``), not every few letters.
+    if not any(c.isupper() for c in value) and sum(1 for p in parts if p.isdigit()) >= 3:
+        return False
     for i, p in enumerate(parts):
         if p.isdigit():
             if len(p) > 4:
@@ -355,11 +363,52 @@ def _word_kind(word: str) -> str | None:
     kind = _CUE_WORDS.get(word)
     if kind:
         return kind
+    if len(word) >= 3 and not _VOWELS.search(word):
+        kind = _skeleton_kind(word)
+        if kind:
+            return kind
     for part, kind in _CUE_INSIDE:
         if part in word:
             return kind
     for suffix, kind in _CUE_SUFFIX:
         if word.endswith(suffix) and len(word) > len(suffix):
+            return kind
+    return None
+
+
+# Credential words without their vowels: a name written short drops them (``crd``, ``tkn``,
+# ``pswd``, ``scrt``), keeping the first two letters.
+_VOWELS = re.compile(r"[aeiouy]")
+_SKELETONS = {
+    _VOWELS.sub("", w): kind
+    for w, kind in (
+        ("password", "password"),
+        ("passphrase", "password"),
+        ("secret", "secret"),
+        ("credential", "secret"),
+        ("credentials", "secret"),
+        ("token", "token"),
+    )
+}
+
+
+# Where a text may hold one (for :func:`_present_cues`): a vowel-less word opening as one.
+_HEADS = "|".join(sorted({k[:2] for k in _SKELETONS}))
+_SKELETON_HEAD = re.compile(f"(?<![a-z])(?:{_HEADS})[b-df-hj-np-tv-xz]+(?![a-z])")
+
+
+def _skeleton_kind(word: str) -> str | None:
+    """The kind of the credential word ``word`` abbreviates: its letters in the word's
+    consonants in order, the first two kept (``crd`` of credential; ``prd`` is no password)."""
+    for skeleton, kind in _SKELETONS.items():
+        if word[:2] != skeleton[:2]:
+            continue
+        at = 0
+        for ch in word:
+            at = skeleton.find(ch, at) + 1
+            if at == 0:
+                break
+        else:
             return kind
     return None
 
@@ -419,6 +468,29 @@ def _colon_cue(before: str, after: str) -> bool:
     return after.startswith("@") or (opener in "'\"`" and opener != "" and after[:1] == opener)
 
 
+# A value alone on the line after a command printing a file (``cat config/master.key``):
+# the file's name is the cue (``master.key``, ``db_password.txt``, ``api-token``).
+_PRINT_FILE = re.compile(
+    r"(?:^|[\s$>#])(?:cat|type|more|less|head|tail|bat|Get-Content|gc)[ \t]+(?:-\S+[ \t]+)*"
+    r"[\"']?(?:[^\s\"']*[/\\])?(?P<name>[^\s/\\\"']+)[\"']?[ \t]*$"
+)
+
+
+def _file_cue(text: str, start: int) -> str | None:
+    """The kind the printed file's name cues when the value opens its line (see above)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if line_start == 0 or text[line_start:start].strip():
+        return None
+    prev_start = text.rfind("\n", 0, line_start - 1) + 1
+    match = _PRINT_FILE.search(text, prev_start, line_start - 1)
+    if match is None:
+        return None
+    parts = [p for p in re.split(r"[._-]+", match.group("name")) if p]
+    if any(w.lower() in _VETO_WORDS for p in parts for w in _CAMEL.findall(p)):
+        return None
+    return next((k for p in parts if (k := name_cue(p))), None)
+
+
 def _line_before(text: str, start: int) -> str:
     line_start = text.rfind("\n", 0, start) + 1
     return text[max(line_start, start - _WINDOW) : start]
@@ -434,7 +506,7 @@ _WORD_STEMS = tuple(sorted(s for s in _ALL_STEMS if not any(o != s and o in s fo
 def _present_cues(text: str) -> tuple[bool, bool]:
     """Whether ``text`` holds a credential word's stem at all, and a Japanese cue at all."""
     lowered = text.lower()
-    words = any(stem in lowered for stem in _WORD_STEMS)
+    words = any(stem in lowered for stem in _WORD_STEMS) or bool(_SKELETON_HEAD.search(lowered))
     return words, not text.isascii() and any(word in text for word, _ in _JA_CUES)
 
 
@@ -453,6 +525,8 @@ def _cue(
     before = _line_before(text, start)
     after = text[end : end + 1]
     kind = (_words_cue(before) if present[0] else None) or (_ja_cue(before) if present[1] else None)
+    if kind is None and not before.strip():
+        kind = _file_cue(text, start)
     if kind and (grade == "mixed" or kind != "signature"):
         return kind
     line_start = text.rfind("\n", 0, start) + 1
@@ -555,8 +629,8 @@ def _expected_entropy(n: int, size: int) -> float:
 
 
 def _encoded_text(value: str) -> bool:
-    """Whether ``value`` is base64 of printable text (``echo <b64> | base64 -d``): encoded
-    words, not a random draw (whose bytes are almost never all printable)."""
+    """Whether ``value`` is base64 of printable text (``echo <b64> | base64 -d``), ASCII or
+    UTF-8: encoded words, not a random draw (whose bytes are almost never all printable)."""
     body = value.rstrip("=")
     if not _BASE64_BODY.fullmatch(body):
         return False
@@ -564,7 +638,16 @@ def _encoded_text(value: str) -> bool:
         decoded = base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
     except (binascii.Error, ValueError):
         return False
-    return bool(decoded) and all(0x20 <= b < 0x7F or b in (9, 10, 13) for b in decoded)
+    if not decoded:
+        return False
+    if all(0x20 <= b < 0x7F or b in (9, 10, 13) for b in decoded):
+        return True
+    # Text in any script (a Japanese CSV): random bytes are almost never valid UTF-8.
+    try:
+        words = decoded.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return all(c.isprintable() or c in "\t\r\n" for c in words)
 
 
 def _classes(value: str) -> tuple[int, int, int, int]:

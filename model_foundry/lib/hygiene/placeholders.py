@@ -64,7 +64,8 @@ def in_marker(text: str, start: int, end: int) -> bool:
 _REFERENCE = re.compile(
     r"""^(?:
         \$\{[^}]*\}            # ${TOKEN}
-      | \$\(?[A-Za-z_]\w*\)?    # $TOKEN, $(TOKEN)
+      | \$\(?[A-Za-z_]\w*\)?(?:->?.*|\[.*|::.*)?  # $TOKEN, $(TOKEN), PHP's $request->input(...)
+      | %\([A-Za-z_]\w*\)[sdr]  # %(password)s, Python's %-format
       | \$\([^()]*\)          # $(cat /run/secrets/token): the command that reads it
       | `[^`]*`                # the same in backticks
       | %[A-Za-z_]\w*%          # %TOKEN%

@@ -55,10 +55,14 @@ _URL_ENCODED = re.compile(r"[^\s\"'<>]*%(?:3[AaDd]|2[Ff]|40|26)[^\s\"'<>]*")
 # text with no escape at all); this one opens with a literal ``%`` that ``re`` jumps to.
 _URL_ESCAPE = re.compile(r"%(?:3[AaDd]|2[Ff]|40|26)")
 
-# A Cookie or Set-Cookie header (RFC 6265): its pairs' values are session credentials
-# whatever the cookie is called; attributes (Path, Expires...) and plain words stay.
+# A Cookie or Set-Cookie header (RFC 6265), or curl's ``-b``/``--cookie``: its pairs' values
+# are session credentials whatever the cookie is called; attributes (Path, Expires...) and
+# plain words stay.
 # The header ends at a line break, also an escaped one (``\r\n`` inside a string).
-_COOKIE_HEADER = re.compile(r"(?i)\b(?:set-)?cookie\\?[\"']?[ \t]*:[ \t]*(?P<pairs>[^\r\n\"'\\]*)")
+_COOKIE_HEADER = re.compile(
+    r"(?i)(?:\b(?:set-)?cookie\\?[\"']?[ \t]*:|\bcurl\b[^\n|;&]*?[ \t](?:-b|--cookie)[ \t]+[\"']?)"
+    r"[ \t]*(?P<pairs>[^\r\n\"'\\]*)"
+)
 _COOKIE_PAIR = re.compile(r"(?P<name>[^=;,\s]+)=(?P<value>[^;,\s]{8,})")
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite"})
 
@@ -291,9 +295,10 @@ class SecretScrubber:
 
 
 def scrub_cookies(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
-    """Each pair of a ``Cookie:``/``Set-Cookie:`` header whose value mixes letters and digits."""
+    """Each pair of a ``Cookie:``/``Set-Cookie:`` header or of curl's ``-b`` whose value mixes
+    letters and digits."""
     lowered = text.lower()
-    if "cookie" not in lowered:
+    if "cookie" not in lowered and "curl" not in lowered:
         return text
 
     def pair(match: re.Match[str]) -> str:

@@ -50,8 +50,9 @@ _CLAUSE_END = (
     r"(?=[ \t]*[.,;:!?)](?:\s|$)|[ \t]*$"
     r"|[ \t]+(?:until|till|for|and|but|so|on|at|from|since)\b)"
 )
-# In Japanese: a bracket, a particle of copula, not one of place (``Bitwarden に保存``).
-_JA_END = r"(?![A-Za-z0-9_!#$%&*+\-/=^~@:]|\.\S)(?![ \t]*(?:に|を|へ|から|の|が))"
+# In Japanese: a bracket, a particle of copula, not one of place (``Bitwarden に保存``);
+# ``X になりました`` (it is X now) is a copula's に, not a place's.
+_JA_END = r"(?![A-Za-z0-9_!#$%&*+\-/=^~@:]|\.\S)(?![ \t]*(?:に(?!なり|なっ|変)|を|へ|から|の|が))"
 # Words that follow ``password is`` in prose about passwords rather than in a password.
 _PROSE_WORDS = word_set(
     """the that this these those not also only still never always usually often rarely now
@@ -99,6 +100,15 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             rf"\b(?:mysql\w*|mariadb\w*|7za?){_SAME_COMMAND}-p{_CUED_WORD}",
         ),
         (("%",), rf"(?:^|\s)(?:-U|--user)[ \t]+[\w.@-]{{1,64}}%{_WORD}{_WORD_END}"),
+        # Any tool given a user and a password on one command line: ``-u name ... -P X``,
+        # ``--username name --pass X``, Windows' ``/u:name /p:X``. The user option is what
+        # makes the short flag a password's (``-p 2222`` alone is a port, ``-P`` a path).
+        (
+            ("-u", "--user", "/u:", "-l "),
+            r"(?:^|[ \t])(?:-[uUl]|--user(?:name)?|--login|/u(?:ser)?:)[ \t=]?[\"']?[\w.@\\-]{1,64}"
+            rf"[\"']?{_SAME_COMMAND}(?:-[pP]|--pass(?:word)?|/p(?:ass(?:word)?)?:)(?:[ \t]+|=)?"
+            rf"{_CUED_WORD}",
+        ),
         (("chpasswd",), rf"[\w.-]{{1,64}}:{_WORD}{_QUOTE}[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b"),
         # A password key whose value ends the statement: ``password: X``, ``"pwd": "X",``,
         # ``pass=X  # comment`` (a ``#`` right after it is the value's own).
@@ -165,7 +175,7 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         # ``?user=u&password=X&ssl=true``.
         (
             ("pass", "pwd"),
-            rf"(?:^|(?<=[\s?&;]))(?P<key>[A-Za-z_][\w.-]{{0,63}})={_QUOTE}{_WORD}{_QUOTE}"
+            rf"(?:^|(?<=[\s?&;'\"]))(?P<key>[A-Za-z_][\w.-]{{0,63}})={_QUOTE}{_WORD}{_QUOTE}"
             r"(?=$|[\s&#;,)\]}]|\.(?:\s|$))",
         ),
         # An XML element: <password>X</password>, <ns:Password attr="">X</ns:Password>.
@@ -182,7 +192,9 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         # Prose: the password is X; user pi, password X; login: admin / X.
         (
             ("passw", "passphrase", "pw"),
-            r"(?i:\b(?:password|passphrase|passwd|pw))(?P<prose>)[ \t]+(?i:is|was)[ \t]+"
+            r"(?i:\b(?:password|passphrase|passwd|pw))(?P<prose>)"
+            # ``password for the staging admin is X``: a short phrase saying whose.
+            r"(?:[ \t]+(?i:for|of|on|to)(?:[ \t]+[\w.@-]{1,40}){1,4}?)?[ \t]+(?i:is|was)[ \t]+"
             rf"{_QUOTE}{_WORD}{_QUOTE}{_CLAUSE_END}",
         ),
         (
@@ -199,8 +211,8 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         ),
         # Japanese: パスワードは X, パスワード: X, パスワード（X）, pwは X.
         (
-            ("パスワード", "暗証", "pw", "pass"),
-            r"(?:(?:パスワード|暗証番号)[ \t]*(?:は|が|:|：|=|＝|（|\(|「|『)"
+            ("パスワード", "パスフレーズ", "暗証", "合言葉", "pw", "pass"),
+            r"(?:(?:パスワード|パスフレーズ|暗証番号|合言葉)[ \t]*(?:は|が|:|：|=|＝|（|\(|「|『)"
             r"|(?<![A-Za-z])(?i:pw|pass)[ \t]*(?:は|：|（|「|『))(?P<prose>)"
             rf"[ \t]*[「『（(\"']?[ \t]*{_WORD}{_JA_END}",
         ),

@@ -103,6 +103,24 @@ PLANTED = [
     ("bundle config set --global gems.acme.io 872ae13c:9022d44a", "9022d44a"),
     # A quoted value whose own ``&`` would otherwise end it.
     ('<add key="HookSecret" value="MulrgQw3&8bJrlDHCT=" />', "MulrgQw3&8bJrlDHCT="),
+    # One case cut by digits every few letters is a base36 draw, not a name.
+    ('<add key="FeedPassword" value="qhw3kzmu8tplrx4vyn2odsf6" />', "qhw3kzmu8tplrx4vyn2odsf6"),
+    # A credential word written without its vowels.
+    ("[sync]\ntkn = 5be0c91fa37d48e2b6a0c4d19f7e3a20", "5be0c91fa37d48e2b6a0c4d19f7e3a20"),
+    ("scrt: 9f1c2e7a44b05d8c3e6a9b7d0f2c4e81", "9f1c2e7a44b05d8c3e6a9b7d0f2c4e81"),
+    # A file printed whose name is the cue; Windows' /p: flag.
+    (
+        "$ cat secrets/api.token\n7d2f9b0c5e8a41d3b6c0e9f2a7d5c8b1",
+        "7d2f9b0c5e8a41d3b6c0e9f2a7d5c8b1",
+    ),
+    ("rdesktop-cli /v:host /u:ops /p:Vx7#q2LmZ9", "Vx7#q2LmZ9"),
+    # curl's cookie argument.
+    (
+        "curl -b 'sid=s%3AkT8vQ2mX9pL4wZ7r.aB3cD5eF' https://x.example",
+        "s%3AkT8vQ2mX9pL4wZ7r.aB3cD5eF",
+    ),
+    # Japanese credential words beyond パスワード.
+    ("合言葉は Qm7vX2kL9pR4w です", "Qm7vX2kL9pR4w"),
 ]
 
 KEPT = [
@@ -142,6 +160,15 @@ KEPT = [
     "class Ed25519PrivateKey(metaclass=abc.ABCMeta):",
     "| key id | owner |\n|---|---|\n| 3f9a2c7e81b4d05a6c2e1f98 | ops |",
     "https://ipfs.io/ipfs/QmT5NvUtoM5nWFfrQdVrFtvGfKFmG7AHE8P34isapyhCxX/readme",
+    # Base64 of UTF-8 text in any script (here ``名前,年齢``); a vowel-less word that is not a
+    # credential word; a printed file whose name says public; code and format references.
+    "CSV を Base64 にしたもの: 5ZCN5YmNLOW5tOm9ogrlsbHnlLAsMzQK",
+    "prd = 5be0c91fa37d48e2b6a0c4d19f7e3a20",
+    "$ cat keys/id_ed25519.pub\n5be0c91fa37d48e2b6a0c4d19f7e3a20",
+    "$ cat build/version.txt\n5be0c91fa37d48e2b6a0c4d19f7e3a20",
+    "password=%(db_password)s",
+    "$password = $request->input('password');",
+    "utf8mb4 sha256sum base64url x86",
 ]
 
 
@@ -214,6 +241,13 @@ WORD_PASSWORDS = [
     ("ステージングのパスワードは cloudberry です。", "cloudberry"),
     ("管理画面のパスワード：StoneWillow（変更予定）", "StoneWillow"),
     ("検証機のpwは「lanternmoss」です", "lanternmoss"),
+    # Any tool given a user and a password on one command line.
+    ("mosquitto_sub -h hub -u probe -P HollyBramble -t x/#", "HollyBramble"),
+    ("remmina-cli /v:box /u:ops /p:GingerMarten /f", "GingerMarten"),
+    ("ansible-playbook a.yml -e 'ansible_ssh_pass=CedarLoom'", "CedarLoom"),
+    ("the password for the kiosk account is FernTrellis, keep it handy", "FernTrellis"),
+    ("金庫のパスフレーズはmarblecanyon。", "marblecanyon"),
+    ("会議室のパスワードは quartzmeadow になりました。", "quartzmeadow"),
 ]
 
 WORDS_KEPT = [
@@ -253,6 +287,9 @@ WORDS_KEPT = [
     "パスワードは Bitwarden に保存してあります。",
     "パスワードは changeme です。",
     "パスワード: ******",
+    "ssh -l admin -p 2222 bastion",
+    "psql -U admin -p 5432 warehouse",
+    "パスワードは quartzmeadow に保存。",
 ]
 
 

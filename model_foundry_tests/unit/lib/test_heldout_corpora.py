@@ -1,0 +1,116 @@
+"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` and ``heldout4``, each
+written by a helper that read none of them. Every file is split by line: the even lines were
+tuned on, the odd lines never shown to whoever tuned. Run with ``-s`` for the table; the
+floors are the figures of 2026-12-06 (docs/datasets.md, docs/hygiene.md), so a change that
+loses any of them fails here."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from model_foundry.lib.decontamination.config import parse_eval_sets
+from model_foundry.lib.decontamination.match import decontaminator
+from model_foundry.lib.gates.answers import gate
+from model_foundry.lib.hygiene.record import RecordScrubber
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+HALVES = {"tuned": 0, "blind": 1}
+
+
+@dataclass(frozen=True)
+class Figures:
+    noise_held: int
+    noise: int
+    good_kept: int
+    good: int
+    secrets_leaked: int
+    secrets: int
+    negatives_kept: int
+    negatives: int
+    # Decontamination probes (heldout4 only): rows rightly held back or kept, of all.
+    probes_right: int = 0
+    probes: int = 0
+
+
+# The floors (held, kept, right) and ceilings (leaked) per corpus and half.
+EXPECTED = {
+    ("heldout3", "tuned"): Figures(87, 94, 107, 107, 0, 112, 112, 112),
+    ("heldout3", "blind"): Figures(86, 93, 105, 107, 6, 100, 106, 107),
+    ("heldout4", "tuned"): Figures(26, 30, 40, 40, 1, 115, 83, 84, 91, 91),
+    ("heldout4", "blind"): Figures(24, 30, 37, 40, 13, 115, 80, 81, 91, 91),
+}
+
+
+def _rows(corpus: str, name: str, half: int) -> list[dict[str, Any]]:
+    lines = [line for line in (FIXTURES / corpus / name).read_text().splitlines() if line.strip()]
+    return [json.loads(line) for n, line in enumerate(lines) if n % 2 == half]
+
+
+def _probes_right(half: int, tmp: Path) -> tuple[int, int]:
+    """heldout4's probes: a ``held`` probe must reach the threshold, a ``kept`` one not."""
+    items = _rows("heldout4", "evalset.jsonl", 0) + _rows("heldout4", "evalset.jsonl", 1)
+    evals = tmp / "evalset.jsonl"
+    evals.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in items))
+    config = parse_eval_sets(
+        tmp / "eval_sets.yaml",
+        {"eval_sets": {"h4": {"path": str(evals), "id": "id", "text": ["question", "answer"]}}},
+    )
+    checker = decontaminator(config, tmp / "index")
+    assert checker is not None
+    probes = _rows("heldout4", "probes.jsonl", half)
+    found = checker.check([p["text"] for p in probes])
+    right = sum(
+        1
+        for p, m in zip(probes, found, strict=True)
+        if (m is not None and m.score >= checker.threshold) == (p["expect"] == "held")
+    )
+    return right, len(probes)
+
+
+def _figures(corpus: str, half: str, tmp: Path) -> Figures:
+    at = HALVES[half]
+    noise, good = _rows(corpus, "noise.jsonl", at), _rows(corpus, "good.jsonl", at)
+    secrets, negatives = _rows(corpus, "secrets.jsonl", at), _rows(corpus, "negatives.jsonl", at)
+    scrubber = RecordScrubber(salt=corpus.encode())
+    scrubbed = [scrubber.scrub(r["text"])[0] for r in secrets]
+    kept_text = [scrubber.scrub(r["text"])[0] for r in negatives]
+    probes = _probes_right(at, tmp) if corpus == "heldout4" else (0, 0)
+    return Figures(
+        noise_held=sum(1 for r in noise if gate(r["text"]) is not None),
+        noise=len(noise),
+        good_kept=sum(1 for r in good if gate(r["text"], prompt=r["prompt"]) is None),
+        good=len(good),
+        secrets_leaked=sum(
+            1 for r, out in zip(secrets, scrubbed, strict=True) for s in r["secrets"] if s in out
+        ),
+        secrets=sum(len(r["secrets"]) for r in secrets),
+        negatives_kept=sum(
+            1 for r, out in zip(negatives, kept_text, strict=True) for k in r["keep"] if k in out
+        ),
+        negatives=sum(len(r["keep"]) for r in negatives),
+        probes_right=probes[0],
+        probes=probes[1],
+    )
+
+
+@pytest.mark.parametrize(("corpus", "half"), list(EXPECTED))
+def test_heldout_figures_hold(corpus: str, half: str, tmp_path: Path) -> None:
+    got, floor = _figures(corpus, half, tmp_path), EXPECTED[corpus, half]
+    print(f"\n{corpus} {half}: {got}")
+    assert (got.noise, got.good, got.secrets, got.negatives, got.probes) == (
+        floor.noise,
+        floor.good,
+        floor.secrets,
+        floor.negatives,
+        floor.probes,
+    )
+    assert got.noise_held >= floor.noise_held
+    assert got.good_kept >= floor.good_kept
+    assert got.secrets_leaked <= floor.secrets_leaked
+    assert got.negatives_kept >= floor.negatives_kept
+    assert got.probes_right >= floor.probes_right
