@@ -15,6 +15,7 @@ every later export. It is written beside its place and renamed, so a reader neve
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -58,6 +59,27 @@ class Index:
     @property
     def items(self) -> int:
         return len(self.item_ids)
+
+    @functools.cached_property
+    def _filter(self) -> tuple[npt.NDArray[np.uint8], np.uint64]:
+        """A bit per slot of a table 16 times the keys' count, set where a key's low bits
+        fall: a window whose bit is clear is in no item. Most of a row's windows are in none,
+        and one random read of this table costs far less than a binary search's twenty-odd
+        over the keys (on ``bench datasets``' 100,000 items, most of the check's time)."""
+        bits = max(16, int(len(self.keys) * 16 - 1).bit_length())
+        mask = np.uint64((1 << bits) - 1)
+        table = np.zeros(1 << (bits - 3), dtype=np.uint8)
+        slot = self.keys & mask
+        bit = np.left_shift(np.uint8(1), (slot & np.uint64(7)).astype(np.uint8))
+        np.bitwise_or.at(table, slot >> np.uint64(3), bit)
+        return table, mask
+
+    def may_hold(self, hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.intp]:
+        """The positions of ``hashes`` that may be keys (all that are, a few that are not)."""
+        table, mask = self._filter
+        slot = hashes & mask
+        found = (table[slot >> np.uint64(3)] >> (slot & np.uint64(7)).astype(np.uint8)) & 1
+        return np.flatnonzero(found)
 
 
 def _version(eval_set: EvalSet, ngram: int) -> str:

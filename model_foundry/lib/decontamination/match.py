@@ -136,16 +136,18 @@ class Decontaminator:
         for w in windows:
             if w.length != index.ngram and w.length not in index.short_lengths:
                 continue
-            left = np.searchsorted(index.keys, w.hashes, side="left")
-            right = np.searchsorted(index.keys, w.hashes, side="right")
-            hit = np.flatnonzero(right > left)
-            if not len(hit):
+            maybe = index.may_hold(w.hashes)
+            left = np.searchsorted(index.keys, w.hashes[maybe], side="left")
+            right = np.searchsorted(index.keys, w.hashes[maybe], side="right")
+            found = np.flatnonzero(right > left)
+            if not len(found):
                 continue
+            left, right, hit = left[found], right[found], maybe[found]
             # A key may belong to several items: one pair per (window, entry).
-            count = right[hit] - left[hit]
+            count = right - left
             at = np.repeat(hit, count)
             offset = np.arange(len(at)) - np.repeat(np.cumsum(count) - count, count)
-            entries.append(np.repeat(left[hit], count) + offset)
+            entries.append(np.repeat(left, count) + offset)
             rows.append(w.row[at])
             starts.append(w.start[at])
             lengths.append(np.full(len(at), w.length))

@@ -57,17 +57,22 @@ def token_spans(text: str) -> tuple[str, list[tuple[int, int]]]:
 
 def token_hashes(words: Sequence[str]) -> U64:
     """Each token's stable 64-bit hash; the common ones cached."""
-    out = np.empty(len(words), dtype=np.uint64)
     cache = _cache
-    for i, w in enumerate(words):
-        h = cache.get(w)
+    # One lookup per token in C (map), Python only for the tokens not seen yet.
+    found = list(map(cache.get, words))
+    if None not in found:
+        return np.array(found, dtype=np.uint64)
+    for i, h in enumerate(found):
         if h is None:
-            h = int.from_bytes(hashlib.blake2b(w.encode(), digest_size=8).digest(), "little")
-            if len(cache) >= _CACHE_MAX:
-                cache.clear()
-            cache[w] = h
-        out[i] = h
-    return out
+            w = words[i]
+            h = cache.get(w)
+            if h is None:
+                h = int.from_bytes(hashlib.blake2b(w.encode(), digest_size=8).digest(), "little")
+                if len(cache) >= _CACHE_MAX:
+                    cache.clear()
+                cache[w] = h
+            found[i] = h
+    return np.array(found, dtype=np.uint64)
 
 
 def _mix(h: U64, length: int) -> U64:

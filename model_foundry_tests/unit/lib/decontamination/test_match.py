@@ -6,10 +6,11 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from model_foundry.lib.decontamination.config import EvalSet, EvalSets
-from model_foundry.lib.decontamination.index import index_path, load_index
+from model_foundry.lib.decontamination.index import Index, index_path, load_index
 from model_foundry.lib.decontamination.match import Decontaminator, decontaminator
 
 QUESTION = (
@@ -120,3 +121,25 @@ def test_items_hit_most_are_counted_per_row(tmp_path: Path) -> None:
         {"item_id": "A/0", "rows": 2},
         {"item_id": "A/1", "rows": 1},
     ]
+
+
+def test_the_filter_before_the_search_passes_every_key_and_few_others() -> None:
+    rng = np.random.default_rng(7)
+    keys = np.sort(rng.integers(0, 2**64 - 1, 200_000, dtype=np.uint64))
+    index = Index(
+        name="x",
+        ngram=13,
+        keys=keys,
+        entry_item=np.zeros(len(keys), np.int32),
+        entry_field=np.zeros(len(keys), np.int8),
+        item_ids=np.array(["x"]),
+        item_total=np.array([len(keys)], np.int32),
+        field_total=np.zeros((1, 1), np.int32),
+        short_lengths=(),
+    )
+    shuffled = rng.permutation(keys)
+    assert len(index.may_hold(shuffled)) == len(keys)
+    others = rng.integers(0, 2**64 - 1, 200_000, dtype=np.uint64)
+    others = others[~np.isin(others, keys)]
+    # 16 slots a key: about one in sixteen of the others gets through.
+    assert len(index.may_hold(others)) < 0.1 * len(others)
