@@ -170,6 +170,17 @@ def dead_letter_max_share() -> float:
     return float(_get("MODEL_FOUNDRY_DEAD_LETTER_MAX_SHARE", "0.05"))
 
 
+def export_workers() -> int | None:
+    """Processes an export scrubs records in (``MODEL_FOUNDRY_EXPORT_WORKERS``; 0: in the
+    export's own process); None when unset: one a core, at most 8."""
+    raw = _get("MODEL_FOUNDRY_EXPORT_WORKERS")
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) > 64:
+        raise SettingError(f"MODEL_FOUNDRY_EXPORT_WORKERS={raw!r} is not a number from 0 to 64")
+    return int(raw)
+
+
 DEFAULT_EXPORT_MAX_HELD_BACK_SHARE = 0.5
 
 

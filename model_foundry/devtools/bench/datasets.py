@@ -11,7 +11,8 @@ fresh processes (as a Dagster run would be), the same records are exported twice
   flags, every view, the card and the manifest.
 
 Both report records/s and MB/s (MB of the plain JSONL, so the two share one measure) and
-their process's peak RSS. ``recall`` is the share of planted secrets found nowhere in the
+their process's peak RSS; the hygiene export scrubs in worker processes (one a core, or
+``MODEL_FOUNDRY_EXPORT_WORKERS``), and each worker's peak is added to its own. ``recall`` is the share of planted secrets found nowhere in the
 hygiene export's files. Targets: hygiene at least 0.25x the plain throughput; the peak RSS
 of the largest size within 1.5x of the smallest. Then the decontamination run
 (``decontamination.py``): the export with the eval-set check against the export without it.
@@ -31,7 +32,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from model_foundry.devtools.bench.process import in_fresh_process, peak_rss_mb
-from model_foundry.lib.exports.hygiene import export_hygiene
+from model_foundry.lib.exports.hygiene import ExportHygiene, export_hygiene
 from model_foundry.lib.storage import connect
 from model_foundry.lib.trajectories.export import SessionExport, export_session_dataset
 from model_foundry.lib.trajectories.sessions import SessionWindow, export_sessions, session_records
@@ -133,6 +134,8 @@ class Measured:
     records: int
     jsonl_mb: float
     peak_rss_mb: float
+    # Scrub worker processes (``MODEL_FOUNDRY_EXPORT_WORKERS``); their memory is in the peak.
+    workers: int = 0
 
 
 def _plain(db_path: str, out: str, queue: Any) -> None:
@@ -149,13 +152,22 @@ def _plain(db_path: str, out: str, queue: Any) -> None:
 
 
 def _hygiene(db_path: str, out_root: str, queue: Any) -> None:
+    made: list[ExportHygiene] = []
+
+    def hygiene(*args: Any) -> ExportHygiene:
+        made.append(export_hygiene(*args))
+        return made[-1]
+
     started = time.perf_counter()
     request = SessionExport(
         name="bench", out_root=Path(out_root), version="v1", include_active=True
     )
-    outcome = export_session_dataset(db_path, request, export_hygiene)
+    outcome = export_session_dataset(db_path, request, hygiene)
     seconds = time.perf_counter() - started
-    queue.put(Measured(seconds, outcome.figures.records, 0.0, peak_rss_mb()))
+    # The parent's peak and each scrub worker's, added up.
+    peak = peak_rss_mb() + sum(h.worker_peak_rss_mb() for h in made)
+    workers = made[0].workers if made else 0
+    queue.put(Measured(seconds, outcome.figures.records, 0.0, round(peak, 1), workers))
 
 
 def leaked_secrets(folder: Path) -> set[str]:

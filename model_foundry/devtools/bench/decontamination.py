@@ -37,6 +37,8 @@ class Run:
     peak_rss_mb: float
     records: int
     held_back: int
+    # Scrub worker processes (``MODEL_FOUNDRY_EXPORT_WORKERS``); their memory is in the peak.
+    workers: int = 0
 
 
 def planted_seeds(rows: int, items: int) -> list[int]:
@@ -93,17 +95,26 @@ def _build(data_dir: str, eval_sets: str, queue: Any) -> None:
 
 def _export(db_path: str, out_root: str, data_dir: str, eval_sets: str | None, queue: Any) -> None:
     _environment(data_dir, eval_sets)
-    from model_foundry.lib.exports.hygiene import export_hygiene
+    from model_foundry.lib.exports.hygiene import ExportHygiene, export_hygiene
     from model_foundry.lib.trajectories.export import SessionExport, export_session_dataset
+
+    made: list[ExportHygiene] = []
+
+    def hygiene(*args: Any) -> ExportHygiene:
+        made.append(export_hygiene(*args))
+        return made[-1]
 
     started = time.perf_counter()
     request = SessionExport(name="bench", out_root=Path(out_root), version="v1",
                             include_active=True)  # fmt: skip
-    outcome = export_session_dataset(db_path, request, export_hygiene)
+    outcome = export_session_dataset(db_path, request, hygiene)
     seconds = time.perf_counter() - started
     found = outcome.figures.decontamination
     held = sum(s["rows_held_back"] for s in found["eval_sets"].values()) if found else 0
-    queue.put(Run(seconds, peak_rss_mb(), outcome.figures.records, held))
+    # The parent's peak and each scrub worker's, added up.
+    peak = peak_rss_mb() + sum(h.worker_peak_rss_mb() for h in made)
+    workers = made[0].workers if made else 0
+    queue.put(Run(seconds, round(peak, 1), outcome.figures.records, held, workers))
 
 
 def bench_decontamination(directory: Path, rows: int, items: int) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import tempfile
 from array import array
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +14,9 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from model_foundry.lib import storage
+from model_foundry.lib import settings, storage
 from model_foundry.lib.exports.spool import HashSpool
+from model_foundry.lib.exports.workers import ScrubPool, ScrubRecord, default_workers
 from model_foundry.lib.hygiene.dedup import DedupConfig, find_duplicate_sketches, text_sketch
 from model_foundry.lib.hygiene.record import RecordScrubber
 from model_foundry.lib.hygiene.splits import assign_group_splits
@@ -70,30 +71,61 @@ def scrubbed_record(
     return out, counts
 
 
+def scrub_session_record(
+    scrubber: RecordScrubber, record: dict[str, Any]
+) -> tuple[dict[str, Any], Mapping[str, int]]:
+    """The record with its text scrubbed: every field people or tools wrote (contents,
+    reasoning, call arguments and names, the tools schema, the thread's name). Roles, ids,
+    slots, models, times and counts are the pipeline's own and are left as they are:
+    scrubbing them would cost most of the time and find nothing."""
+    text = {key: record[key] for key in _TEXT_FIELDS if key in record}
+    text["messages"] = [
+        {key: m.get(key) for key in _MESSAGE_TEXT} for m in record.get("messages") or []
+    ]
+    return scrubbed_record(record, text, scrubber.scrub)
+
+
 class ExportHygiene:
-    """Hygiene for one dataset of one DuckDB file."""
+    """Hygiene for one dataset of one DuckDB file; records are scrubbed in ``workers``
+    processes (``lib/exports/workers.py``; None: :func:`default_workers`)."""
 
     def __init__(
-        self, db_path: Path, dataset: str, scrubber: RecordScrubber, test_share: float
+        self,
+        db_path: Path,
+        dataset: str,
+        scrubber: RecordScrubber,
+        test_share: float,
+        workers: int | None = None,
     ) -> None:
         self.db_path = db_path
         self.dataset = dataset
         self.scrubber = scrubber
         self.ratios = {"train": 1 - test_share, "test": test_share}
+        self.workers = default_workers() if workers is None else workers
+        self.pools: list[ScrubPool] = []
 
     def scrub(self, record: dict[str, Any]) -> tuple[dict[str, Any], Mapping[str, int]]:
-        """The record with its text scrubbed: every field people or tools wrote (contents,
-        reasoning, call arguments and names, the tools schema, the thread's name). Roles,
-        ids, slots, models, times and counts are the pipeline's own and are left as they
-        are: scrubbing them would cost most of the time and find nothing."""
-        text = {key: record[key] for key in _TEXT_FIELDS if key in record}
-        text["messages"] = [
-            {key: m.get(key) for key in _MESSAGE_TEXT} for m in record.get("messages") or []
-        ]
-        return scrubbed_record(record, text, self.scrubber.scrub)
+        return scrub_session_record(self.scrubber, record)
+
+    def scrub_all(
+        self, records: Iterable[dict[str, Any]], scrub_record: ScrubRecord = scrub_session_record
+    ) -> Iterator[tuple[dict[str, Any], Mapping[str, int]]]:
+        """Every record scrubbed by ``scrub_record``, in order, in the worker processes."""
+        pool = ScrubPool(self.scrubber, scrub_record, self.workers)
+        self.pools.append(pool)
+        return pool.scrub_all(records)
 
     def scrub_value(self, value: Any) -> tuple[Any, Mapping[str, int]]:
         return self.scrubber.scrub(value)
+
+    def worker_peak_rss_mb(self) -> float:
+        """The scrub workers' peak memory added up (each worker's own peak), for benchmarks
+        that report an export's memory: the parent's alone would leave the workers out."""
+        peaks: dict[int, float] = {}
+        for pool in self.pools:
+            for pid, mb in pool.peak_rss_mb.items():
+                peaks[pid] = max(mb, peaks.get(pid, 0.0))
+        return round(sum(peaks.values()), 1)
 
     def cluster_index(self) -> SpooledClusters:
         return SpooledClusters()
@@ -117,7 +149,15 @@ class ExportHygiene:
 def export_hygiene(db_path: Path, dataset: str, test_share: float) -> ExportHygiene:
     """This installation's hygiene (its hygiene file and salt) for ``dataset``, with new
     groups sent to test at ``test_share``."""
-    return ExportHygiene(db_path, dataset, RecordScrubber.from_settings(), test_share)
+    return ExportHygiene(
+        db_path, dataset, RecordScrubber.from_settings(), test_share, settings.export_workers()
+    )
 
 
-__all__ = ["ExportHygiene", "SpooledClusters", "export_hygiene", "scrubbed_record"]
+__all__ = [
+    "ExportHygiene",
+    "SpooledClusters",
+    "export_hygiene",
+    "scrub_session_record",
+    "scrubbed_record",
+]

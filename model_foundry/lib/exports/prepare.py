@@ -87,6 +87,12 @@ class Hygiene(Protocol):
         """A scrubbed copy of ``record`` and the markers written, by kind."""
         ...
 
+    def scrub_all(
+        self, records: Iterable[dict[str, Any]]
+    ) -> Iterator[tuple[dict[str, Any], Mapping[str, int]]]:
+        """:meth:`scrub` of every record, in order (possibly in other processes)."""
+        ...
+
     def scrub_value(self, value: Any) -> tuple[Any, Mapping[str, int]]:
         """A scrubbed copy of any JSON-like ``value`` (every string in it) and the markers."""
         ...
@@ -267,8 +273,7 @@ class _Pass:
     ) -> None:
         with pq.ParquetWriter(self.prepared.spool, self.schema) as spool:
             batch: list[tuple[dict[str, Any], str | None]] = []
-            for record in records:
-                clean, counts = hygiene.scrub(record)
+            for clean, counts in hygiene.scrub_all(records):
                 self.redactions.update(counts)
                 reason = next((f for f in self.filters if FILTERS[f](clean)), None)
                 if reason:

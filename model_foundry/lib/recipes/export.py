@@ -19,9 +19,10 @@ the cells held back by cause.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from model_foundry.lib.exports.layouts import HYGIENE_FIELDS, MESSAGE, Layout, s
 from model_foundry.lib.exports.prepare import ClusterIndex, Gates
 from model_foundry.lib.exports.published import ExportOutcome, ExportTarget
 from model_foundry.lib.exports.versions import MANIFEST, choose_version
+from model_foundry.lib.hygiene.record import RecordScrubber
 from model_foundry.lib.recipes.card import recipe_section
 from model_foundry.lib.recipes.records import (
     CELLS_VERSION,
@@ -88,6 +90,15 @@ def recipe_layout(recipe: Recipe) -> Layout:
     )
 
 
+def scrub_recipe_record(
+    text_fields: tuple[str, ...], scrubber: RecordScrubber, record: dict[str, Any]
+) -> tuple[dict[str, Any], Mapping[str, int]]:
+    """A recipe row with ``text_fields`` and its chat's contents scrubbed."""
+    text = {k: record.get(k) for k in text_fields}
+    text["messages"] = [{"content": m.get("content")} for m in record.get("messages") or []]
+    return scrubbed_record(record, text, scrubber.scrub)
+
+
 class RecipeHygiene:
     """The installation's export hygiene, scrubbing every text a row holds: its columns,
     sub-columns, chat and causes (the other fields are the pipeline's own: ids, counts,
@@ -98,9 +109,13 @@ class RecipeHygiene:
         self.text_fields = [*text_fields, "causes"]
 
     def scrub(self, record: dict[str, Any]) -> tuple[dict[str, Any], Mapping[str, int]]:
-        text = {k: record.get(k) for k in self.text_fields}
-        text["messages"] = [{"content": m.get("content")} for m in record.get("messages") or []]
-        return scrubbed_record(record, text, self.inner.scrub_value)
+        return scrub_recipe_record(tuple(self.text_fields), self.inner.scrubber, record)
+
+    def scrub_all(
+        self, records: Iterable[dict[str, Any]]
+    ) -> Iterator[tuple[dict[str, Any], Mapping[str, int]]]:
+        scrub = functools.partial(scrub_recipe_record, tuple(self.text_fields))
+        return self.inner.scrub_all(records, scrub)
 
     def scrub_value(self, value: Any) -> tuple[Any, Mapping[str, int]]:
         return self.inner.scrub_value(value)

@@ -7,7 +7,7 @@ import copy
 import dataclasses
 import json
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,11 @@ class RecordingHygiene:
                 m["content"] = m["content"].replace("hunter2", "[REDACTED:password]")
                 found += 1
         return clean, {"password": found} if found else {}
+
+    def scrub_all(
+        self, records: Iterable[dict[str, Any]]
+    ) -> Iterator[tuple[dict[str, Any], Mapping[str, int]]]:
+        return map(self.scrub, records)
 
     def cluster_index(self) -> RecordingHygiene:
         self.added: list[tuple[str, float]] = []
