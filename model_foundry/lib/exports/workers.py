@@ -101,26 +101,30 @@ class ScrubPool:
             initializer=_start,
             initargs=(self.scrubber.config, self.scrubber.pii.salt, self.scrub_record),
         )
+        # A chunk leaves ``out`` only once its records are taken back, so none is lost.
         out: deque[tuple[Future[_Done], list[dict[str, Any]]]] = deque()
+        unsent: list[dict[str, Any]] = []
         try:
-            chunks = iter(lambda: list(itertools.islice(records, CHUNK)), [])
             try:
-                for chunk in chunks:
+                while chunk := list(itertools.islice(records, CHUNK)):
+                    unsent = chunk
                     out.append((pool.submit(_chunk, chunk), chunk))
+                    unsent = []
                     if len(out) > 2 * self.workers:
-                        yield self._take(out.popleft()[0])
+                        yield self._take(out[0][0])
+                        out.popleft()
                 while out:
                     yield self._take(out[0][0])
                     out.popleft()
             except BrokenProcessPool as exc:
                 # A worker that died (killed, out of memory) or could not start (a script
                 # without ``if __name__ == "__main__":`` run as the main module): the records
-                # it held and the rest are scrubbed here, so the export still completes.
+                # it held and the rest are scrubbed here, in order, so the export completes.
                 log.warning("scrub workers stopped (%s); scrubbing in this process", exc)
                 for _, chunk in out:
                     yield [self.scrub_record(self.scrubber, r) for r in chunk]
                 out.clear()
-                for record in records:
+                for record in itertools.chain(unsent, records):
                     yield [self.scrub_record(self.scrubber, record)]
         finally:
             for pending, _ in out:

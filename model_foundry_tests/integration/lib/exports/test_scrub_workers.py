@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -73,3 +74,24 @@ def test_an_export_scrubbed_in_workers_writes_the_same_files(tmp_path: Path) -> 
         folders.append(out_root / "bench" / "v1")
     digests = [_digest(f) for f in folders]
     assert digests[0] and digests[0] == digests[1]
+
+
+def _dies_in_a_worker(scrubber: RecordScrubber, record: dict) -> tuple[dict, dict]:
+    if str(os.getpid()) != os.environ["MF_TEST_PARENT_PID"]:
+        os._exit(3)  # a worker killed mid-chunk (out of memory, a signal)
+    return scrub_session_record(scrubber, record)
+
+
+def test_a_dead_worker_s_records_are_scrubbed_in_the_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MF_TEST_PARENT_PID", str(os.getpid()))
+    db = tmp_path / "sessions.duckdb"
+    bench.fill(db, 300)
+    records = _records(db)
+    scrubber = RecordScrubber(salt=b"workers")
+    alone = list(ScrubPool(scrubber, scrub_session_record, workers=0).scrub_all(records))
+    pool = ScrubPool(scrubber, _dies_in_a_worker, workers=2, pool_from=10)
+    pooled = list(pool.scrub_all(records))
+    assert not pool.peak_rss_mb, "no worker finished a chunk"
+    assert [c for c, _ in pooled] == [c for c, _ in alone]
