@@ -12,9 +12,10 @@ fresh processes (as a Dagster run would be), the same records are exported twice
 
 Both report records/s and MB/s (MB of the plain JSONL, so the two share one measure) and
 their process's peak RSS; the hygiene export scrubs in worker processes (one a core, or
-``MODEL_FOUNDRY_EXPORT_WORKERS``), and each worker's peak is added to its own. ``recall`` is the share of planted secrets found nowhere in the
-hygiene export's files. Targets: hygiene at least 0.25x the plain throughput; the peak RSS
-of the largest size within 1.5x of the smallest. Then the decontamination run
+``MODEL_FOUNDRY_EXPORT_WORKERS``), and each worker's peak is added to its own. ``recall``
+is the share of planted secrets found nowhere in the hygiene export's files. Targets:
+hygiene at least 0.25x the plain throughput; the peak RSS of the largest size within 1.5x
+of the smallest. Then the decontamination run
 (``decontamination.py``): the export with the eval-set check against the export without it.
 """
 
