@@ -63,6 +63,9 @@ class GateConfig:
     min_words_for_ngram_dups: int = 50
     # The occurrence of a line, paragraph or top n-gram from which it counts as repeated.
     repeat_from: int = 3
+    # The same line, token or short unit of figures and marks this many times in a row is a
+    # loop, words or none (``-``, ``|``, ``(1,0)``, ``40k``, ``1.1.1.``).
+    run_from: int = 16
     # The noise gates (``noise.py``), looser than Gopher's web-page thresholds so that chat
     # answers that are tables, formulas, lists of figures or Japanese are kept: the least
     # share of words with a letter, the most symbol-only words per word, the longest mean
@@ -99,7 +102,7 @@ def _settings(where: str, raw: Any, base: GateConfig) -> GateConfig:
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise GateConfigError(f"{at} must be a number >= 0")
             changes[key] = float(value)
-        elif key in ("echo_ngram", "min_words_for_ngram_dups", "repeat_from"):
+        elif key in ("echo_ngram", "min_words_for_ngram_dups", "repeat_from", "run_from"):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise GateConfigError(f"{at} must be an integer >= 1")
             changes[key] = value

@@ -65,7 +65,7 @@ NOISE_CAUSES = (
 
 # A fence opens a line (CommonMark: up to three spaces before it); backticks inside a line
 # are no code block (noise often holds a few).
-_FENCE = re.compile(
+FENCE = re.compile(
     r"^[ \t]{0,3}(?:```.*?(?:^[ \t]*```|\Z)|~~~.*?(?:^[ \t]*~~~|\Z))", re.DOTALL | re.MULTILINE
 )
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
@@ -160,7 +160,7 @@ class NoiseStats:
 def prose(text: str, *, separators: bool = False) -> str:
     """``text`` without code, URLs and Markdown's marks, its separators made spaces (kept
     with ``separators``): what the noise statistics judge."""
-    text = _FENCE.sub(" ", unicodedata.normalize("NFKC", text))
+    text = FENCE.sub(" ", unicodedata.normalize("NFKC", text))
     text = _INLINE_CODE.sub(" ", text)
     text = _URL.sub(" ", text)
     text = _RULE_LINES.sub(" ", text)

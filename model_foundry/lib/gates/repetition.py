@@ -10,15 +10,23 @@ statistics apply from Gopher's minimum document length (50 words: Gopher's quali
 stage before its repetition removal, drops shorter documents); lines or paragraphs without a
 word (``}``, a code fence) are not compared. Words are ``\\w+`` runs (datatrove uses nltk's
 English tokenizer).
+
+What those statistics leave out, a model can still loop on: a line of marks or figures, one
+token or a short unit of figures and marks, written :attr:`GateConfig.run_from` times in a row
+(a small model's ``-`` or ``|`` a line, ``(1,0)`` a line, ``40k 40k ...``, ``1.1.1.1...``).
+A table, a code block or a list of figures does not write the same line, token or unit that
+many times in a row.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
 
 from model_foundry.lib.gates.config import DEFAULTS, GateConfig
+from model_foundry.lib.gates.noise import FENCE
 
 _WORD = re.compile(r"\w+")
 # A word needs a letter: digits and underscores alone do not make an answer.
@@ -66,8 +74,46 @@ def _repeated_ngram_chars(words: Sequence[str], n: int) -> int:
     return chars
 
 
+def _longest_run(items: Sequence[str]) -> int:
+    """The most times one non-empty item comes in a row."""
+    best = run = 0
+    for n, item in enumerate(items):
+        run = run + 1 if n and item and item == items[n - 1] else 1
+        best = max(best, run if item else 0)
+    return best
+
+
+@functools.lru_cache(maxsize=8)
+def _unit_run(times: int) -> re.Pattern[str]:
+    # A unit of two to four characters, figures or letters with marks, ``times`` in a row.
+    return re.compile(rf"(\S{{2,4}}?)\1{{{times - 1},}}")
+
+
+def _is_mixed_unit(unit: str) -> bool:
+    """Letters or figures with marks (``1.``, ``,0``): a rule (``==``, ``-|``) or a run of
+    one kind (``00``, ``ab``: zeros of a hex value, base64 padding) is written so rightly."""
+    return any(c.isalnum() for c in unit) and not unit.isalnum()
+
+
+def loop_run(text: str, config: GateConfig = DEFAULTS) -> str | None:
+    """``line_run``, ``token_run`` or ``unit_run``: outside fenced code, the same line,
+    token of one line (trailing ``,`` and ``;`` aside) or mixed unit
+    :attr:`GateConfig.run_from` times in a row, else None."""
+    times = config.run_from
+    # Code and its output (an array of zeros) are written as they must be.
+    lines = FENCE.sub("\n", text).splitlines()
+    if _longest_run([line.strip() for line in lines]) >= times:
+        return "line_run"
+    if any(_longest_run([t.rstrip(",;") for t in line.split()]) >= times for line in lines):
+        return "token_run"
+    if any(_is_mixed_unit(m.group(1)) for line in lines for m in _unit_run(times).finditer(line)):
+        return "unit_run"
+    return None
+
+
 def repetition_stat(text: str, config: GateConfig = DEFAULTS) -> str | None:
-    """The first Gopher statistic ``text`` exceeds (e.g. ``dup_line_frac``), else None."""
+    """The first Gopher statistic ``text`` exceeds (e.g. ``dup_line_frac``), then
+    :func:`loop_run`, else None."""
     size = len(text)
     if not size:
         return None
@@ -89,12 +135,11 @@ def repetition_stat(text: str, config: GateConfig = DEFAULTS) -> str | None:
             gram, times = counts.most_common(1)[0]
             if times >= config.repeat_from and len(gram) * times / size > limit:
                 return f"top_{n}_gram"
-    if len(words) < config.min_words_for_ngram_dups:
-        return None
-    for n, limit in sorted(config.dup_ngram_char_frac.items()):
-        if _repeated_ngram_chars(words, n) / size > limit:
-            return f"dup_{n}_gram"
-    return None
+    if len(words) >= config.min_words_for_ngram_dups:
+        for n, limit in sorted(config.dup_ngram_char_frac.items()):
+            if _repeated_ngram_chars(words, n) / size > limit:
+                return f"dup_{n}_gram"
+    return loop_run(text, config)
 
 
-__all__ = ["LETTER", "ngrams", "repetition_stat"]
+__all__ = ["LETTER", "loop_run", "ngrams", "repetition_stat"]

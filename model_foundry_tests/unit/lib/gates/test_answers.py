@@ -17,6 +17,7 @@ from model_foundry.lib.gates.config import (
     GateConfig,
     GateConfigError,
     gate_config,
+    gate_settings,
     load_gate_config,
 )
 from model_foundry.lib.gates.repetition import repetition_stat
@@ -241,6 +242,46 @@ def test_gophers_statistics_name_what_repeats() -> None:
     assert repetition_stat("word salad " * 10) == "top_2_gram"
     # Repeated brace lines of code are not lines with words: not compared.
     assert repetition_stat("if a {\n  b();\n}\nif c {\n  d();\n}\n") is None
+
+
+# Loops Gemma 3 270M wrote (benchmarks/gates/gemma_answers.py), and the shapes of good answers
+# that write the same thing many times but never 16 times in a row.
+LOOPS = {
+    "line_run": [
+        "Comparison of TCP and UDP.\n" + "-\n" * 70,
+        "matrix multiply [[1,2],[3,4]] by [[0,1],[1,0]]\n" + "(1,0)\n" * 23,
+        "Area under the curve\n4-19\n41\n" + "2016\n" * 27,
+    ],
+    "token_run": ["when you're running a 40k in a" + " 40k" * 37, "Zeros: " + "0, " * 60],
+    "unit_run": ["In Python, a tuple holds objects.\n4." + "1." * 70, "summation\n" + "1." * 79],
+}
+NOT_LOOPS = [
+    "Count to twenty:\n" + "\n".join(str(n) for n in range(1, 21)),
+    "The zero matrix:\n" + "\n".join(["0 0 0 0 0 0 0 0"] * 8),
+    "Title\n" + "=" * 60 + "\n\nSome text under a heading, then a rule.\n" + "-" * 60,
+    "The key is 0x" + "0" * 64 + " and the padding AAAAAAAAAAAAAAAAAAAAAAAAAAAA==.",
+    "| n | square |\n|---|---|\n" + "\n".join(f"| {n} | {n * n} |" for n in range(1, 30)),
+    "```js\nfunction f() {\n  if (a) {\n    if (b) {\n      g();\n    }\n  }\n}\n```",
+    "Dots lead to the page: Introduction " + "." * 40 + " 1",
+    "`np.zeros(20)` prints:\n```\n[" + " ".join(["0."] * 20) + "]\n```",
+]
+
+
+@pytest.mark.parametrize(("stat", "text"), [(s, t) for s, ts in LOOPS.items() for t in ts])
+def test_a_loop_of_marks_figures_or_one_token_is_repetition(stat: str, text: str) -> None:
+    assert repetition_stat(text) == stat
+    assert gate(text) == "repetition"
+
+
+@pytest.mark.parametrize("text", NOT_LOOPS)
+def test_lists_tables_rules_and_padding_are_no_loop(text: str) -> None:
+    assert repetition_stat(text) is None
+
+
+def test_how_long_a_run_makes_a_loop_comes_from_the_config() -> None:
+    text = "x\n" + "-\n" * 20
+    assert gate(text) == "repetition"
+    assert gate(text, config=gate_settings("gates", {"run_from": 30})) is None
 
 
 def test_thresholds_and_switches_come_from_the_config() -> None:
