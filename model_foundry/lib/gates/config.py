@@ -63,6 +63,9 @@ class GateConfig:
     min_words_for_ngram_dups: int = 50
     # The occurrence of a line, paragraph or top n-gram from which it counts as repeated.
     repeat_from: int = 3
+    # Japanese and Chinese (no spaces between words): the most share of the letters in runs of
+    # 10 letters seen before (``repetition.py``).
+    dup_cjk_char_frac: float = 0.30
     # The same line, token or short unit of figures and marks this many times in a row is a
     # loop, words or none (``-``, ``|``, ``(1,0)``, ``40k``, ``1.1.1.``).
     run_from: int = 16

@@ -11,6 +11,11 @@ stage before its repetition removal, drops shorter documents); lines or paragrap
 word (``}``, a code fence) are not compared. Words are ``\\w+`` runs (datatrove uses nltk's
 English tokenizer).
 
+Japanese has no spaces, so to ``\\w+`` a clause is one word and those statistics see no
+n-gram: where most of a text's letters are kana or kanji, the share of its letters in runs of
+:data:`CJK_NGRAM` letters seen before is taken instead (datatrove's count, over letters),
+from :data:`CJK_MIN_LETTERS` letters (a question that says a phrase twice is no loop).
+
 What those statistics leave out, a model can still loop on: a line of marks or figures, one
 token or a short unit of figures and marks, written :attr:`GateConfig.run_from` times in a row
 (a small model's ``-`` or ``|`` a line, ``(1,0)`` a line, ``40k 40k ...``, ``1.1.1.1...``).
@@ -72,6 +77,36 @@ def _repeated_ngram_chars(words: Sequence[str], n: int) -> int:
             seen.add(gram)
             at += 1
     return chars
+
+
+CJK_NGRAM = 10
+CJK_MIN_LETTERS = 100
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
+
+
+def cjk_repeated_share(text: str) -> float | None:
+    """The share of ``text``'s letters in runs of :data:`CJK_NGRAM` letters seen before,
+    stepping past each repeat; None unless it has :data:`CJK_MIN_LETTERS` letters, most of
+    them kana or kanji."""
+    if _CJK.search(text) is None:
+        return None
+    letters = [c for c in text if c.isalpha()]
+    if len(letters) < CJK_MIN_LETTERS or 2 * sum(map(bool, map(_CJK.match, letters))) < len(
+        letters
+    ):
+        return None
+    seen: set[str] = set()
+    repeated = at = 0
+    n = CJK_NGRAM
+    while at < len(letters) - n + 1:
+        gram = "".join(letters[at : at + n])
+        if gram in seen:
+            repeated += n
+            at += n
+        else:
+            seen.add(gram)
+            at += 1
+    return repeated / len(letters)
 
 
 def _longest_run(items: Sequence[str]) -> int:
@@ -139,7 +174,10 @@ def repetition_stat(text: str, config: GateConfig = DEFAULTS) -> str | None:
         for n, limit in sorted(config.dup_ngram_char_frac.items()):
             if _repeated_ngram_chars(words, n) / size > limit:
                 return f"dup_{n}_gram"
+    share = cjk_repeated_share(text)
+    if share is not None and share > config.dup_cjk_char_frac:
+        return f"dup_cjk_{CJK_NGRAM}_letters"
     return loop_run(text, config)
 
 
-__all__ = ["LETTER", "loop_run", "ngrams", "repetition_stat"]
+__all__ = ["LETTER", "cjk_repeated_share", "loop_run", "ngrams", "repetition_stat"]

@@ -254,6 +254,12 @@ LOOPS = {
     ],
     "token_run": ["when you're running a 40k in a" + " 40k" * 37, "Zeros: " + "0, " * 60],
     "unit_run": ["In Python, a tuple holds objects.\n4." + "1." * 70, "summation\n" + "1." * 79],
+    "dup_cjk_10_letters": [
+        "雨の駅に乗り、雨の駅の景色を見ながら、雨の駅に\n降り立つ。雨の駅の景色を眺めるのに、"
+        "雨の駅の\n景色を眺めながら、雨の駅に降り立つ。雨の\n駅の景色を眺めるのに、雨の駅の景色を"
+        "眺めながら、\n雨の駅に降り立つ。雨の駅の景色を眺めるのに\n雨の駅の景色を眺めながら、雨の駅に"
+        "降り立つ。\n雨の駅の景色を眺めるのに、雨の駅の景色を\n眺めながら、雨の駅に降り立つ。"
+    ],
 }
 NOT_LOOPS = [
     "Count to twenty:\n" + "\n".join(str(n) for n in range(1, 21)),
@@ -264,6 +270,12 @@ NOT_LOOPS = [
     "```js\nfunction f() {\n  if (a) {\n    if (b) {\n      g();\n    }\n  }\n}\n```",
     "Dots lead to the page: Introduction " + "." * 40 + " 1",
     "`np.zeros(20)` prints:\n```\n[" + " ".join(["0."] * 20) + "]\n```",
+    # Japanese that names its terms again and again, and a question that says a phrase twice.
+    "アクセストークンは短命の証明書のようなもので、APIを呼ぶたびに送ります。"
+    "リフレッシュトークンは長命で、アクセストークンの有効期限が切れたときに新しい"
+    "アクセストークンを受け取るためだけに使います。アクセストークンが漏れても被害は"
+    "短時間で済みます。リフレッシュトークンは安全な場所に保管し、定期的に取り替えます。",
+    "東京から大阪までの新幹線の料金と、大阪から東京までの新幹線の料金は同じですか？",
 ]
 
 
