@@ -16,11 +16,12 @@ n-gram: where most of a text's letters are kana or kanji, the share of its lette
 :data:`CJK_NGRAM` letters seen before is taken instead (datatrove's count, over letters),
 from :data:`CJK_MIN_LETTERS` letters (a question that says a phrase twice is no loop).
 
-What those statistics leave out, a model can still loop on: a line of marks or figures, one
-token or a short unit of figures and marks, written :attr:`GateConfig.run_from` times in a row
-(a small model's ``-`` or ``|`` a line, ``(1,0)`` a line, ``40k 40k ...``, ``1.1.1.1...``).
-A table, a code block or a list of figures does not write the same line, token or unit that
-many times in a row.
+What those statistics leave out, a model can still loop on: a line of marks or figures, a
+line the same but for a counter, one token or a short unit of figures and marks, written
+:attr:`GateConfig.run_from` times in a row (a small model's ``-`` or ``|`` a line, ``(1,0)``
+a line, ``1.`` ``2.`` ``3.``, ``40k 40k ...``, ``1.1.1.1...``). A table, a code block, a
+count or a list of figures does not write the same line, token or unit that many times in a
+row, and a multiplication table's lines hold more than one number.
 """
 
 from __future__ import annotations
@@ -130,15 +131,32 @@ def _is_mixed_unit(unit: str) -> bool:
     return any(c.isalnum() for c in unit) and not unit.isalnum()
 
 
+_DIGITS = re.compile(r"\d+")
+
+
+def _counted(line: str) -> str:
+    """A line with its one number taken out (``(7) 語順`` is ``() 語順``); a line with no
+    number, with two or more (a sum, a table's row) or with nothing else (a count) is
+    itself, so only a counter with the same words around it matches its neighbours."""
+    line = line.strip()
+    numbers = _DIGITS.findall(line)
+    if len(numbers) != 1 or numbers[0] == line:
+        return line
+    return "\0" + _DIGITS.sub("#", line)
+
+
 def loop_run(text: str, config: GateConfig = DEFAULTS) -> str | None:
-    """``line_run``, ``token_run`` or ``unit_run``: outside fenced code, the same line,
-    token of one line (trailing ``,`` and ``;`` aside) or mixed unit
+    """``line_run``, ``counted_run``, ``token_run`` or ``unit_run``: outside fenced code,
+    the same line, the same line but for its one number (empty list items ``1.`` ``2.``,
+    ``(3) 語順``), token of one line (trailing ``,`` and ``;`` aside) or mixed unit
     :attr:`GateConfig.run_from` times in a row, else None."""
     times = config.run_from
     # Code and its output (an array of zeros) are written as they must be.
     lines = FENCE.sub("\n", text).splitlines()
     if _longest_run([line.strip() for line in lines]) >= times:
         return "line_run"
+    if _longest_run([_counted(line) for line in lines]) >= times:
+        return "counted_run"
     if any(_longest_run([t.rstrip(",;") for t in line.split()]) >= times for line in lines):
         return "token_run"
     if any(_is_mixed_unit(m.group(1)) for line in lines for m in _unit_run(times).finditer(line)):

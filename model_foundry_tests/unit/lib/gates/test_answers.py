@@ -252,6 +252,10 @@ LOOPS = {
         "matrix multiply [[1,2],[3,4]] by [[0,1],[1,0]]\n" + "(1,0)\n" * 23,
         "Area under the curve\n4-19\n41\n" + "2016\n" * 27,
     ],
+    "counted_run": [
+        "(1) 読み方\n" + "\n".join(f"({n}) 語順" for n in range(2, 22)),
+        "The recursive function:\n" + "\n".join(f"$n = {n};" for n in range(2, 19)),
+    ],
     "token_run": ["when you're running a 40k in a" + " 40k" * 37, "Zeros: " + "0, " * 60],
     "unit_run": ["In Python, a tuple holds objects.\n4." + "1." * 70, "summation\n" + "1." * 79],
     "dup_cjk_10_letters": [
@@ -263,6 +267,9 @@ LOOPS = {
 }
 NOT_LOOPS = [
     "Count to twenty:\n" + "\n".join(str(n) for n in range(1, 21)),
+    "Seven times table:\n" + "\n".join(f"7 x {n} = {7 * n}" for n in range(1, 21)),
+    "Chapters:\n" + "\n".join(f"Chapter {n}: {t}" for n, t in enumerate("abcdefghijklmnopqrst")),
+    "Powers of two:\n" + "\n".join(f"2^{n} = {2**n}" for n in range(17)),
     "The zero matrix:\n" + "\n".join(["0 0 0 0 0 0 0 0"] * 8),
     "Title\n" + "=" * 60 + "\n\nSome text under a heading, then a rule.\n" + "-" * 60,
     "The key is 0x" + "0" * 64 + " and the padding AAAAAAAAAAAAAAAAAAAAAAAAAAAA==.",
