@@ -135,7 +135,7 @@ _DIGITS = re.compile(r"\d+")
 
 
 def _counted(line: str) -> str:
-    """A line with its one number taken out (``(7) 語順`` is ``() 語順``); a line with no
+    """A line with its one number made ``#`` (``(7) 語順`` is ``(#) 語順``); a line with no
     number, with two or more (a sum, a table's row) or with nothing else (a count) is
     itself, so only a counter with the same words around it matches its neighbours."""
     line = line.strip()
