@@ -29,10 +29,11 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from model_foundry.lib.gates.config import DEFAULTS, GateConfig
 from model_foundry.lib.gates.noise import FENCE
+from model_foundry.lib.gates.script import JAPANESE
 
 _WORD = re.compile(r"\w+")
 # A word needs a letter: digits and underscores alone do not make an answer.
@@ -63,13 +64,16 @@ def ngrams(words: Sequence[str], n: int) -> list[str]:
     return [" ".join(words[i : i + n]) for i in range(len(words) - n + 1)]
 
 
-def _repeated_ngram_chars(words: Sequence[str], n: int) -> int:
-    """Characters of n-grams seen before, stepping past each repeat (datatrove's count)."""
+def _repeated_ngram_chars(
+    words: Sequence[str], n: int, joiner: str = " ", counts: Callable[[str], bool] = _is_phrase
+) -> int:
+    """Characters of n-grams seen before, stepping past each repeat (datatrove's count); only
+    the n-grams ``counts`` takes are compared."""
     seen: set[str] = set()
     chars = at = 0
     while at < len(words) - n + 1:
-        gram = " ".join(words[at : at + n])
-        if not _is_phrase(gram):
+        gram = joiner.join(words[at : at + n])
+        if not counts(gram):
             at += 1
         elif gram in seen:
             chars += len(gram)
@@ -82,32 +86,20 @@ def _repeated_ngram_chars(words: Sequence[str], n: int) -> int:
 
 CJK_NGRAM = 10
 CJK_MIN_LETTERS = 100
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff66-\uff9f]")
+_JAPANESE = re.compile(f"[{JAPANESE}]")
 
 
 def cjk_repeated_share(text: str) -> float | None:
     """The share of ``text``'s letters in runs of :data:`CJK_NGRAM` letters seen before,
     stepping past each repeat; None unless it has :data:`CJK_MIN_LETTERS` letters, most of
     them kana or kanji."""
-    if _CJK.search(text) is None:
+    if _JAPANESE.search(text) is None:
         return None
     letters = [c for c in text if c.isalpha()]
-    if len(letters) < CJK_MIN_LETTERS or 2 * sum(map(bool, map(_CJK.match, letters))) < len(
-        letters
-    ):
+    japanese = len(_JAPANESE.findall("".join(letters)))
+    if len(letters) < CJK_MIN_LETTERS or 2 * japanese < len(letters):
         return None
-    seen: set[str] = set()
-    repeated = at = 0
-    n = CJK_NGRAM
-    while at < len(letters) - n + 1:
-        gram = "".join(letters[at : at + n])
-        if gram in seen:
-            repeated += n
-            at += n
-        else:
-            seen.add(gram)
-            at += 1
-    return repeated / len(letters)
+    return _repeated_ngram_chars(letters, CJK_NGRAM, "", bool) / len(letters)
 
 
 def _longest_run(items: Sequence[str]) -> int:
