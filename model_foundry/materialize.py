@@ -50,6 +50,22 @@ def collect_dataset(config: dict[str, Any]) -> dg.ExecuteInProcessResult:
     return materialize([dataset_samples, dataset_judgements], ops=ops)
 
 
+def judge_collected(config: dict[str, Any], collected: dict[str, Any]) -> dg.ExecuteInProcessResult:
+    """Materialize ``dataset_judgements`` for a collection ``dataset collect`` ran without
+    Dagster: ``collected`` (its figures) is recorded first as ``dataset_samples``'
+    materialization, which is where the judging step reads the version and its failures."""
+    from model_foundry.defs import keys
+    from model_foundry.defs.datasets.judgements import dataset_judgements
+    from model_foundry.defs.metadata import dagster_metadata
+
+    instance = dg.DagsterInstance.ephemeral()
+    instance.report_runless_asset_event(
+        dg.AssetMaterialization(keys.DATASET_SAMPLES, metadata=dagster_metadata(collected))
+    )
+    ops = {"dataset_judgements": {"config": config}}
+    return materialize([dataset_judgements], ops=ops, instance=instance)
+
+
 def materialize_recipe(path: Path, name: str) -> dg.ExecuteInProcessResult:
     """Materialize the dataset recipe ``name`` declared in the defs.yaml at ``path``."""
     from model_foundry.defs.recipes.component import recipe_file_definitions, recipe_key
@@ -59,4 +75,4 @@ def materialize_recipe(path: Path, name: str) -> dg.ExecuteInProcessResult:
     return materialize(assets)
 
 
-__all__ = ["collect_dataset", "materialize", "materialize_recipe"]
+__all__ = ["collect_dataset", "judge_collected", "materialize", "materialize_recipe"]

@@ -1,8 +1,11 @@
-"""What several verb groups share: the subparsers type and the NATS client from the env."""
+"""What several verb groups share: the subparsers type, the NATS client from the env, the log
+of a command that runs an asset's steps and a materialization's metadata as JSON."""
 
 from __future__ import annotations
 
 import argparse
+import logging
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +21,15 @@ def nats_client() -> NatsClient:
     from model_foundry.lib.nats.connection import nats_client_from_env
 
     return nats_client_from_env()
+
+
+def command_log(name: str) -> logging.Logger:
+    """The logger a command that runs an asset's steps without Dagster logs its progress to:
+    stderr, a line each, as Dagster's console logger would show them."""
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s - %(levelname)s - %(message)s", stream=sys.stderr
+    )
+    return logging.getLogger(name)
 
 
 def plain_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:

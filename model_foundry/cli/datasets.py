@@ -6,28 +6,29 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from model_foundry.cli._common import Subparsers, plain_metadata
+from model_foundry.cli._common import Subparsers, command_log, plain_metadata
 from model_foundry.lib import settings
 from model_foundry.lib.errors import UserError
 
 
 def cmd_dataset_collect(args: argparse.Namespace) -> int:
     import json
+    import uuid
 
     from model_foundry.lib.datasets import collection_line
     from model_foundry.lib.exports.names import check_name
     from model_foundry.lib.llm import cause_lines
+    from model_foundry.lib.recipes.collection import Collection, collect_samples
     from model_foundry.lib.recipes.roles import require_judge_slot
-    from model_foundry.lib.slots.config import load_slot_file
-    from model_foundry.materialize import collect_dataset
+    from model_foundry.lib.slots.source import slot_source_from_env
 
     check_name(args.name, "name")
     if args.version is not None:
         check_name(args.version, "version")
 
-    # A bad slot file is refused in its one sentence before anything runs; the run would
-    # fail on it anyway, under Dagster's stack.
-    slot_file = load_slot_file(settings.slot_file_path())
+    # A bad slot file is refused in its one sentence before anything runs.
+    slots = slot_source_from_env()
+    slot_file = slots.load()
     if args.judge:
         # Refused before anything runs, in the asset's words.
         require_judge_slot(slot_file, None)
@@ -46,11 +47,13 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
     ):
         if value is not None:
             config[key] = value
-    result = collect_dataset(config)
-    materializations = result.asset_materializations_for_node("dataset_samples")
-    if not materializations:
-        raise UserError("dataset collection failed; the run log above says why")
-    meta = plain_metadata(materializations[0].metadata)
+    # The asset's own steps, without Dagster: the first request leaves before any of it
+    # loads (`bench client`'s start-up), and an in-process run kept nothing in Dagster anyway.
+    run_id = str(uuid.uuid4())
+    meta = collect_samples(
+        Collection.of(config), settings.duckdb_path(), slots, run_id=run_id,
+        log=command_log("model_foundry.dataset"), provenance=f"model-foundry run {run_id}",
+    )  # fmt: skip
     # Counts and one sentence per failure cause for people; the JSON line last, for scripts.
     print(collection_line(meta))
     if meta.get("split_warning"):
@@ -58,12 +61,15 @@ def cmd_dataset_collect(args: argparse.Namespace) -> int:
     for line in cause_lines(meta.get("failure_causes") or {}, indent="  "):
         print(line)
     if args.judge:
+        from model_foundry.materialize import judge_collected
+
+        result = judge_collected(config, meta)
         judged = result.asset_materializations_for_node("dataset_judgements")
         if not judged:
             raise UserError("judging the answers failed; the run log above says why")
         meta["judgements"] = _print_judgements(judged[0].metadata)
     print(json.dumps(meta, default=str))
-    return 0 if result.success else 1
+    return 0
 
 
 def _print_judgements(metadata: Any) -> dict[str, Any]:

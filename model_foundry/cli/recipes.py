@@ -1,10 +1,10 @@
 """``recipe check | preview | run | export``: a dataset recipe from the command line.
 
-``run`` materializes the recipe's asset in this process, as Dagster would (the same
-definitions and resources); ``preview`` generates a few rows under the ``preview`` version
-and prints them; ``check`` reads the recipe and the slot file and lists every problem, a line each;
-``export`` writes the stored rows through the datasets' export (as the asset
-``recipe_<name>_export`` does), asking no slot.
+``run`` generates the rows as the recipe's asset does (the same steps, the same slots and
+DuckDB file the environment names), without loading Dagster; ``preview`` generates a few rows
+under the ``preview`` version and prints them; ``check`` reads the recipe and the slot file
+and lists every problem, a line each; ``export`` writes the stored rows through the datasets'
+export (as the asset ``recipe_<name>_export`` does), asking no slot.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from model_foundry.cli._common import Subparsers, plain_metadata
+from model_foundry.cli._common import Subparsers, command_log
 from model_foundry.lib import settings
 
 
@@ -59,20 +59,16 @@ def cmd_recipe_check(args: argparse.Namespace) -> int:
 
 
 def cmd_recipe_preview(args: argparse.Namespace) -> int:
-    import logging
-    import sys
-
-    from model_foundry.defs.resources import slots_resource_from_env
     from model_foundry.lib.recipes.generate import PREVIEW_VERSION, run_recipe
     from model_foundry.lib.recipes.preview import expanded, preview_rows
+    from model_foundry.lib.slots.source import slot_source_from_env
 
     found, recipe = _recipe(args)
     _slot_file()
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     db = settings.duckdb_path()
     outcome = run_recipe(
-        recipe, db, slots_resource_from_env(), version=PREVIEW_VERSION, run_id=None,
-        log=logging.getLogger("model_foundry.recipe"), base_dir=found.folder, limit=args.rows,
+        recipe, db, slot_source_from_env(), version=PREVIEW_VERSION, run_id=None,
+        log=command_log("model_foundry.recipe"), base_dir=found.folder, limit=args.rows,
     )  # fmt: skip
     print(expanded(preview_rows(db, str(outcome.view), PREVIEW_VERSION, args.rows)))
     print(_line(outcome.metadata()))
@@ -92,21 +88,25 @@ def _line(meta: dict[str, Any]) -> str:
 
 def cmd_recipe_run(args: argparse.Namespace) -> int:
     import json
+    import uuid
 
-    from model_foundry.lib.errors import UserError
     from model_foundry.lib.llm import cause_lines
-    from model_foundry.materialize import materialize_recipe
+    from model_foundry.lib.recipes.generate import run_recipe
+    from model_foundry.lib.slots.source import slot_source_from_env
 
     found, recipe = _recipe(args)
     _slot_file()
-    result = materialize_recipe(found.path, recipe.name)
-    done = result.asset_materializations_for_node(f"recipe_{recipe.name}")
-    if not result.success or not done:
-        failure = next((e for e in result.all_events if e.is_step_failure), None)
-        data = failure.step_failure_data if failure is not None else None
-        why = data.user_failure_data.description if data and data.user_failure_data else None
-        raise UserError(why or f"recipe {recipe.name} failed; the run log above says why")
-    meta = plain_metadata(done[0].metadata)
+    # The asset's own steps, without Dagster: the first request leaves before any of it
+    # loads, and an in-process run kept nothing in Dagster anyway.
+    log = command_log("model_foundry.recipe")
+    outcome = run_recipe(
+        recipe, settings.duckdb_path(), slot_source_from_env(), run_id=str(uuid.uuid4()),
+        log=log, base_dir=found.folder,
+    )  # fmt: skip
+    unanswered = outcome.unanswered_warning()
+    if unanswered:
+        log.warning(unanswered)
+    meta = {**outcome.metadata(), "dagster/row_count": outcome.rows}
     print(_line(meta))
     for line in cause_lines(meta.get("failure_causes") or {}, indent="  "):
         print(line)

@@ -18,7 +18,7 @@ from model_foundry.lib.nats.connection import DEFAULT_STREAM, NatsClient
 from model_foundry.lib.slots.config import SlotFile, SlotFileError, load_slot_file
 from model_foundry.lib.slots.context import ContextBook
 from model_foundry.lib.slots.dispatcher import DispatchOptions
-from model_foundry.lib.slots.leases import LeaseSettings
+from model_foundry.lib.slots.source import SlotSource
 
 
 class FoundryDuckDB(DuckDBResource):
@@ -150,17 +150,21 @@ class SlotsResource(dg.ConfigurableResource):
         except SlotFileError as exc:
             raise dg.Failure(description=str(exc), allow_retries=False) from None
 
+    def source(self) -> SlotSource:
+        """The same slots in plain code, as the lib's runs take them."""
+        return SlotSource(
+            slot_file=self.slot_file, profile=self.profile,
+            request_timeout_s=self.request_timeout_s, limiter=self.limiter,
+            lease_ttl_s=self.lease_ttl_s, lease_replicas=self.lease_replicas,
+            nats=self.nats.client() if self.nats is not None else None,
+        )  # fmt: skip
+
     def context_book(self, slot_file: SlotFile) -> ContextBook:
         """Context windows and token counts of the profile's live slots (asked lazily)."""
-        return ContextBook(slot_file.live_slots(self.profile))
+        return self.source().context_book(slot_file)
 
     def dispatch_options(self) -> DispatchOptions:
-        return DispatchOptions(
-            request_timeout_s=self.request_timeout_s,
-            slot_limiter=self.limiter,  # type: ignore[arg-type]
-            nats=self.nats.client() if self.nats is not None else None,
-            lease=LeaseSettings(ttl_s=self.lease_ttl_s, replicas=self.lease_replicas),
-        )
+        return self.source().dispatch_options()
 
 
 def slots_resource_from_env(nats: NatsResource | None = None) -> SlotsResource:

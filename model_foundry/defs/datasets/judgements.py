@@ -121,7 +121,7 @@ def dataset_judgements(
             try:
                 metadata.update(
                     export_collection(
-                        context, run, duckdb, target, config.test_share, collected, judged=True
+                        context, run, target, config.test_share, collected, judged=True
                     )
                 )
             except FinishedVersionError as exc:

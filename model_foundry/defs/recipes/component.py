@@ -151,11 +151,9 @@ def _run(context: dg.AssetExecutionContext, recipe: Recipe, base_dir: Path,
     except RecipeError as exc:
         raise dg.Failure(description=str(exc), allow_retries=False) from None
     meta = outcome.metadata()
-    if outcome.llm_cells_unanswered:
-        context.log.warning(
-            f"recipe {recipe.name}: {outcome.llm_cells_unanswered} cells got no answer "
-            "(failure_causes says why); the next run asks only those"
-        )
+    unanswered = outcome.unanswered_warning()
+    if unanswered:
+        context.log.warning(unanswered)
     if outcome.view:
         meta.update(_view_metadata(duckdb, outcome.view, outcome.version))
     return dg.MaterializeResult(

@@ -35,6 +35,15 @@ class RecipeOutcome:
     def complete_rows(self) -> int:
         return sum(1 for rid in self.values if not self.blocked.get(rid))
 
+    def unanswered_warning(self) -> str | None:
+        """The warning for cells the run got no answer for, or None."""
+        if not self.llm_cells_unanswered:
+            return None
+        return (
+            f"recipe {self.recipe}: {self.llm_cells_unanswered} cells got no answer "
+            "(failure_causes says why); the next run asks only those"
+        )
+
     def metadata(self) -> dict[str, Any]:
         return {
             "recipe": self.recipe,

@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from model_foundry.lib import settings
-from model_foundry.lib.slots.leases import LeaseSettings, NatsLeaseLimiter
+from model_foundry.lib.slots.leases.settings import LeaseSettings
 
 if TYPE_CHECKING:
     from model_foundry.lib.nats.connection import NatsClient
+    from model_foundry.lib.slots.leases.limiter import NatsLeaseLimiter
 
 log = logging.getLogger(__name__)
 
@@ -237,6 +238,8 @@ class LeaseSlotPlaces:
         loop = asyncio.new_event_loop()
         threading.Thread(target=loop.run_forever, name="slot-lease-watch", daemon=True).start()
 
+        from model_foundry.lib.slots.leases.limiter import NatsLeaseLimiter
+
         async def start() -> NatsLeaseLimiter:
             nc = await nats.connect()
             return await NatsLeaseLimiter(nc, slots, lease, where=nats.redacted_servers).start()
@@ -306,6 +309,8 @@ async def open_limiter(
                 ) from None
             fallback = f"NATS unreachable, flock on this machine only: {exc}"
         else:
+            from model_foundry.lib.slots.leases.limiter import NatsLeaseLimiter
+
             try:
                 lim = NatsLeaseLimiter(nc, slots, choice.lease, where=choice.nats.redacted_servers)
                 await lim.start()

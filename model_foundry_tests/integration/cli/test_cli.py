@@ -3,6 +3,7 @@ the integration tests."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -108,6 +109,29 @@ def test_product_code_never_imports_the_dev_tools() -> None:
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "[]"
+
+
+def test_collect_and_recipe_run_reach_their_first_request_without_dagster() -> None:
+    # What `dataset collect` and `recipe run` import before their first request leaves
+    # (`bench client`'s start-up): the lib's run, not Dagster nor, without NATS_URL, nats.
+    code = textwrap.dedent(
+        """
+        import sys
+        import model_foundry.cli.datasets, model_foundry.cli.recipes
+        from model_foundry.lib.recipes.collection import collect_samples
+        from model_foundry.lib.recipes.generate import run_recipe
+        from model_foundry.lib.slots.source import slot_source_from_env
+        from model_foundry.lib.slots.dispatcher import batch
+        slot_source_from_env().dispatch_options()
+        print(sorted({m.split(".")[0] for m in sys.modules} & {"dagster", "nats", "sqlalchemy"}))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NATS_", "MODEL_FOUNDRY_"))}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "[]"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from model_foundry.lib.slots.body import Body
-from model_foundry.lib.slots.leases import LeaseSettings
+from model_foundry.lib.slots.leases.settings import LeaseSettings
 from model_foundry.lib.slots.limiter import LimiterKind
 from model_foundry.lib.slots.request import Rendered
 

@@ -47,14 +47,29 @@ Behaviour relied on (nats-py 2.x ``nats/js/kv.py``): ``KeyValue.update`` raises
 key has no message; watch entries carry the stream revision and ``operation`` DEL/PURGE.
 """
 
-from model_foundry.lib.slots.leases.bucket import (
+from typing import TYPE_CHECKING, Any
+
+from model_foundry.lib.slots.leases.places import Lease, LeaseValue, Place, holder_id, place_key
+from model_foundry.lib.slots.leases.settings import (
     DEFAULT_BUCKET,
     LeaseError,
     LeaseOps,
     LeaseSettings,
 )
-from model_foundry.lib.slots.leases.limiter import NatsLeaseLimiter
-from model_foundry.lib.slots.leases.places import Lease, LeaseValue, Place, holder_id, place_key
+
+if TYPE_CHECKING:
+    from model_foundry.lib.slots.leases.limiter import NatsLeaseLimiter
+
+
+def __getattr__(name: str) -> Any:
+    # The limiter imports the NATS client (a fifth of a second): only a run that shares its
+    # slots through NATS pays for it.
+    if name == "NatsLeaseLimiter":
+        from model_foundry.lib.slots.leases.limiter import NatsLeaseLimiter
+
+        return NatsLeaseLimiter
+    raise AttributeError(name)
+
 
 __all__ = [
     "DEFAULT_BUCKET",

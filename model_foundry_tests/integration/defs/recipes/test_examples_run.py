@@ -1,6 +1,6 @@
-"""The shipped examples coding_tasks and summary_round_trip, run as ``model-foundry recipe
-run`` runs them (``materialize_recipe``) on the slot simulator with a real DuckDB file: cells
-stored, the Python-parse and similarity checks holding back what they should."""
+"""The shipped examples coding_tasks and summary_round_trip, materialized as their Dagster
+assets (``materialize_recipe``) on the slot simulator with a real DuckDB file: cells stored,
+the Python-parse and similarity checks holding back what they should."""
 
 from __future__ import annotations
 
