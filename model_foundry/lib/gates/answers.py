@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -49,6 +50,9 @@ _LIST_NUMBER = re.compile(r"^\d{1,3}[.)]$")
 # Between figures, these make a sum or a mapping (``1234 + 8766 = 10000``, ``3.10 → 2026-10``).
 _OPERATORS = frozenset("+-=×÷*/<>≤≥≈→←") | {"->", "=>", "<-", "<="}
 _MARKUP = re.compile(r"<[^>]*>|&[a-z]+;|```\w*")
+# Inside a run, these part figures (``2^10``, ``2×3=6``, ``2**8``, a table's ``|``): each part
+# is judged. Not ``-``, which dates and negative numbers hold.
+_INNER_OPERATORS = re.compile(r"\*\*|[\^×÷*/=+<>≤≥≈→←|]")
 _INTO = re.compile(r"\binto (Japanese|English)\b", re.IGNORECASE)
 _LANGS = {"japanese": "ja", "ja": "ja", "english": "en", "en": "en"}
 
@@ -60,6 +64,8 @@ def is_wordless(text: str) -> bool:
     bare = _MARKUP.sub(" ", text)
     if LETTER.search(bare):
         return False
+    # NFKC: full-width figures and signs (``１×２＝２``), superscript powers (``2⁸``).
+    bare = _INNER_OPERATORS.sub(" ", unicodedata.normalize("NFKC", bare))
     runs = [r for r in bare.split() if not _LIST_NUMBER.match(r) and r not in _OPERATORS]
     return not runs or not all(is_figure(r) for r in runs)
 

@@ -351,17 +351,36 @@ def mixed_scripts(text: str) -> bool:
 # many bare numbers, making at least half of the prose's runs.
 DIGIT_RUNS = 10
 _BARE_DIGITS = re.compile(r"^\d+$")
+# Digits in a row past any measure's precision and any id an answer quotes (a 128-bit
+# number has 39) and past what a user asks for (pi to 50 places): junk.
+LONG_DIGITS = 100
+_LONG_DIGITS = re.compile(rf"(?<![\w.])\d+(?:\.\d+)?(?![\w.])(?<=\d{{{LONG_DIGITS}}})")
 
 
 def digits_in_no_order(text: str) -> bool:
     """``noise_digits``: :data:`DIGIT_RUNS` bare numbers or more (split at spaces and colons)
     making half the runs, some zero-padded, of several widths and neither ascending nor
-    descending (binary groups, digit groups)."""
-    runs = [
+    descending (binary groups, digit groups); or one number of :data:`LONG_DIGITS` digits
+    (``Answer: 3.14159...`` for hundreds of digits). A Markdown table is judged a column at a
+    time: its columns may each be in order or of one width (times, binary numbers, platforms)
+    and still mix into no order row by row."""
+    if _LONG_DIGITS.search(prose(text)):
+        return True
+    columns = _table_columns(text)
+    if columns is not None:
+        return any(_random_digits(_runs(" ".join(column))) for column in columns)
+    return _random_digits(_runs(prose(text)))
+
+
+def _runs(text: str) -> list[str]:
+    return [
         r.strip(".,;!?()[]")
-        for r in re.split(r"[\s:]+", prose(text))
+        for r in re.split(r"[\s:]+", text)
         if len(r) > OPERATOR_LENGTH or any(c.isalnum() for c in r)
     ]
+
+
+def _random_digits(runs: list[str]) -> bool:
     numbers = [r for r in runs if _BARE_DIGITS.match(r)]
     if len(numbers) < DIGIT_RUNS or 2 * len(numbers) < len(runs):
         return False
@@ -369,6 +388,23 @@ def digits_in_no_order(text: str) -> bool:
     values = [int(n) for n in numbers]
     ordered = values == sorted(values) or values == sorted(values, reverse=True)
     return padded and len(set(map(len, numbers))) > 1 and not ordered
+
+
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$")
+
+
+def _table_columns(text: str) -> list[list[str]] | None:
+    """The cells of each column, where at least half of the text's lines are table rows
+    (``| a | b |``); else None."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    rows = [line for line in lines if _TABLE_ROW.match(line) and not _RULE_LINES.match(line)]
+    if len(rows) < 2 or 2 * len(rows) < len(lines):
+        return None
+    columns: dict[int, list[str]] = {}
+    for row in rows:
+        for i, cell in enumerate(row.strip().strip("|").split("|")):
+            columns.setdefault(i, []).append(cell.strip())
+    return list(columns.values())
 
 
 # A hex dump: mostly runs of hex digits (bytes, offsets), a quarter of them mixing digits and

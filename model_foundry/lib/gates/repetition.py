@@ -4,7 +4,8 @@ Gopher's repetition filter (Rae et al. 2021, Table A1) as datatrove implements i
 (huggingface/datatrove, ``src/datatrove/pipeline/filters/gopher_repetition_filter.py``,
 commit 06c98b0f), with its thresholds as defaults (:class:`config.GateConfig`). Changes for
 short chat answers, which Gopher's web documents are not: a line, paragraph or top n-gram
-counts as repeated only from its third occurrence, so a refrain, a phrase used twice ("New
+counts as repeated only from its third occurrence (and a refrain, a line that comes back a
+few times between lines said once, not at all), so a phrase used twice ("New
 Year ... New Year's") or two alike CSS rules are no loop; the duplicate 5- to 10-gram
 statistics apply from Gopher's minimum document length (50 words: Gopher's quality filter, a
 stage before its repetition removal, drops shorter documents); lines or paragraphs without a
@@ -30,6 +31,7 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 
 from model_foundry.lib.gates.config import DEFAULTS, GateConfig
 from model_foundry.lib.gates.noise import FENCE
@@ -43,13 +45,52 @@ _PARAGRAPHS = re.compile(r"\n{2,}")
 
 def _duplicates(parts: Sequence[str], repeat_from: int) -> tuple[int, int, int]:
     """(parts compared, occurrences counted as repeats, their characters): a part that
-    occurs at least ``repeat_from`` times counts every occurrence after its first."""
-    counts = Counter(p for p in parts if LETTER.search(p))
+    occurs at least ``repeat_from`` times counts every occurrence after its first, unless it
+    is a refrain (:func:`_is_refrain`)."""
+    worded = [p for p in parts if LETTER.search(p)]
+    counts = Counter(worded)
     compared = sum(counts.values())
-    looped = {p: n for p, n in counts.items() if n >= repeat_from}
+    looped = {
+        p: n
+        for p, n in counts.items()
+        if n >= repeat_from and not _is_refrain(p, n, worded, counts)
+    }
     repeats = sum(n - 1 for n in looped.values())
     chars = sum(len(p) * (n - 1) for p, n in looped.items())
     return compared, repeats, chars
+
+
+# A song's or a poem's refrain comes back a few times, each time after lines of its own.
+REFRAIN_TIMES = 4
+
+
+def _is_refrain(part: str, times: int, parts: Sequence[str], counts: Counter[str]) -> bool:
+    """``part`` comes back at most :data:`REFRAIN_TIMES` times, and between any two of its
+    occurrences stand only parts said once (a lullaby's first line after each verse line).
+    A loop writes the part back to back, or with other repeated parts between (``A B A B``)."""
+    if times > REFRAIN_TIMES:
+        return False
+    at = [i for i, p in enumerate(parts) if p == part]
+    return all(b - a > 1 and all(counts[p] == 1 for p in parts[a + 1 : b]) for a, b in pairwise(at))
+
+
+def _without_refrains(lines: Sequence[str], repeat_from: int) -> str | None:
+    """The lines without a refrain's occurrences after its first; None without a refrain."""
+    worded = [p for p in lines if LETTER.search(p)]
+    counts = Counter(worded)
+    refrains = {
+        p for p, n in counts.items() if n >= repeat_from and _is_refrain(p, n, worded, counts)
+    }
+    if not refrains:
+        return None
+    seen: set[str] = set()
+    kept = []
+    for line in lines:
+        if line in refrains and line in seen:
+            continue
+        seen.add(line)
+        kept.append(line)
+    return "\n".join(kept)
 
 
 def _is_phrase(gram: str) -> bool:
@@ -168,11 +209,15 @@ def repetition_stat(text: str, config: GateConfig = DEFAULTS) -> str | None:
         return "dup_para_frac"
     if chars / size > config.dup_para_char_frac:
         return "dup_para_char_frac"
-    compared, repeats, chars = _duplicates(text.splitlines(), config.repeat_from)
+    lines = text.splitlines()
+    compared, repeats, chars = _duplicates(lines, config.repeat_from)
     if compared and repeats / compared > config.dup_line_frac:
         return "dup_line_frac"
     if chars / size > config.dup_line_char_frac:
         return "dup_line_char_frac"
+    # A refrain's words are counted once: it is said again, not looped.
+    text = _without_refrains(lines, config.repeat_from) or text
+    size = len(text)
     words = _WORD.findall(text)
     for n, limit in sorted(config.top_ngram_char_frac.items()):
         counts = Counter(g for g in ngrams(words, n) if _is_phrase(g))

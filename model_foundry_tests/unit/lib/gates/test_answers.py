@@ -368,3 +368,31 @@ if __name__ == "__main__":
     print("| cause | planted | precision | recall |\n|---|---|---|---|")
     for cause, (p, r, n) in precision_recall().items():
         print(f"| `{cause}` | {n} | {p:.2f} | {r:.2f} |")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Figures and the signs between them are an answer, written tight or full-width.
+        "2^8 = 256\n2^9 = 512\n2^10 = 1024",
+        "2×3=6\n2×4=8\n2×5=10",
+        "2 ** 16 = 65536",
+        "１×１＝１　１×２＝２",
+        "2⁸ = 256",
+    ],
+)
+def test_figures_with_signs_between_them_are_not_empty(text: str) -> None:
+    assert gate(text) is None
+
+
+def test_a_refrain_between_lines_said_once_is_no_loop() -> None:
+    refrain = "Sleep now, little one, sleep"
+    song = "\n".join([refrain, "The stars are out above", refrain, "The wind is soft and low",
+                      refrain, "And morning waits for you", refrain])  # fmt: skip
+    assert gate(song) is None
+    # The same line between lines that repeat too, or back to back, is a loop.
+    assert gate("\n".join([refrain, "The stars are out above"] * 4)) == "repetition"
+    assert gate("\n".join([refrain] * 4 + ["The stars are out above"])) == "repetition"
+    # Said more often than a song's refrain is, it is a loop whatever stands between.
+    verses = [f"Verse line number {w}" for w in ("one", "two", "three", "four", "five")]
+    assert gate("\n".join(x for v in verses for x in (refrain, v))) == "repetition"

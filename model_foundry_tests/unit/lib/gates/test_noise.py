@@ -262,3 +262,46 @@ def test_the_newest_gates_each_have_their_own_cause(text: str, cause: str) -> No
 )
 def test_what_the_newest_gates_leave(text: str) -> None:
     assert noise_cause(text) is None
+
+
+# Written for this test from heldout5's tuned half's shapes (not copied from it).
+_TIMETABLE = "| Departs | Platform | Arrives |\n|---|---|---|\n" + "".join(
+    f"| {h:02d}:{m:02d} | {p} | {h + 1:02d}:{(m + 7) % 60:02d} |\n"
+    for h, m, p in [(6, 5, 1), (6, 40, 12), (7, 3, 2), (7, 26, 1), (8, 0, 3), (8, 45, 11)]
+)
+_BINARY = "| Dec | Bin | Hex |\n|---|---|---|\n" + "".join(
+    f"| {n} | {n:04b} | {n:X} |\n" for n in range(16)
+)
+_RANDOM_IN_TABLE = "| a | b |\n|---|---|\n" + "".join(
+    f"| {x} | {y} |\n"
+    for x, y in [("0712", "93"), ("5", "0048"), ("331", "07"), ("09", "1123"), ("44", "006"),
+                 ("0031", "8"), ("72", "0905"), ("008", "61"), ("913", "04"), ("06", "557")]
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        # Hundreds of digits after a lead: no measure has so many.
+        ("Answer: 3." + "".join(str((i * 7 + 3) % 10) for i in range(160)), "noise_digits"),
+        # Random digit groups still, one table column at a time.
+        (_RANDOM_IN_TABLE, "noise_digits"),
+    ],
+)
+def test_long_digit_runs_and_random_table_columns_are_noise(text: str, cause: str) -> None:
+    assert noise_cause(text) == cause
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A timetable and a binary table: each column in order or of one width, though rows
+        # mix widths and zero-padding.
+        _TIMETABLE,
+        _BINARY,
+        # Pi to the fifty places asked for.
+        "3.14159265358979323846264338327950288419716939937510\n\nThat is 50 places.",
+    ],
+)
+def test_tables_of_times_and_codes_and_asked_for_digits_are_no_noise(text: str) -> None:
+    assert noise_cause(text) is None
