@@ -44,7 +44,13 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from model_foundry.lib.hygiene.names import DATA_KEY_WORDS, DESCRIPTOR_WORDS, NOT_SECRET_WORDS
+from model_foundry.lib.hygiene.names import (
+    DATA_KEY_WORDS,
+    DESCRIPTOR_WORDS,
+    KEY_ID_NAMES,
+    NOT_SECRET_WORDS,
+    WORLD_CUES,
+)
 from model_foundry.lib.hygiene.placeholders import (
     MARKER_PREFIX,
     is_placeholder,
@@ -57,7 +63,9 @@ from model_foundry.lib.hygiene.placeholders import (
 # (they split credential lines and ``user@host``), ``?``/``&`` end a query's pairs, and
 # brackets, quotes and commas are the text around it.
 _VALUE_CHARS = r"A-Za-z0-9!#$%*+\-./=^_~"
-_VALUE = re.compile(rf"[{_VALUE_CHARS}]{{10,}}")
+# A run opens after an ``=`` that stands alone before it (``パスワード=X``: the cue is before
+# the ``=``, the value after).
+_VALUE = re.compile(rf"(?!=)[{_VALUE_CHARS}]{{10,}}")
 # Shortest and longest values considered: shorter is a word or a port, longer is a blob
 # (a PEM body, a data URI) that other rules decide.
 _MIN_LEN = 10
@@ -134,6 +142,8 @@ _JA_CUES = (
     ("クレデンシャル", "secret"),
 )
 _JA_GAP = re.compile(r"[^A-Za-z0-9\n]{0,12}(?:ID|Id|id)?[^A-Za-z0-9\n]{0,4}")
+_ASCII_WORLD_CUES = tuple({w.lower() for w, _ in WORLD_CUES if w.isascii()})
+WORLD_GAP = re.compile(r"[^A-Za-z0-9\n]{0,12}|[^\n]{1,32}?[ \t]*[:=：][ \t]*[\"'「]?")
 # A password flag right before the value (``-p X``, ``-P X``, ``-p=X``, Windows' ``/p:X``) or
 # glued to it (``-pX``); ``-U``/``-u``/``--user`` with ``user%pw`` or ``user:pw``.
 _FLAG_BEFORE = re.compile(r"(?:^|\s)(?:-[pP](?:[ \t]+|=)[\"']?|/[pP](?:ass(?:word)?)?:)$")
@@ -419,6 +429,8 @@ def name_cue(name: str) -> str | None:
     words = [w.lower() for w in _CAMEL.findall(name)]
     if not words or any(w in _VETO_WORDS for w in words):
         return None
+    if words[-3:] in KEY_ID_NAMES:
+        return "api_key"
     if len(words) > 1 and words[-1] in DESCRIPTOR_WORDS:
         return None
     for i, word in enumerate(words):
@@ -444,12 +456,15 @@ def _words_cue(before: str) -> str | None:
 
 
 def _ja_cue(before: str) -> str | None:
+    """The kind of the last Japanese or other-language credential word before the value,
+    with only what :data:`_JA_GAP` (or :data:`WORLD_GAP`) allows between."""
     best: tuple[int, str] | None = None
-    for word, kind in _JA_CUES:
-        at = before.rfind(word)
-        found = at >= 0 and _JA_GAP.fullmatch(before, at + len(word))
-        if found and (best is None or at > best[0]):
-            best = (at, kind)
+    for cues, gap in ((_JA_CUES, _JA_GAP), (WORLD_CUES, WORLD_GAP)):
+        for word, kind in cues:
+            at = before.rfind(word)
+            found = at >= 0 and gap.fullmatch(before, at + len(word))
+            if found and (best is None or at > best[0]):
+                best = (at, kind)
     return best[1] if best else None
 
 
@@ -507,7 +522,8 @@ def _present_cues(text: str) -> tuple[bool, bool]:
     """Whether ``text`` holds a credential word's stem at all, and a Japanese cue at all."""
     lowered = text.lower()
     words = any(stem in lowered for stem in _WORD_STEMS) or bool(_SKELETON_HEAD.search(lowered))
-    return words, not text.isascii() and any(word in text for word, _ in _JA_CUES)
+    others = not text.isascii() or any(w in lowered for w in _ASCII_WORLD_CUES)
+    return words, others and any(word in text for word, _ in (*_JA_CUES, *WORLD_CUES))
 
 
 def _cue(

@@ -86,13 +86,50 @@ def _word_kind(word: str, last: bool) -> str | None:
     return None
 
 
+# An access key's id is half its credential (AWS's, R2's ``access_key_id``), and a service
+# account's ``private_key_id`` names its key: taken as keys, though ``id`` describes.
+KEY_ID_NAMES = (["access", "key", "id"], ["private", "key", "id"], ["secret", "key", "id"])
+
+
+# Credential words of other languages than English and Japanese, matched as written
+# (lowercase, and capitalised where a sentence opens with them): in a key's name
+# (``{"пароль": X}``), and before a value in text (the backstop and the word pass say what
+# may stand between).
+WORLD_CUES = (
+    *((w, "password") for w in (
+        "mot de passe", "Mot de passe", "contraseña", "Contraseña", "passwort", "Passwort",
+        "kennwort", "Kennwort", "senha", "Senha", "wachtwoord", "Wachtwoord", "hasło",
+        "Hasło", "lösenord", "Lösenord", "şifre", "Şifre", "пароль", "Пароль", "密码",
+        "密碼", "口令", "비밀번호", "암호",
+    )),
+    *((w, "token") for w in ("токен", "Токен", "令牌", "토큰")),
+    *((w, "secret") for w in ("密钥", "秘钥", "金鑰", "ключ", "Ключ")),
+)  # fmt: skip
+# Japanese credential words a key's name may hold (``"パスワード": X``, ``初期パスワード``).
+_JA_NAME_CUES = (
+    ("パスワード", "password"),
+    ("パスフレーズ", "password"),
+    ("暗証番号", "password"),
+    ("合言葉", "password"),
+    ("トークン", "token"),
+    ("シークレット", "secret"),
+    ("秘密鍵", "secret"),
+)
+
+
 @functools.lru_cache(maxsize=8192)  # keys repeat (content, path, command): decide each once
 def secret_name_kind(name: str) -> str | None:
     """The marker kind for a value stored under ``name`` (``password``, ``token``,
     ``secret``, ``api_key``), or None when the name says nothing secret."""
+    if not name.isascii():
+        for word, kind in (*_JA_NAME_CUES, *WORLD_CUES):
+            if word in name:
+                return kind
     words = _words(name)
     if not words or name.lower() in _SHELL_NAMES:
         return None
+    if words[-3:] in KEY_ID_NAMES:
+        return "api_key"
     if len(words) > 1 and words[-1] in _DESCRIPTORS:
         return None
     # kubeconfig's client-key-data holds a private key in base64 (its certificate-data does
@@ -329,8 +366,10 @@ DATA_KEY_WORDS = _DATA_KEYS
 __all__ = [
     "DATA_KEY_WORDS",
     "DESCRIPTOR_WORDS",
+    "KEY_ID_NAMES",
     "NOT_SECRET_WORDS",
     "WEAK_KINDS",
+    "WORLD_CUES",
     "scrub_named",
     "secret_name_kind",
     "value_is_secret",

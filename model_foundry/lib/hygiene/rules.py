@@ -201,7 +201,9 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     _prefixed(
         "aws_access_key_id",
         r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])",
-        r"[A-Z2-7]{16}",
+        # Real ids are base32 (A-Z, 2-7); a pasted or mistyped one may not be, and an id of
+        # this prefix and length is one all the same.
+        r"[A-Z0-9]{16}",
         keywords=("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
     ),
     _prefixed("aws_bedrock_api_key", r"ABSK", r"[A-Za-z0-9+/]{100,300}={0,2}"),

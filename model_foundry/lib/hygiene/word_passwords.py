@@ -32,7 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from model_foundry.lib.hygiene.backstop import _NAMING, _NOT_USER_FIELDS, name_cue
+from model_foundry.lib.hygiene.backstop import _NAMING, _NOT_USER_FIELDS, WORLD_CUES, name_cue
 from model_foundry.lib.hygiene.names import DESCRIPTOR_WORDS
 from model_foundry.lib.hygiene.placeholders import is_placeholder, marker, word_set
 
@@ -194,7 +194,7 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             ("passw", "passphrase", "pw"),
             r"(?i:\b(?:password|passphrase|passwd|pw))(?P<prose>)"
             # ``password for the staging admin is X``: a short phrase saying whose.
-            r"(?:[ \t]+(?i:for|of|on|to)(?:[ \t]+[\w.@-]{1,40}){1,4}?)?[ \t]+(?i:is|was)[ \t]+"
+            r"(?:[ \t]+(?i:for|of|on|to)(?:[ \t]+[\w.@-]{1,40}){1,8}?)?[ \t]+(?i:is|was)[ \t]+"
             rf"{_QUOTE}{_WORD}{_QUOTE}{_CLAUSE_END}",
         ),
         (
@@ -212,9 +212,18 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         # Japanese: パスワードは X, パスワード: X, パスワード（X）, pwは X.
         (
             ("パスワード", "パスフレーズ", "暗証", "合言葉", "pw", "pass"),
-            r"(?:(?:パスワード|パスフレーズ|暗証番号|合言葉)[ \t]*(?:は|が|:|：|=|＝|（|\(|「|『)"
+            # A JSON key's quotes may be escaped (a tool call's ``\"パスワード\": \"X\"``).
+            r"(?:(?:パスワード|パスフレーズ|暗証番号|合言葉)(?:\\?[\"'])?"
+            r"[ \t]*(?:は|が|:|：|=|＝|（|\(|「|『)"
             r"|(?<![A-Za-z])(?i:pw|pass)[ \t]*(?:は|：|（|「|『))(?P<prose>)"
-            rf"[ \t]*[「『（(\"']?[ \t]*{_WORD}{_JA_END}",
+            rf"[ \t]*(?:\\?[\"']|[「『（(])?[ \t]*{_WORD}{_JA_END}",
+        ),
+        # Other languages' password words, then a short phrase saying whose and a colon:
+        # ``Пароль от базы на стенде: X``, ``mot de passe du compte est : X``.
+        (
+            tuple(w.lower() for w, kind in WORLD_CUES if kind == "password"),
+            rf"(?:{'|'.join(w for w, kind in WORLD_CUES if kind == 'password')})(?P<prose>)"
+            rf"[^\n:=：]{{0,32}}?[ \t]*[:=：][ \t]*{_CUED_WORD}",
         ),
     )
 )

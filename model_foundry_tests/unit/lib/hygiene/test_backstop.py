@@ -403,3 +403,53 @@ def test_looking_for_cues_once_a_text_changes_no_marker(monkeypatch: pytest.Monk
     full = scrubbed()
     assert sum(1 for (a, _), t in zip(shortcut, texts, strict=True) if a != t) > 300
     assert shortcut == full
+
+
+# Made up for this file, in the shapes heldout5's tuned half showed (its values not copied).
+OTHER_LANGUAGES_AND_COLUMNS = [
+    # Other languages' credential words, with a phrase saying whose and a colon between.
+    ("Le mot de passe du serveur mail est : Gh7#kLp2Qx9v", ["Gh7#kLp2Qx9v"]),
+    ("Пароль от тестовой базы: HarborLanternMint, логин admin.", ["HarborLanternMint"]),
+    ("数据库的 root 密码：Zx9-Pq47Lm#2Tv，请尽快修改。", ["Zx9-Pq47Lm#2Tv"]),
+    ("Das Passwort für den Router lautet: Kq4!mZ8pR2wx", ["Kq4!mZ8pR2wx"]),
+    # Japanese: ``=`` right after the word, and a JSON key inside a tool call's arguments.
+    ("WARN [auth] ユーザー=sato パスワード=^Rt5+qW0zP8mYk 接続元=192.0.2.7", ["^Rt5+qW0zP8mYk"]),
+    (
+        '{"arguments": "{\\"ユーザー名\\": \\"sato\\", \\"パスワード\\": \\"CobaltMeadowFern\\"}"}',
+        ["CobaltMeadowFern"],
+    ),
+    # A CSV column headed by a credential word: every row's value, letters or not.
+    (
+        "login,mail,initial_password,team\nsato,sato@corp.example,Qw3$zX7!pL,ops\n"
+        "lee,lee@corp.example,MarbleOtterGlow,dev\n",
+        ["Qw3$zX7!pL", "MarbleOtterGlow"],
+    ),
+    # An access key's id under its own name, hex or not base32.
+    ("access_key_id = 7c1e9a04b3d25f68e0a7c3b19d4f2e58", ["7c1e9a04b3d25f68e0a7c3b19d4f2e58"]),
+    (
+        '{"private_key_id": "3fa9c0e71b2d48a65c0e9f17d3b2a4c8e6f01d9b"}',
+        ["3fa9c0e71b2d48a65c0e9f17d3b2a4c8e6f01d9b"],
+    ),
+    ("AWS_ACCESS_KEY_ID=ASIAQ8RT1ZK9VB0MWXYP", ["ASIAQ8RT1ZK9VB0MWXYP"]),
+]
+
+
+@pytest.mark.parametrize(("text", "values"), OTHER_LANGUAGES_AND_COLUMNS)
+def test_other_languages_csv_columns_and_key_ids(text: str, values: list[str]) -> None:
+    scrubbed = RecordScrubber(salt=b"t").scrub(text)[0]
+    for value in values:
+        assert value not in json.dumps(scrubbed, ensure_ascii=False), scrubbed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A CSV whose columns count or describe tokens, a commit's id, a French sentence.
+        "model,token_count,password_policy\nsmall,2048,strict\nbase,4096,none\n",
+        "commit_id = 3fa9c0e71b2d48a65c0e9f17d3b2a4c8e6f01d9b",
+        "Le mot de passe doit contenir au moins douze caractères.",
+        "Пароль: см. менеджер паролей.",
+    ],
+)
+def test_what_the_other_language_and_column_cues_leave(text: str) -> None:
+    assert RecordScrubber(salt=b"t").scrub(text)[0] == text

@@ -1,0 +1,68 @@
+"""Credentials in a CSV column: every value under a header that names one.
+
+A user export or a seed file pasted into a session (``username,email,temp_password,role``)
+puts a password in each row with nothing beside it that says so: the rules see no shape, the
+backstop no cue, and a password of letters (``BiscuitAnvil``) is no random value. The header
+is the cue: where a line of names, one of which is a credential word (``password``,
+``api_key``, ``token``), is followed by rows with as many fields, that column's values are
+taken, whatever they look like. Markdown tables have the same cue in the backstop.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+
+from model_foundry.lib.hygiene.names import secret_name_kind
+from model_foundry.lib.hygiene.placeholders import is_placeholder, marker
+
+# A header's cell: a name (``temp_password``, ``API Key``), quoted or not.
+_HEADER_CELL = re.compile(r"[\"']?[A-Za-z][\w .-]{0,63}[\"']?")
+# A value no row holds a secret in: empty, a null, a mask.
+_NO_VALUE = re.compile(r"(?i)|null|none|n/?a|-+|\*+|x+")
+# Kinds a column header may name; a header about a key's kind or a hash names none.
+_KINDS = frozenset({"password", "secret", "token", "api_key"})
+
+
+def _header(line: str) -> tuple[int, dict[int, str]] | None:
+    """A CSV header's width and its credential columns (index -> kind), or None."""
+    cells = line.split(",")
+    if len(cells) < 2 or not all(_HEADER_CELL.fullmatch(c.strip()) for c in cells):
+        return None
+    kinds = {}
+    for i, cell in enumerate(cells):
+        kind = secret_name_kind(cell.strip().strip("\"'").replace(" ", "_"))
+        if kind in _KINDS:
+            kinds[i] = kind
+    return (len(cells), kinds) if kinds else None
+
+
+def csv_columns(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
+    """``text`` with each value of a credential column of a CSV table replaced."""
+    if "," not in text or "\n" not in text:
+        return text
+    lines = text.split("\n")
+    changed = False
+    i = 0
+    while i < len(lines):
+        found = _header(lines[i]) if lines[i].count(",") else None
+        i += 1
+        if found is None:
+            continue
+        width, kinds = found
+        while i < len(lines) and lines[i].count(",") == width - 1:
+            fields = lines[i].split(",")
+            for at, kind in kinds.items():
+                value = fields[at].strip().strip("\"'")
+                if _NO_VALUE.fullmatch(value) or is_placeholder(value) or not take(value):
+                    continue
+                fields[at] = fields[at].replace(value, marker(kind))
+                counts[kind] += 1
+                changed = True
+            lines[i] = ",".join(fields)
+            i += 1
+    return "\n".join(lines) if changed else text
+
+
+__all__ = ["csv_columns"]
