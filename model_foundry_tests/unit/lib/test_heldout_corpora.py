@@ -1,8 +1,9 @@
-"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` and ``heldout4``, each
-written by a helper that read none of them. Every file is split by line: the even lines were
-tuned on, the odd lines never shown to whoever tuned. Run with ``-s`` for the table; the
-floors are the figures of 2026-12-06 (docs/datasets.md, docs/hygiene.md), so a change that
-loses any of them fails here."""
+"""The gates, the scrubber and decontamination on ``fixtures/heldout3``, ``heldout4`` and
+``heldout5``, each written by a helper that read none of them. Every file is split by line:
+the even lines were tuned on, the odd lines never shown to whoever tuned (of heldout5's odd
+lines, only the causes and shape names of the good answers held back were seen). Run with
+``-s`` for the table; the floors are the figures of 2026-12-06 (docs/datasets.md,
+docs/hygiene.md), so a change that loses any of them fails here."""
 
 from __future__ import annotations
 
@@ -39,10 +40,14 @@ class Figures:
 
 # The floors (held, kept, right) and ceilings (leaked) per corpus and half.
 EXPECTED = {
-    ("heldout3", "tuned"): Figures(87, 94, 107, 107, 0, 112, 112, 112),
+    ("heldout3", "tuned"): Figures(89, 94, 107, 107, 0, 112, 112, 112),
     ("heldout3", "blind"): Figures(86, 93, 105, 107, 6, 100, 106, 107),
-    ("heldout4", "tuned"): Figures(26, 30, 40, 40, 1, 115, 83, 84, 91, 91),
+    ("heldout4", "tuned"): Figures(27, 30, 40, 40, 1, 115, 83, 84, 91, 91),
     ("heldout4", "blind"): Figures(24, 30, 37, 40, 13, 115, 80, 81, 91, 91),
+    # Measured untouched first (2026-12-06): tuned half 27/36 noise held, 42/46 good kept,
+    # 19/123 leaked, 85/86 kept, 89/89 probes; blind half 27/35, 38/45, 21/128, 87/90, 87/89.
+    ("heldout5", "tuned"): Figures(28, 36, 45, 46, 8, 123, 85, 86, 89, 89),
+    ("heldout5", "blind"): Figures(29, 35, 38, 45, 19, 128, 87, 90, 87, 89),
 }
 
 
@@ -51,9 +56,10 @@ def _rows(corpus: str, name: str, half: int) -> list[dict[str, Any]]:
     return [json.loads(line) for n, line in enumerate(lines) if n % 2 == half]
 
 
-def _probes_right(half: int, tmp: Path) -> tuple[int, int]:
-    """heldout4's probes: a ``held`` probe must reach the threshold, a ``kept`` one not."""
-    items = _rows("heldout4", "evalset.jsonl", 0) + _rows("heldout4", "evalset.jsonl", 1)
+def _probes_right(corpus: str, half: int, tmp: Path) -> tuple[int, int]:
+    """The decontamination probes: a ``held`` probe must reach the threshold, a ``kept`` one
+    not."""
+    items = _rows(corpus, "evalset.jsonl", 0) + _rows(corpus, "evalset.jsonl", 1)
     evals = tmp / "evalset.jsonl"
     evals.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in items))
     config = parse_eval_sets(
@@ -62,7 +68,7 @@ def _probes_right(half: int, tmp: Path) -> tuple[int, int]:
     )
     checker = decontaminator(config, tmp / "index")
     assert checker is not None
-    probes = _rows("heldout4", "probes.jsonl", half)
+    probes = _rows(corpus, "probes.jsonl", half)
     found = checker.check([p["text"] for p in probes])
     right = sum(
         1
@@ -79,7 +85,7 @@ def _figures(corpus: str, half: str, tmp: Path) -> Figures:
     scrubber = RecordScrubber(salt=corpus.encode())
     scrubbed = [scrubber.scrub(r["text"])[0] for r in secrets]
     kept_text = [scrubber.scrub(r["text"])[0] for r in negatives]
-    probes = _probes_right(at, tmp) if corpus == "heldout4" else (0, 0)
+    probes = _probes_right(corpus, at, tmp) if corpus != "heldout3" else (0, 0)
     return Figures(
         noise_held=sum(1 for r in noise if gate(r["text"]) is not None),
         noise=len(noise),
