@@ -350,7 +350,10 @@ def _not_a_value(value: str) -> bool:
         return True
     if value.startswith(("/", "~", "./", "../", "$", "=")):
         return True
-    if value.count("/") >= 2 or _EXTENSION.search(value):
+    # A path, not base64 (whose ``+`` and ``=`` padding no path has).
+    if (value.count("/") >= 2 and "+" not in value and not value.endswith("=")) or (
+        _EXTENSION.search(value)
+    ):
         return True
     if _UUID.search(value) or _VERSION.fullmatch(value):
         return True
@@ -491,12 +494,30 @@ _PRINT_FILE = re.compile(
 )
 
 
+# A line that ends with a name and a colon (or nothing): the name, for the value below it.
+_CONTINUED_MARKER = re.compile(re.escape(MARKER_PREFIX) + r"(\w+)\]\\$")
+_ENDING_WORD = re.compile(r"([A-Za-z][A-Za-z0-9_]*)[ \t]*:?[ \t]*$")
+
+
 def _file_cue(text: str, start: int) -> str | None:
-    """The kind the printed file's name cues when the value opens its line (see above)."""
+    """The kind the printed file's name cues when the value opens its line (see above), or
+    that the line before cues by ending with a credential word (``my token:``,
+    ``アクセストークン（長期）は``)."""
     line_start = text.rfind("\n", 0, start) + 1
     if line_start == 0 or text[line_start:start].strip():
         return None
     prev_start = text.rfind("\n", 0, line_start - 1) + 1
+    previous = text[prev_start : line_start - 1][-_WINDOW:]
+    # A value cut by a shell's line continuation (``TOKEN=abc\`` then ``def``): its first part
+    # is taken already, the rest goes with it.
+    continued = _CONTINUED_MARKER.search(previous)
+    if continued:
+        return continued.group(1)
+    ending = _ENDING_WORD.search(previous)
+    if ending and (kind := name_cue(ending.group(1))):
+        return kind
+    if not previous.isascii() and (kind := _ja_cue(previous.rstrip())):
+        return kind
     match = _PRINT_FILE.search(text, prev_start, line_start - 1)
     if match is None:
         return None

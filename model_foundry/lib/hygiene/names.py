@@ -213,8 +213,9 @@ def _patterns(escaped: bool) -> tuple[re.Pattern[str], ...]:
     sol = r"(?:^|(?<=\\n))" if escaped else "^"
     eol = r"(?:$|(?=\\+[rn]))" if escaped else "$"
     # One character of an unquoted value: no space, and no backslash that starts an escaped
-    # break or quote (the value ends there; a lone backslash inside a password stays).
-    vchar = r"(?:[^\s\\]|\\(?![nrt\\\"']))"
+    # break or quote or continues the line (the value ends there; a lone backslash inside a
+    # password stays).
+    vchar = r"(?:[^\s\\]|\\(?![nrt\\\"'\r\n]))"
     return (
         # "name": "value", name = 'value', name: "value", name => "value"; quotes may be
         # escaped (\"name\": \"value\") when a JSON document sits inside a string.

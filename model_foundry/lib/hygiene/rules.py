@@ -373,6 +373,13 @@ COMMAND_RULES: tuple[Rule, ...] = (
         r"(?P<secret>[^\s\"']{3,256})(?P=q)",
         keywords=("ldap",),
     ),
+    # A Wi-Fi QR code's payload: WIFI:T:WPA;S:<ssid>;P:<password>;; (``\;`` escapes a ``;``).
+    _rule(
+        "password",
+        r"\bWIFI:(?:[A-Z]:(?:[^;\\\n]|\\.)*;)*?P:(?P<secret>(?:[^;\\\n]|\\.){1,63});",
+        keywords=("wifi:",),
+        flags=re.IGNORECASE,
+    ),
     # rabbitmqctl add_user <user> <password>, change_password <user> <password>.
     _rule(
         "password",

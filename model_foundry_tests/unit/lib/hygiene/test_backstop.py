@@ -431,6 +431,17 @@ OTHER_LANGUAGES_AND_COLUMNS = [
         ["3fa9c0e71b2d48a65c0e9f17d3b2a4c8e6f01d9b"],
     ),
     ("AWS_ACCESS_KEY_ID=ASIAQ8RT1ZK9VB0MWXYP", ["ASIAQ8RT1ZK9VB0MWXYP"]),
+    # A Wi-Fi QR payload's password field.
+    ("Scan this: WIFI:T:WPA;S:Cafe-5G;P:MossyPebbleLark;H:false;;", ["MossyPebbleLark"]),
+    # A value cut by a shell's line continuation; one under the line that names it.
+    (
+        "export DEPLOY_TOKEN=Rk4Zp9Qw2Lx7\\\nx9Qv2Lr7Kp3Zt8Wm\nrun deploy",
+        ["Rk4Zp9Qw2Lx7", "x9Qv2Lr7Kp3Zt8Wm"],
+    ),
+    (
+        "Botのアクセストークンは\nq7Z+/Lk2Pw9xR4/tY8mN3vB6/cF1hJ5sD0gA==",
+        ["q7Z+/Lk2Pw9xR4/tY8mN3vB6/cF1hJ5sD0gA=="],
+    ),
 ]
 
 
@@ -438,6 +449,7 @@ OTHER_LANGUAGES_AND_COLUMNS = [
 def test_other_languages_csv_columns_and_key_ids(text: str, values: list[str]) -> None:
     scrubbed = RecordScrubber(salt=b"t").scrub(text)[0]
     for value in values:
+        assert value in text
         assert value not in json.dumps(scrubbed, ensure_ascii=False), scrubbed
 
 
@@ -449,6 +461,9 @@ def test_other_languages_csv_columns_and_key_ids(text: str, values: list[str]) -
         "commit_id = 3fa9c0e71b2d48a65c0e9f17d3b2a4c8e6f01d9b",
         "Le mot de passe doit contenir au moins douze caractères.",
         "Пароль: см. менеджер паролей.",
+        # A path under a line that names a token, a continued command that is no value.
+        "Where the token lives:\n/etc/app/secrets/token.txt",
+        "export PATH=/opt/bin:$PATH \\\n  && make",
     ],
 )
 def test_what_the_other_language_and_column_cues_leave(text: str) -> None:
