@@ -23,7 +23,8 @@ Each answer gets at most one cause, checked in this order (the cheapest and sure
   loop, echo or cut-off answer, by Gopher's quality statistics (``noise.py``), then
   ``noise_stop_words``, ``noise_consonants``, ``noise_scripts``, ``noise_hex``,
   ``noise_digits`` for junk made of letters or figures, and ``noise_kana``,
-  ``noise_particles`` (Japanese), ``noise_escapes``, ``noise_tokens``, ``noise_keyboard``;
+  ``noise_particles`` (Japanese), ``noise_escapes``, ``noise_tokens``, ``noise_keyboard``,
+  ``noise_unfinished``;
   not for structured answers, which their schema judges.
 
 Which causes apply and their thresholds are a :class:`config.GateConfig`. Nothing here

@@ -37,6 +37,7 @@ CAUSES = (
     "noise_escapes",
     "noise_tokens",
     "noise_keyboard",
+    "noise_unfinished",
 )
 
 

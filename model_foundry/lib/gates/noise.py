@@ -18,7 +18,8 @@ take it: ``noise_stop_words`` (Gopher's stop-word rule, per stretch of words and
 ``noise_consonants`` (random letters), ``noise_scripts`` (scripts mixed inside words),
 ``noise_hex`` (a hex dump) and ``noise_digits`` (random digit groups); see each function.
 Japanese junk (``noise_kana``, ``noise_particles``: ``noise_japanese.py``) and the machinery's
-(``noise_escapes``, ``noise_tokens``, ``noise_keyboard``: ``noise_artefacts.py``) come last.
+(``noise_escapes``, ``noise_tokens``, ``noise_keyboard``, ``noise_unfinished``:
+``noise_artefacts.py``) come last.
 
 Chat answers are not web pages, so before counting, code (fenced blocks and inline spans),
 URLs and Markdown's own marks (table pipes, bullets, heading and quote marks, rules) are taken
@@ -42,7 +43,12 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from model_foundry.lib.gates.config import DEFAULTS, GateConfig
-from model_foundry.lib.gates.noise_artefacts import byte_escapes, keyboard_walks, tokenizer_marks
+from model_foundry.lib.gates.noise_artefacts import (
+    byte_escapes,
+    keyboard_walks,
+    tokenizer_marks,
+    unfinished,
+)
 from model_foundry.lib.gates.noise_japanese import kana_out_of_order, stretch_without_particles
 
 NOISE_CAUSES = (
@@ -60,6 +66,7 @@ NOISE_CAUSES = (
     "noise_escapes",
     "noise_tokens",
     "noise_keyboard",
+    "noise_unfinished",
 )
 
 
@@ -443,6 +450,7 @@ def noise_cause(text: str, config: GateConfig = DEFAULTS) -> str | None:
         "noise_escapes": lambda: byte_escapes(prose(text, separators=True)),
         "noise_tokens": lambda: tokenizer_marks(prose(text, separators=True)),
         "noise_keyboard": lambda: keyboard_walks(prose(text, separators=True)),
+        "noise_unfinished": lambda: unfinished(text),
     }
     if stats is not None:
         checks |= {

@@ -6,7 +6,10 @@ them as code is not judged by them), with its separators.
 - ``noise_escapes``: most of the text is byte escapes (``\\x8f``, ``\\u00e3``, ``\\351``);
 - ``noise_tokens``: most of the text is a tokenizer's marks (``<unk>``, ``[PAD]``, WordPiece's
   ``##ing``, SentencePiece's ``▁``, byte-level BPE's ``Ġ`` and ``Ċ``);
-- ``noise_keyboard``: many letters lie in runs of neighbouring keys of one QWERTY row.
+- ``noise_keyboard``: many letters lie in runs of neighbouring keys of one QWERTY row;
+- ``noise_unfinished``: a one-line answer that stops on a word no sentence ends with
+  (``The main reason this happens is``, ``その理由は、``): a stop sequence or an end-of-text
+  token cut it, so its finish reason says ``stop`` and ``cut_off`` never sees it.
 """
 
 from __future__ import annotations
@@ -85,3 +88,35 @@ def keyboard_walks(prose: str) -> bool:
     letters = sum("a" <= c <= "z" for c in text)
     walked = sum("a" <= text[i] <= "z" for i in _walked(text))
     return letters >= KEYBOARD_LETTERS and walked >= KEYBOARD_SHARE * letters
+
+
+# Words an English sentence never ends with: articles, auxiliaries, prepositions, conjunctions.
+_DANGLING = frozenset(
+    (
+        *("a", "an", "the", "is", "are", "was", "were", "be", "been", "am", "of", "to", "for"),
+        *("with", "from", "by", "as", "at", "on", "in", "into", "that", "which", "because"),
+        *("and", "or", "but", "if", "than", "then", "so", "while", "when", "whose", "your"),
+        *("my", "our", "their", "its", "this", "these"),
+    )
+)
+# Japanese: a comma, or a topic, subject or object particle the clause's verb must follow.
+_JA_DANGLING = ("、", "，", "は", "が", "を")
+# ``Yes, it is``, ``here they are``: a verb after its pronoun ends a short reply.
+_AUXILIARIES = frozenset(("is", "are", "was", "were", "am", "be", "been"))
+_PRONOUNS = frozenset(("i", "you", "he", "she", "it", "we", "they", "there", "that", "this", "who"))
+_LAST_WORDS = re.compile(r"([A-Za-z]+)[^A-Za-z]+([A-Za-z]+)$|([A-Za-z]+)$")
+
+
+def unfinished(text: str) -> bool:
+    """``noise_unfinished``: one line, two words or more, its last a word from
+    :data:`_DANGLING` or a Japanese comma or particle from :data:`_JA_DANGLING`."""
+    line = text.strip()
+    if not line or "\n" in line or (len(line.split()) < 2 and line.isascii()):
+        return False
+    if line.endswith(_JA_DANGLING):
+        return len(line) > 2
+    found = _LAST_WORDS.search(line)
+    if found is None:
+        return False
+    before, last = (found.group(1) or "").lower(), (found.group(2) or found.group(3)).lower()
+    return last in _DANGLING and not (last in _AUXILIARIES and before in _PRONOUNS)

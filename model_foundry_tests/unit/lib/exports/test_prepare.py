@@ -287,8 +287,8 @@ def test_gated_answers_stay_in_samples_parquet_and_are_counted_in_card_and_manif
         "them): cut_off: 1, echo: 1, empty: 1, noise_chars: 0, noise_consonants: 0, "
         "noise_digits: 0, noise_escapes: 0, noise_hex: 0, noise_kana: 0, noise_keyboard: 0, "
         "noise_particles: 0, noise_scripts: 0, noise_stop_words: 0, noise_symbols: 0, "
-        "noise_tokens: 0, noise_word_length: 0, noise_words: 0, repetition: 1, unparsed: 0,"
-        in " ".join(card.split())
+        "noise_tokens: 0, noise_unfinished: 0, noise_word_length: 0, noise_words: 0, "
+        "repetition: 1, unparsed: 0," in " ".join(card.split())
     )
     # A dataset whose thresholds switch the gates off keeps them (the truncated one is still
     # filtered).

@@ -195,6 +195,12 @@ PLANTED = [
     Planted("byte escapes", "\\x8f\\xa2\\x01\\xc4\\x5e\\x9b\\x37\\xf0\\x6d", "noise_escapes"),
     Planted("tokenizer marks", "<unk> [PAD] <s> [SEP] </s> <mask> [UNK] <pad>", "noise_tokens"),
     Planted("keyboard mashing", "qwertyuiop[] poiuytrewq asdfghjkl;' tyuiop", "noise_keyboard"),
+    Planted(
+        "stopped mid-sentence",
+        "The reason the build fails on Windows is that the",
+        "noise_unfinished",
+    ),
+    Planted("stopped at a particle", "ビルドが失敗する理由は、", "noise_unfinished"),
     Planted("echo with a preface", "Question: " + QUESTION.lower(), "echo"),
     Planted(
         "echo of the text to translate",

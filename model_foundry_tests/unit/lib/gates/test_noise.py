@@ -305,3 +305,21 @@ def test_long_digit_runs_and_random_table_columns_are_noise(text: str, cause: st
 )
 def test_tables_of_times_and_codes_and_asked_for_digits_are_no_noise(text: str) -> None:
     assert noise_cause(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Short and complete, without a full stop; a line ending in a name or a figure.
+        "Paris",
+        "Yes, it is",
+        "The answer is 42",
+        "東京です",
+        "見てください",
+        # More than one line: code or a list, whatever its last word.
+        "Steps:\n1. open the file\n2. read it and",
+        "if x is None:\n    return the",
+    ],
+)
+def test_what_the_unfinished_gate_leaves(text: str) -> None:
+    assert noise_cause(text) != "noise_unfinished"
