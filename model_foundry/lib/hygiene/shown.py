@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from model_foundry.lib import settings
-from model_foundry.lib.hygiene.record import RecordScrubber
+
+if TYPE_CHECKING:
+    from model_foundry.lib.hygiene.record import RecordScrubber
 
 # One scrubber per process, for the hygiene file (as last changed) and salt it was built from.
 _BUILT: dict[tuple[str, str, float | None], RecordScrubber] = {}
@@ -31,6 +34,10 @@ def scrubber() -> RecordScrubber:
     key = (str(path), str(settings.hygiene_salt_file()), changed)
     built = _BUILT.get(key)
     if built is None:
+        # The rules compile when a text is first shown, not when a run that may show none
+        # starts (a collection before its first request).
+        from model_foundry.lib.hygiene.record import RecordScrubber
+
         _BUILT.clear()
         built = _BUILT[key] = RecordScrubber.from_settings()
     return built

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from model_foundry.lib.gates.answers import body_text, gate, target_language
 from model_foundry.lib.llm import Request
 from model_foundry.lib.llm.request import Planned
 from model_foundry.lib.recipes.columns.llm import LlmColumn
@@ -71,6 +70,9 @@ def gate_cause(recipe: Recipe, column: LlmColumn, answer: str, finish_reason: st
     (``ja``/``en``) is a translation's, for the script gate."""
     if not recipe.gates_on:
         return None
+    # The gates' expressions compile once the first answer is in, not before the first request.
+    from model_foundry.lib.gates.answers import gate
+
     schema: Mapping[str, Any] | None = column.schema()
     config = recipe.gates
     if schema is not None:
@@ -83,6 +85,8 @@ def answer_value(recipe: Recipe, column: LlmColumn, ps: Sequence[Planned],
                  completions: Sequence[Any]) -> tuple[Any, str | None]:  # fmt: skip
     """An LLM cell's value from its requests' answers (a pairwise judge's two verdicts made
     one), and the first gate or parse failure that holds it back."""
+    from model_foundry.lib.gates.answers import body_text, target_language
+
     answers: list[Any] = []
     cause: str | None = None
     for p, completion in zip(ps, completions, strict=True):
