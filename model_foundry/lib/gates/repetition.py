@@ -43,21 +43,20 @@ LETTER = re.compile(r"[^\W\d_]")
 _PARAGRAPHS = re.compile(r"\n{2,}")
 
 
-def _duplicates(parts: Sequence[str], repeat_from: int) -> tuple[int, int, int]:
-    """(parts compared, occurrences counted as repeats, their characters): a part that
-    occurs at least ``repeat_from`` times counts every occurrence after its first, unless it
-    is a refrain (:func:`_is_refrain`)."""
+def _duplicates(parts: Sequence[str], repeat_from: int) -> tuple[int, int, int, set[str]]:
+    """(parts compared, occurrences counted as repeats, their characters, the refrains): a
+    part that occurs at least ``repeat_from`` times counts every occurrence after its first,
+    unless it is a refrain (:func:`_is_refrain`)."""
     worded = [p for p in parts if LETTER.search(p)]
     counts = Counter(worded)
     compared = sum(counts.values())
-    looped = {
-        p: n
-        for p, n in counts.items()
-        if n >= repeat_from and not _is_refrain(p, n, worded, counts)
+    refrains = {
+        p for p, n in counts.items() if n >= repeat_from and _is_refrain(p, n, worded, counts)
     }
+    looped = {p: n for p, n in counts.items() if n >= repeat_from and p not in refrains}
     repeats = sum(n - 1 for n in looped.values())
     chars = sum(len(p) * (n - 1) for p, n in looped.items())
-    return compared, repeats, chars
+    return compared, repeats, chars, refrains
 
 
 # A song's or a poem's refrain comes back a few times, each time after lines of its own.
@@ -74,15 +73,8 @@ def _is_refrain(part: str, times: int, parts: Sequence[str], counts: Counter[str
     return all(b - a > 1 and all(counts[p] == 1 for p in parts[a + 1 : b]) for a, b in pairwise(at))
 
 
-def _without_refrains(lines: Sequence[str], repeat_from: int) -> str | None:
-    """The lines without a refrain's occurrences after its first; None without a refrain."""
-    worded = [p for p in lines if LETTER.search(p)]
-    counts = Counter(worded)
-    refrains = {
-        p for p, n in counts.items() if n >= repeat_from and _is_refrain(p, n, worded, counts)
-    }
-    if not refrains:
-        return None
+def _without_refrains(lines: Sequence[str], refrains: set[str]) -> str:
+    """The lines without each refrain's occurrences after its first."""
     seen: set[str] = set()
     kept = []
     for line in lines:
@@ -204,20 +196,21 @@ def repetition_stat(text: str, config: GateConfig = DEFAULTS) -> str | None:
     if not size:
         return None
     paragraphs = _PARAGRAPHS.split(text.strip())
-    compared, repeats, chars = _duplicates(paragraphs, config.repeat_from)
+    compared, repeats, chars, _ = _duplicates(paragraphs, config.repeat_from)
     if compared and repeats / compared > config.dup_para_frac:
         return "dup_para_frac"
     if chars / size > config.dup_para_char_frac:
         return "dup_para_char_frac"
     lines = text.splitlines()
-    compared, repeats, chars = _duplicates(lines, config.repeat_from)
+    compared, repeats, chars, refrains = _duplicates(lines, config.repeat_from)
     if compared and repeats / compared > config.dup_line_frac:
         return "dup_line_frac"
     if chars / size > config.dup_line_char_frac:
         return "dup_line_char_frac"
     # A refrain's words are counted once: it is said again, not looped.
-    text = _without_refrains(lines, config.repeat_from) or text
-    size = len(text)
+    if refrains:
+        text = _without_refrains(lines, refrains)
+        size = len(text)
     words = _WORD.findall(text)
     for n, limit in sorted(config.top_ngram_char_frac.items()):
         counts = Counter(g for g in ngrams(words, n) if _is_phrase(g))

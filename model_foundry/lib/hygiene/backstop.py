@@ -494,8 +494,9 @@ _PRINT_FILE = re.compile(
 )
 
 
-# A line that ends with a name and a colon (or nothing): the name, for the value below it.
+# A line that ends with a value's marker and a shell's line continuation (``TOKEN=[...]\``).
 _CONTINUED_MARKER = re.compile(re.escape(MARKER_PREFIX) + r"(\w+)\]\\$")
+# A line that ends with a name and a colon (or nothing): the name, for the value below it.
 _ENDING_WORD = re.compile(r"([A-Za-z][A-Za-z0-9_]*)[ \t]*:?[ \t]*$")
 
 

@@ -32,8 +32,8 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from model_foundry.lib.hygiene.backstop import _NAMING, _NOT_USER_FIELDS, WORLD_CUES, name_cue
-from model_foundry.lib.hygiene.names import DESCRIPTOR_WORDS
+from model_foundry.lib.hygiene.backstop import _NAMING, _NOT_USER_FIELDS, name_cue
+from model_foundry.lib.hygiene.names import DESCRIPTOR_WORDS, WORLD_CUES
 from model_foundry.lib.hygiene.placeholders import is_placeholder, marker, word_set
 
 # The value: letters only, then the end of the token (a sentence's full stop may follow).
