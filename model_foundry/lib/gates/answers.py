@@ -56,6 +56,18 @@ _MARKUP = re.compile(r"<[^>]*>|&[a-z]+;|```\w*")
 _INNER_OPERATORS = re.compile(r"\*\*|[\^×÷*/=+<>≤≥≈→←|]")
 _INTO = re.compile(r"\binto (Japanese|English)\b", re.IGNORECASE)
 _LANGS = {"japanese": "ja", "ja": "ja", "english": "en", "en": "en"}
+# The words an echo frames the prompt with ("You asked: ...", "Question: ... Answer:"): no
+# news, unlike the word a restating answer adds ("Yes. Paris is the capital of France.").
+_FRAMING = frozenset(
+    {
+        "you", "asked", "asking", "ask", "question", "answer", "user", "assistant", "summary",
+        "thanks", "thank", "sure", "ok", "okay", "yes", "no", "here", "is", "are", "said",
+        "wrote", "prompt", "text", "q", "a",
+    }
+)  # fmt: skip
+# Of an answer's words, at least this share new to the prompt (and no framing) makes it a
+# restatement that says something, not an echo.
+_NEWS_SHARE = 0.1
 
 
 def is_wordless(text: str) -> bool:
@@ -73,17 +85,24 @@ def is_wordless(text: str) -> bool:
 
 def is_echo(answer: str, prompt: str, config: GateConfig = DEFAULTS) -> bool:
     """Most of ``answer`` is runs of words copied from ``prompt`` (case and punctuation
-    ignored). A short answer that repeats a few of the prompt's words is not an echo."""
+    ignored), and it adds no news: a short answer that repeats a few of the prompt's words is
+    not an echo, nor one that restates the question with its answer in it (a tenth of its
+    words, at least one, neither in the prompt nor framing)."""
     n = config.echo_ngram
     words = [w.casefold() for w in WORD.findall(answer)]
     if len(words) < n:
         return False
-    asked = set(ngrams([w.casefold() for w in WORD.findall(prompt)], n))
+    asked_words = [w.casefold() for w in WORD.findall(prompt)]
+    asked = set(ngrams(asked_words, n))
     covered = [False] * len(words)
     for i in range(len(words) - n + 1):
         if " ".join(words[i : i + n]) in asked:
             covered[i : i + n] = [True] * n
-    return sum(covered) / len(words) >= config.echo_share
+    if sum(covered) / len(words) < config.echo_share:
+        return False
+    known = _FRAMING.union(asked_words)
+    news = sum(1 for w in words if w not in known)
+    return news < max(1.0, _NEWS_SHARE * len(words))
 
 
 def gate(

@@ -120,6 +120,13 @@ PLANTED = [
         None,
     ),
     Planted("a chord chart", "| A7 | A7 | A7 | A7 |\n| D7 | D7 | A7 | A7 |", None),
+    # Most of its words are the question's, but one is the answer: a restatement, no echo.
+    Planted(
+        "the question restated with its answer",
+        "Yes. Paris is the capital of France.",
+        None,
+        prompt="What is the capital of France?",
+    ),
     # Bad answers, one cause each.
     Planted(
         "truncated", "Sunlight is scattered by the molecules of", "cut_off", finish_reason="length"
@@ -202,6 +209,12 @@ PLANTED = [
     ),
     Planted("stopped at a particle", "ビルドが失敗する理由は、", "noise_unfinished"),
     Planted("echo with a preface", "Question: " + QUESTION.lower(), "echo"),
+    Planted(
+        "echo framed",
+        "You asked: what is the capital of France?",
+        "echo",
+        prompt="What is the capital of France?",
+    ),
     Planted(
         "echo of the text to translate",
         "The sky is blue because of light scattering.",
