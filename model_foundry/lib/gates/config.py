@@ -38,6 +38,7 @@ CAUSES = (
     "noise_tokens",
     "noise_keyboard",
     "noise_unfinished",
+    "noise_mojibake",
 )
 
 

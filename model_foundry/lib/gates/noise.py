@@ -18,8 +18,8 @@ take it: ``noise_stop_words`` (Gopher's stop-word rule, per stretch of words and
 ``noise_consonants`` (random letters), ``noise_scripts`` (scripts mixed inside words),
 ``noise_hex`` (a hex dump) and ``noise_digits`` (random digit groups); see each function.
 Japanese junk (``noise_kana``, ``noise_particles``: ``noise_japanese.py``) and the machinery's
-(``noise_escapes``, ``noise_tokens``, ``noise_keyboard``, ``noise_unfinished``:
-``noise_artefacts.py``) come last.
+(``noise_escapes``, ``noise_tokens``, ``noise_keyboard``, ``noise_unfinished``,
+``noise_mojibake``: ``noise_artefacts.py``) come last.
 
 Chat answers are not web pages, so before counting, code (fenced blocks and inline spans),
 URLs and Markdown's own marks (table pipes, bullets, heading and quote marks, rules) are taken
@@ -46,6 +46,7 @@ from model_foundry.lib.gates.config import DEFAULTS, GateConfig
 from model_foundry.lib.gates.noise_artefacts import (
     byte_escapes,
     keyboard_walks,
+    mojibake,
     tokenizer_marks,
     unfinished,
 )
@@ -67,6 +68,7 @@ NOISE_CAUSES = (
     "noise_tokens",
     "noise_keyboard",
     "noise_unfinished",
+    "noise_mojibake",
 )
 
 
@@ -451,6 +453,7 @@ def noise_cause(text: str, config: GateConfig = DEFAULTS) -> str | None:
         "noise_tokens": lambda: tokenizer_marks(prose(text, separators=True)),
         "noise_keyboard": lambda: keyboard_walks(prose(text, separators=True)),
         "noise_unfinished": lambda: unfinished(text),
+        "noise_mojibake": lambda: mojibake(prose(text)),
     }
     if stats is not None:
         checks |= {

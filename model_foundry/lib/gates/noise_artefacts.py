@@ -9,12 +9,17 @@ them as code is not judged by them), with its separators.
 - ``noise_keyboard``: many letters lie in runs of neighbouring keys of one QWERTY row;
 - ``noise_unfinished``: a one-line answer that stops on a word no sentence ends with
   (``The main reason this happens is``, ``その理由は、``): a stop sequence or an end-of-text
-  token cut it, so its finish reason says ``stop`` and ``cut_off`` never sees it.
+  token cut it, so its finish reason says ``stop`` and ``cut_off`` never sees it;
+- ``noise_mojibake``: text decoded in the wrong encoding (UTF-8 read as Windows-1252 or
+  Latin-1: ``Ã©``, ``â€™``, ``Ð¡ÐµÑ€``), by ftfy's detector (``ftfy.badness``, 6.3), which
+  names the character sequences no real text has.
 """
 
 from __future__ import annotations
 
 import re
+
+from ftfy.badness import badness
 
 _ESCAPE = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{3})")
 _TOKEN = re.compile(
@@ -120,3 +125,19 @@ def unfinished(text: str) -> bool:
         return False
     before, last = (found.group(1) or "").lower(), (found.group(2) or found.group(3)).lower()
     return last in _DANGLING and not (last in _AUXILIARIES and before in _PRONOUNS)
+
+
+# Mojibake's sequences: at least this many, and one for every this many characters (not
+# spaces) of the prose. An answer that explains mojibake with an example or two (``café``
+# read as ``cafÃ©``) is a real answer.
+MOJIBAKE_MIN = 3
+MOJIBAKE_CHARS_EACH = 20
+
+
+def mojibake(prose: str) -> bool:
+    """``noise_mojibake``: ftfy's count of mojibake sequences over :data:`MOJIBAKE_MIN` and
+    one for every :data:`MOJIBAKE_CHARS_EACH` characters."""
+    found = badness(prose)
+    if found < MOJIBAKE_MIN:
+        return False
+    return found * MOJIBAKE_CHARS_EACH >= len("".join(prose.split()))

@@ -208,6 +208,7 @@ PLANTED = [
         "noise_unfinished",
     ),
     Planted("stopped at a particle", "ビルドが失敗する理由は、", "noise_unfinished"),
+    Planted("mojibake", "Die GrÃ¶ÃŸe der Datei betrÃ¤gt fÃ¼nf Megabyte", "noise_mojibake"),
     Planted("echo with a preface", "Question: " + QUESTION.lower(), "echo"),
     Planted(
         "echo framed",

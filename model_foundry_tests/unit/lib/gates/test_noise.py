@@ -323,3 +323,19 @@ def test_tables_of_times_and_codes_and_asked_for_digits_are_no_noise(text: str) 
 )
 def test_what_the_unfinished_gate_leaves(text: str) -> None:
     assert noise_cause(text) != "noise_unfinished"
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        # UTF-8 read as Windows-1252: Russian, French, German.
+        ("Ð¡ÐµÑ€Ð²ÐµÑ€ Ð¿ÐµÑ€ÐµÐ·Ð°Ð¿ÑƒÑ‰ÐµÐ½ Ð¸ Ñ€Ð°Ð±Ð¾Ñ‚Ð°ÐµÑ‚", "noise_mojibake"),
+        ("Le cafÃ© est trÃ¨s bon, merci Ã  vous pour lâ€™accueil.", "noise_mojibake"),
+        ("Die GrÃ¶ÃŸe der Datei betrÃ¤gt fÃ¼nf Megabyte", "noise_mojibake"),
+        # An answer that explains mojibake with an example, and accented words.
+        ("Mojibake: 'café' read as Windows-1252 becomes 'cafÃ©'.", None),
+        ("naïve façade, Zürich, São Paulo, Straße, ½ cup at 25 °C for €3", None),
+    ],
+)
+def test_mojibake_is_noise_an_example_of_it_is_not(text: str, cause: str | None) -> None:
+    assert noise_cause(text) == cause
