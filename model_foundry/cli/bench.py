@@ -259,7 +259,8 @@ def _register_client(bench_sub: Subparsers) -> None:
             "collect (streaming and not), a recipe, the openai SDK (streaming and not) and a "
             "lean aiohttp client, each at two sizes in a process of its own; report client "
             "CPU per generated token, CPU before the first request, achieved against offered "
-            "tokens/s and the time requests waited on the client."
+            "tokens/s, the time requests waited on the client, CPU per request and CPU while "
+            "every request is out."
         ),
     )
     p.add_argument("--tokens", type=int, default=256, help="tokens an answer (default 256)")
@@ -279,6 +280,13 @@ def _register_client(bench_sub: Subparsers) -> None:
         help="requests in the two runs of each client (default 32 160)",
     )
     p.add_argument("--api", choices=["chat", "completions"], default="chat")
+    p.add_argument(
+        "--hold-s",
+        type=float,
+        default=4.0,
+        help="seconds the server holds one round of requests to read the client's CPU asleep "
+        "(default 4; 0 skips that run)",
+    )
     p.add_argument(
         "--clients",
         nargs="+",

@@ -14,6 +14,11 @@ Paths: ``/s<i>/v1/chat/completions`` and ``/s<i>/v1/completions`` (``i``: the sl
 stands in for all of them), ``/s<i>/v1/models``, and the bench's own ``POST /_bench/reset``
 (``{"pid": ...}``: the client process whose CPU is read when its first request arrives) and
 ``GET /_bench/stats``. Connections are kept alive, as the clients' pools expect.
+
+A reset with ``"hold_at": n, "hold_s": h`` measures the client asleep: the server answers
+nothing until ``n`` requests are open, then, once those have settled (``HOLD_SETTLE_S``),
+reads the client's CPU, waits ``h`` seconds with every request out and no byte sent, reads
+it again, and only then answers them all.
 """
 
 from __future__ import annotations
@@ -34,6 +39,12 @@ WORD = " tok"
 # A stream whose socket holds this much unsent data skips ticks: the client is not reading,
 # and its answer falls behind the offered rate instead of piling up in the server's memory.
 BACKLOG_BYTES = 64 * 1024
+# After the last held request arrives, the client's own work on sending it (its bookkeeping,
+# its log line) is the request's cost, not waiting: the hold's reading starts this much later.
+HOLD_SETTLE_S = 0.25
+# A client that never opens ``hold_at`` requests at once is answered after this long, and its
+# hold has no figures.
+HOLD_GIVE_UP_S = 20.0
 
 
 def _chunk(payload: bytes) -> bytes:
@@ -158,6 +169,12 @@ class Stats:
     stalled_ticks: int = 0
     client_cpu_at_first_request_s: float | None = None
     unknown_paths: dict[str, int] = field(default_factory=dict)
+    # The hold (see the module's doc): what was asked, and the client's CPU over it.
+    hold_at: int = 0
+    hold_s: float = 0.0
+    held: int = 0
+    hold_cpu_s: float | None = None
+    hold_span_s: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         span = (
@@ -176,6 +193,9 @@ class Stats:
             "stalled_ticks": self.stalled_ticks,
             "client_cpu_at_first_request_s": self.client_cpu_at_first_request_s,
             "unknown_paths": self.unknown_paths,
+            "held": self.held,
+            "hold_cpu_s": self.hold_cpu_s,
+            "hold_span_s": self.hold_span_s,
         }
 
 
@@ -197,17 +217,55 @@ class Server:
         self.streams: list[_Stream] = []
         self.stats = Stats()
         self.wake = asyncio.Event()
+        # Requests the hold keeps unanswered: (transport, api, stream, arrival).
+        self.holding: list[tuple[asyncio.Transport, str, bool, float]] | None = None
 
     def begin(self, transport: asyncio.Transport, api: str, stream: bool) -> None:
         now = time.monotonic()
         st = self.stats
+        loop = asyncio.get_running_loop()
         if st.first_request_at is None:
             st.first_request_at = now
             if st.pid is not None:
                 st.client_cpu_at_first_request_s = process_cpu_s(st.pid)
+            if st.hold_at > 0:
+                self.holding = []
+                loop.call_later(HOLD_GIVE_UP_S, self._release, self.holding)
         st.started += 1
         st.in_flight += 1
         st.max_in_flight = max(st.max_in_flight, st.in_flight)
+        if self.holding is not None:
+            self.holding.append((transport, api, stream, now))
+            if len(self.holding) == st.hold_at:
+                st.held = len(self.holding)
+                loop.call_later(HOLD_SETTLE_S, self._hold, self.holding)
+            return
+        self._answer(transport, api, stream, now)
+
+    def _hold(self, holding: list[tuple[asyncio.Transport, str, bool, float]]) -> None:
+        st = self.stats
+        if holding is not self.holding or st.pid is None:
+            return
+        before, start = process_cpu_s(st.pid), time.monotonic()
+
+        def done() -> None:
+            after = process_cpu_s(st.pid) if st.pid is not None else None
+            if holding is self.holding and before is not None and after is not None:
+                st.hold_cpu_s = after - before
+                st.hold_span_s = time.monotonic() - start
+            self._release(holding)
+
+        asyncio.get_running_loop().call_later(st.hold_s, done)
+
+    def _release(self, holding: list[tuple[asyncio.Transport, str, bool, float]]) -> None:
+        """Answer every held request; later ones are answered as they come."""
+        if holding is not self.holding:
+            return
+        self.holding = None
+        for transport, api, stream, arrived in holding:
+            self._answer(transport, api, stream, arrived)
+
+    def _answer(self, transport: asyncio.Transport, api: str, stream: bool, now: float) -> None:
         canned = self.canned[api]
         if stream:
             transport.write(canned.head)
@@ -263,8 +321,9 @@ class Server:
                 live.append(s)
             self.streams = live
 
-    def reset(self, pid: int | None) -> None:
-        self.stats = Stats(pid=pid)
+    def reset(self, pid: int | None, hold_at: int = 0, hold_s: float = 0.0) -> None:
+        self.stats = Stats(pid=pid, hold_at=hold_at, hold_s=hold_s)
+        self.holding = None
 
 
 class _Conn(asyncio.Protocol):
@@ -301,8 +360,10 @@ class _Conn(asyncio.Protocol):
         assert t is not None
         server = self.server
         if path == "/_bench/reset":
-            pid = json.loads(body or b"{}").get("pid")
-            server.reset(int(pid) if pid is not None else None)
+            req = json.loads(body or b"{}")
+            pid = req.get("pid")
+            server.reset(int(pid) if pid is not None else None,
+                         int(req.get("hold_at", 0)), float(req.get("hold_s", 0.0)))  # fmt: skip
             t.write(_json_response({"ok": True}))
             return
         if path == "/_bench/stats":

@@ -27,11 +27,18 @@ Per row:
   run was on (``in_flight`` x span - the requests' own time): the requests the client had
   not sent yet, or sent late;
 - ``tokens_received`` against ``tokens_sent``: what the client stored (or counted) against
-  what the server sent, for the big run.
+  what the server sent, for the big run;
+- ``cpu_per_request_ms``: the same difference over the runs' requests instead of tokens;
+- ``asleep_cpu_share``: from a third run of one round (every place once), the client's CPU
+  over a hold of ``--hold-s`` seconds while every request is out and the server sends
+  nothing (``canned_server``'s hold), as a share of one core. ``/proc`` counts CPU in ticks
+  of 10 ms, so over 4 s the share is good to about 0.005.
 
 The last object (``--json``) carries the ratios: ``collect`` over ``lean`` and over ``sdk``
-per streamed token, ``collect-nostream`` over ``sdk-nostream``, and the most start-up CPU
-of the model-foundry rows.
+per streamed token, ``collect-nostream`` over ``sdk-nostream``, the most start-up CPU and
+the most CPU asleep of the model-foundry rows, and ``recipe_cell_ms``: what a recipe cell
+costs beyond a collected row making the same request (``recipe`` less ``collect`` per
+request; both go through the same slot client and store one row per answer).
 """
 
 from __future__ import annotations
@@ -68,6 +75,7 @@ class Setup:
     slots: int = 1
     sizes: tuple[int, int] = (32, 160)
     api: str = "chat"
+    hold_s: float = 4.0
 
     @property
     def parallel(self) -> int:
@@ -268,15 +276,17 @@ def prepare(client: str, setup: Setup, root: str, n: int, folder: Path) -> Run:
     return Run(argv, env, _stored_tokens(db))
 
 
-def measure(run: Run, root: str, folder: Path) -> dict[str, Any]:
-    """Start ``run``, tell the server its process, wait for it; its CPU and the server's
-    figures."""
+def measure(
+    run: Run, root: str, folder: Path, hold: dict[str, float] | None = None
+) -> dict[str, Any]:
+    """Start ``run``, tell the server its process (and ``hold``: ``hold_at``, ``hold_s``), wait
+    for it; its CPU and the server's figures."""
     out_path, err_path = folder / "stdout.log", folder / "stderr.log"
     with out_path.open("w") as out, err_path.open("w") as err:
         server_call(root, "/_bench/reset", {})
         proc = subprocess.Popen(run.argv, env=run.env, stdout=out, stderr=err, cwd=folder)
         # The child is still loading Python when the server learns its pid.
-        server_call(root, "/_bench/reset", {"pid": proc.pid})
+        server_call(root, "/_bench/reset", {"pid": proc.pid, **(hold or {})})
         started = time.monotonic()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.monotonic() - started
@@ -304,12 +314,14 @@ def one_row(client: str, setup: Setup, root: str, work: Path) -> dict[str, Any]:
             {"requests": n, **measure(prepare(client, setup, root, n, folder), root, folder)}
         )
     small, big = runs
+    asleep = asleep_share(client, setup, root, work) if setup.hold_s > 0 else None
     extra_tokens = big["tokens_sent"] - small["tokens_sent"]
     starts = [r["client_cpu_at_first_request_s"] for r in runs]
     # The CPU after each run's first request: the start-up's own spread from one process to
     # the next (about a tenth of it here) is then no part of the difference.
     after = [r["cpu_s"] - (r["client_cpu_at_first_request_s"] or 0.0) for r in runs]
     per_token = (after[1] - after[0]) / extra_tokens if extra_tokens > 0 else None
+    extra_requests = big["requests"] - small["requests"]
     span = big["span_s"] or 0.0
     empty = setup.places * span - big["busy_s"]
     return {
@@ -319,6 +331,8 @@ def one_row(client: str, setup: Setup, root: str, work: Path) -> dict[str, Any]:
         "cpu_s": [round(small["cpu_s"], 3), round(big["cpu_s"], 3)],
         "tokens_sent": [small["tokens_sent"], big["tokens_sent"]],
         "cpu_per_token_us": round(per_token * 1e6, 2) if per_token is not None else None,
+        "cpu_per_request_ms": round((after[1] - after[0]) / extra_requests * 1000, 3),
+        "asleep_cpu_share": asleep,
         "startup_cpu_s": min((s for s in starts if s is not None), default=None),
         "offered_tps": round(setup.offered_tps, 1),
         "achieved_tps": round(big["tokens_sent"] / span, 1) if span > 0 else None,
@@ -337,6 +351,20 @@ def one_row(client: str, setup: Setup, root: str, work: Path) -> dict[str, Any]:
     }
 
 
+def asleep_share(client: str, setup: Setup, root: str, work: Path) -> float | None:
+    """``client``'s CPU, as a share of one core, while the server holds every place's request
+    unanswered for ``setup.hold_s`` (one round of requests); None if it never had them all
+    out at once."""
+    n = setup.places
+    folder = work / f"{client}-asleep"
+    hold = {"hold_at": n, "hold_s": setup.hold_s}
+    figures = measure(prepare(client, setup, root, n, folder), root, folder, hold)
+    cpu, span = figures["hold_cpu_s"], figures["hold_span_s"]
+    if figures["held"] != n or cpu is None or not span:
+        return None
+    return round(cpu / span, 4)
+
+
 def _ratio(rows: dict[str, dict[str, Any]], a: str, b: str) -> float | None:
     if a not in rows or b not in rows:
         return None
@@ -346,6 +374,12 @@ def _ratio(rows: dict[str, dict[str, Any]], a: str, b: str) -> float | None:
 
 def summary(setup: Setup, rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
     starts = [rows[c]["startup_cpu_s"] for c in MF_CLIENTS if c in rows]
+    asleep = [rows[c]["asleep_cpu_share"] for c in MF_CLIENTS if c in rows]
+    cell = (
+        round(rows["recipe"]["cpu_per_request_ms"] - rows["collect"]["cpu_per_request_ms"], 3)
+        if "recipe" in rows and "collect" in rows
+        else None
+    )
     return {
         "setup": {
             "tokens": setup.tokens,
@@ -354,12 +388,18 @@ def summary(setup: Setup, rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "slots": setup.slots,
             "api": setup.api,
             "sizes": [setup.requests(s) for s in setup.sizes],
+            "hold_s": setup.hold_s,
         },
         "collect_over_lean": _ratio(rows, "collect", "lean"),
         "collect_over_sdk": _ratio(rows, "collect", "sdk"),
         "nostream_over_sdk": _ratio(rows, "collect-nostream", "sdk-nostream"),
         "recipe_over_lean": _ratio(rows, "recipe", "lean"),
         "max_startup_cpu_s": max((s for s in starts if s is not None), default=None),
+        "recipe_cell_ms": cell,
+        # None when a model-foundry row never had every place's request out at once.
+        "max_asleep_cpu_share": None
+        if None in asleep or not asleep
+        else max(a for a in asleep if a is not None),
         "tokens_match": all(r["tokens_received"] == r["tokens_sent"][1] for r in rows.values()),
     }
 
@@ -386,7 +426,8 @@ def _print_row(row: dict[str, Any]) -> None:
         f"{row['client']:<17} {row['cpu_per_token_us']} us/token, start-up "
         f"{row['startup_cpu_s']} s CPU, achieved {row['achieved_tps']} of "
         f"{row['offered_tps']} tokens/s, client wait {row['client_wait_ms']} ms/request, "
-        f"received {row['tokens_received']} of {row['tokens_sent'][1]} tokens",
+        f"received {row['tokens_received']} of {row['tokens_sent'][1]} tokens, "
+        f"{row['cpu_per_request_ms']} ms/request, asleep {row['asleep_cpu_share']} of a core",
         flush=True,
     )
 
@@ -399,6 +440,7 @@ def main(args: argparse.Namespace) -> int:
         slots=args.slots,
         sizes=(args.sizes[0], args.sizes[1]),
         api=args.api,
+        hold_s=args.hold_s,
     )
     small, big = (setup.requests(s) for s in setup.sizes)
     if not 0 < small < big:
@@ -420,7 +462,9 @@ def main(args: argparse.Namespace) -> int:
             f"collect / lean {result['collect_over_lean']} (target <= 1.25), collect / sdk "
             f"{result['collect_over_sdk']}, not streaming collect / sdk "
             f"{result['nostream_over_sdk']} (target <= 1.5), start-up CPU "
-            f"{result['max_startup_cpu_s']} s (target <= 2)"
+            f"{result['max_startup_cpu_s']} s (target <= 2), a recipe cell "
+            f"{result['recipe_cell_ms']} ms beyond its request (target <= 3), asleep "
+            f"{result['max_asleep_cpu_share']} of a core (target <= 0.01)"
         )
     return 0 if result["tokens_match"] else 1
 
