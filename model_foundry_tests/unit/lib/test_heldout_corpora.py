@@ -1,5 +1,5 @@
-"""The gates, the scrubber and decontamination on ``fixtures/heldout3``, ``heldout4`` and
-``heldout5``, each written by a helper that read none of them. Every file is split by line:
+"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout6``, each
+written by a helper that read none of them. Every file is split by line:
 the even lines were tuned on, the odd lines never shown to whoever tuned (of heldout5's odd
 lines, only the causes and shape names of the good answers held back were seen). Run with
 ``-s`` for the table; the floors are the figures of 2026-12-06 (docs/datasets.md,
@@ -50,6 +50,9 @@ EXPECTED = {
     # of the missed blind rows only their shape names were seen.
     ("heldout5", "tuned"): Figures(30, 36, 46, 46, 4, 123, 85, 86, 89, 89),
     ("heldout5", "blind"): Figures(32, 35, 38, 45, 19, 128, 87, 90, 87, 89),
+    # First look (2026-12-07), before anything was tuned on it.
+    ("heldout6", "tuned"): Figures(21, 27, 26, 30, 16, 94, 97, 101),
+    ("heldout6", "blind"): Figures(21, 26, 25, 29, 19, 96, 93, 96),
 }
 
 
@@ -87,7 +90,8 @@ def _figures(corpus: str, half: str, tmp: Path) -> Figures:
     scrubber = RecordScrubber(salt=corpus.encode())
     scrubbed = [scrubber.scrub(r["text"])[0] for r in secrets]
     kept_text = [scrubber.scrub(r["text"])[0] for r in negatives]
-    probes = _probes_right(corpus, at, tmp) if corpus != "heldout3" else (0, 0)
+    has_probes = (FIXTURES / corpus / "probes.jsonl").exists()
+    probes = _probes_right(corpus, at, tmp) if has_probes else (0, 0)
     return Figures(
         noise_held=sum(1 for r in noise if gate(r["text"]) is not None),
         noise=len(noise),
