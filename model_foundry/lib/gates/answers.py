@@ -54,6 +54,7 @@ _MARKUP = re.compile(r"<[^>]*>|&[a-z]+;|```\w*")
 # Inside a run, these part figures (``2^10``, ``2×3=6``, ``2**8``, a table's ``|``): each part
 # is judged. Not ``-``, which dates and negative numbers hold.
 _INNER_OPERATORS = re.compile(r"\*\*|[\^×÷*/=+<>≤≥≈→←|]")
+_JA_SEPARATORS = re.compile(r"[、。・]")
 _INTO = re.compile(r"\binto (Japanese|English)\b", re.IGNORECASE)
 _LANGS = {"japanese": "ja", "ja": "ja", "english": "en", "en": "en"}
 # The words an echo frames the prompt with ("You asked: ...", "Question: ... Answer:"): no
@@ -79,6 +80,8 @@ def is_wordless(text: str) -> bool:
         return False
     # NFKC: full-width figures and signs (``１×２＝２``), superscript powers (``2⁸``).
     bare = _INNER_OPERATORS.sub(" ", unicodedata.normalize("NFKC", bare))
+    # Japanese lists figures with its own comma and full stop (``1、2、3。``).
+    bare = _JA_SEPARATORS.sub(" ", bare)
     runs = [r for r in bare.split() if not _LIST_NUMBER.match(r) and r not in _OPERATORS]
     return not runs or not all(is_figure(r) for r in runs)
 

@@ -5,7 +5,9 @@ puts a password in each row with nothing beside it that says so: the rules see n
 backstop no cue, and a password of letters (``BiscuitAnvil``) is no random value. The header
 is the cue: where a line of names, one of which is a credential word (``password``,
 ``api_key``, ``token``), is followed by rows with as many fields, that column's values are
-taken, whatever they look like. Markdown tables have the same cue in the backstop.
+taken, whatever they look like. A Markdown table (a line of cells between pipes, its rule
+line under it) is read the same way: the backstop takes the random values of any table
+column headed by a credential word, this the rest (``| app | BasketPeonyThunder |``).
 """
 
 from __future__ import annotations
@@ -65,4 +67,50 @@ def csv_columns(text: str, counts: Counter[str], take: Callable[[str], bool]) ->
     return "\n".join(lines) if changed else text
 
 
-__all__ = ["csv_columns"]
+_MD_RULE = re.compile(r"[ \t]*\|(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*")
+
+
+def _md_cells(line: str) -> list[str] | None:
+    """A Markdown table line's cells, or None if it is no such line."""
+    bare = line.strip()
+    if len(bare) < 3 or not (bare.startswith("|") and bare.endswith("|")):
+        return None
+    return [c.strip() for c in bare[1:-1].split("|")]
+
+
+def markdown_columns(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
+    """``text`` with each value of a credential column of a Markdown table replaced."""
+    if "|" not in text or "---" not in text:
+        return text
+    lines = text.split("\n")
+    changed = False
+    for i in range(1, len(lines)):
+        if not _MD_RULE.fullmatch(lines[i]):
+            continue
+        header = _md_cells(lines[i - 1])
+        if header is None or not all(_HEADER_CELL.fullmatch(c) for c in header if c):
+            continue
+        kinds = {
+            at: kind
+            for at, cell in enumerate(header)
+            if (kind := secret_name_kind(cell.replace(" ", "_"))) in _KINDS
+        }
+        j = i + 1
+        while kinds and j < len(lines) and (cells := _md_cells(lines[j])) is not None:
+            if len(cells) == len(header):
+                for at, kind in kinds.items():
+                    value = cells[at].strip("`\"'")
+                    # Words with spaces are a note (``ask ops``, ``in the vault``).
+                    if _NO_VALUE.fullmatch(value) or " " in value or is_placeholder(value):
+                        continue
+                    if not take(value):
+                        continue
+                    cells[at] = cells[at].replace(value, marker(kind))
+                    counts[kind] += 1
+                    changed = True
+                lines[j] = "| " + " | ".join(cells) + " |"
+            j += 1
+    return "\n".join(lines) if changed else text
+
+
+__all__ = ["csv_columns", "markdown_columns"]

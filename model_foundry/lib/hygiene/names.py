@@ -256,6 +256,12 @@ def _patterns(escaped: bool) -> tuple[re.Pattern[str], ...]:
 
 
 _ESCAPE = re.compile(r"\\[nrt]")
+# A name and its value as two attributes of one element: .NET's and NuGet's ``<add
+# key="ClearTextPassword" value="..."/>``, Spring's ``<property name="password" value="..."/>``.
+_ATTRIBUTE_PAIR = re.compile(
+    rf"""(?<![\w-])(?:key|name)\s*=\s*(?P<q0>["'])(?P<name>{_NAME})(?P=q0)\s+value\s*=\s*"""
+    rf"""(?P<q>["'])(?P<value>[^"'\r\n]{{1,512}})(?P=q)"""
+)
 _PLAIN_PATTERNS = _patterns(escaped=False)
 _ESCAPED_PATTERNS = _patterns(escaped=True)
 _FLAG = re.compile(
@@ -350,6 +356,7 @@ def scrub_named(text: str, counts: Counter[str]) -> str:
     quoted, env_line, colon_line, inline, space_line, inline_colon = (
         _ESCAPED_PATTERNS if _ESCAPE.search(text) else _PLAIN_PATTERNS
     )
+    text = _sub(_ATTRIBUTE_PAIR, text, counts, unquoted=False)
     text = _sub(quoted, text, counts, unquoted=False)
     text = _sub(env_line, text, counts, unquoted=False)
     text = _sub(colon_line, text, counts, unquoted=True)

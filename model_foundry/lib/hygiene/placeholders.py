@@ -85,6 +85,10 @@ _PLACEHOLDER_WORDS = re.compile(
     r"|insert|replace_?me|here|todo|fixme|xxx+|\*{3,}|\.{3}|…)(?:[^a-z]|$)"
 )
 
+# The same in Japanese (``あなたのAPIキー``: "your API key"), and AWS's documented example
+# credentials, which end in ``EXAMPLE`` or ``EXAMPLEKEY`` (``wJalrXUtnFEMI/...EXAMPLEKEY``).
+_PLACEHOLDER_OTHER = re.compile(r"あなたの|お使いの|ご自身の|ここに|ダミー|サンプル|EXAMPLE")
+
 # Values that name a mode or type rather than hold a secret (``auth: basic``, ``token: null``).
 PLAIN_VALUES = word_set(
     """true false yes no on off none null nil undefined empty enabled disabled required
@@ -109,7 +113,7 @@ def is_placeholder(value: str) -> bool:
         return True
     if _REFERENCE.match(text):
         return True
-    if _PLACEHOLDER_WORDS.search(text):
+    if _PLACEHOLDER_WORDS.search(text) or _PLACEHOLDER_OTHER.search(text):
         return True
     return _few_distinct(text)
 

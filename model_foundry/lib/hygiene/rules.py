@@ -191,9 +191,11 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9+/_-]{20,})",
         keywords=("hooks.slack.com",),
     ),
+    # Secret and restricted keys; a publishable key (``pk_``, Stripe's and Clerk's) is public
+    # by design and stays, as in gitleaks' ``stripe-access-token`` rule (config/gitleaks.toml).
     _prefixed(
         "stripe_key",
-        r"(?:sk|rk|pk)_(?:live|test)_",
+        r"(?:sk|rk)_(?:live|test)_",
         r"[A-Za-z0-9]{20,250}",
         keywords=("_live_", "_test_"),
     ),

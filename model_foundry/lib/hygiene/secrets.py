@@ -21,7 +21,7 @@ from difflib import SequenceMatcher
 
 from model_foundry.lib.hygiene.backstop import Backstop
 from model_foundry.lib.hygiene.config import HygieneConfig
-from model_foundry.lib.hygiene.csv_columns import csv_columns
+from model_foundry.lib.hygiene.csv_columns import csv_columns, markdown_columns
 from model_foundry.lib.hygiene.names import scrub_named
 from model_foundry.lib.hygiene.placeholders import (
     MARKER_PREFIX,
@@ -291,6 +291,7 @@ class SecretScrubber:
         # Last, on what every rule left: a random value beside a cue in a shape no rule knows.
         if self._backstop is not None:
             text = csv_columns(text, counts, self._take)
+            text = markdown_columns(text, counts, self._take)
             text = word_passwords(text, counts, self._take)
             text = self._backstop.scrub(text, counts)
         return text

@@ -120,6 +120,7 @@ PLANTED = [
         None,
     ),
     Planted("a chord chart", "| A7 | A7 | A7 | A7 |\n| D7 | D7 | A7 | A7 |", None),
+    Planted("counting in japanese", "1、2、3、4、5、6、7、8、9、10。", None, prompt="数えて。"),
     # Most of its words are the question's, but one is the answer: a restatement, no echo.
     Planted(
         "the question restated with its answer",

@@ -366,6 +366,21 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
         [AWS_SECRET, "AKIA" + _v("akia", 16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")],
         ["keys:", "and", "ok"],
     ),
+    # A name and its value as two attributes of one element (.NET, NuGet, Spring).
+    (
+        "xml_key_value_attributes",
+        '<add key="Username" value="build" />\n'
+        '<add key="ClearTextPassword" value="HazelRocketPudding" />',
+        ["HazelRocketPudding"],
+        ["ClearTextPassword", 'value="build"'],
+    ),
+    # A Markdown table's password column holds a password of words, which nothing else marks.
+    (
+        "markdown_password_column",
+        "| Env | User | Password |\n|-----|------|----------|\n| dev | app | BasketPeonyThunder |",
+        ["BasketPeonyThunder"],
+        ["| dev | app |", "Password"],
+    ),
 ]
 
 # Texts that must come back unchanged.
@@ -393,6 +408,13 @@ NEGATIVES: list[tuple[str, str]] = [
     ("url_login_word", "https://alice@git.corp.io/repo.git and https://deploy-bot@ci.corp.io"),
     ("command_substitution", 'API_TOKEN="$(cat /run/secrets/api_token)"'),
     ("creds_helper", '{"credsStore": "desktop", "credHelpers": {"gcr.io": "gcloud"}}'),
+    # A publishable key is public (Stripe's and Clerk's ``pk_``); AWS's documented example
+    # secret; a value in Japanese words ("your API key"); notes in a password column.
+    ("publishable_key", "STRIPE_PUBLISHABLE=pk_live_51HqLyjWDarjtT1zdp7dcXYZ"),
+    ("aws_doc_example", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("ja_placeholder", "PINECONE_API_KEY=あなたのAPIキー"),
+    ("table_notes", "| Host | Password |\n|---|---|\n| db1 | ask ops |\n| db2 | — |"),
+    ("attribute_plain", '<add key="PasswordPolicy" value="strict" />'),
 ]
 
 
