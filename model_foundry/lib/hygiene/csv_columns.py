@@ -98,6 +98,9 @@ def markdown_columns(text: str, counts: Counter[str], take: Callable[[str], bool
         j = i + 1
         while kinds and j < len(lines) and (cells := _md_cells(lines[j])) is not None:
             if len(cells) == len(header):
+                # The row as written, split at its pipes: raw[at + 1] is cell ``at``, so the
+                # row keeps its spacing and indentation.
+                raw = lines[j].split("|")
                 for at, kind in kinds.items():
                     value = cells[at].strip("`\"'")
                     # Words with spaces are a note (``ask ops``, ``in the vault``).
@@ -105,10 +108,10 @@ def markdown_columns(text: str, counts: Counter[str], take: Callable[[str], bool
                         continue
                     if not take(value):
                         continue
-                    cells[at] = cells[at].replace(value, marker(kind))
+                    raw[at + 1] = raw[at + 1].replace(value, marker(kind))
                     counts[kind] += 1
                     changed = True
-                lines[j] = "| " + " | ".join(cells) + " |"
+                lines[j] = "|".join(raw)
             j += 1
     return "\n".join(lines) if changed else text
 
