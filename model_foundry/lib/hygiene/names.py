@@ -67,7 +67,7 @@ def _words(name: str) -> list[str]:
 def _word_kind(word: str, last: bool) -> str | None:
     if word in _NOT_SECRET_WORDS:
         return None
-    if "password" in word or "passwd" in word or "passphrase" in word:
+    if "password" in word or "passwd" in word or "passphrase" in word or "passcode" in word:
         return "password"
     if last and (word.endswith("pass") or word.endswith("pwd")):
         return "password"
@@ -264,11 +264,16 @@ _ATTRIBUTE_PAIR = re.compile(
 )
 _PLAIN_PATTERNS = _patterns(escaped=False)
 _ESCAPED_PATTERNS = _patterns(escaped=True)
+# A flag and its value: quoted, the value runs to the closing quote, spaces and all (``gpg
+# --passphrase "seven quiet lanterns"``); bare, to the first blank, and never a flag itself
+# (``--batch --passphrase X``: ``--batch`` takes no value).
 _FLAG = re.compile(
-    r"(?<![\w-])(?P<name>--?[A-Za-z][A-Za-z0-9-]{1,40})(?:=|[ \t]+)(?P<q>[\"']?)"
-    r"(?P<value>[^\s\"'`]{3,512})(?P=q)"
+    r"(?<![\w-])(?P<name>--?[A-Za-z][A-Za-z0-9-]{1,40})(?:=|[ \t]+)(?P<q>[\"'])?"
+    r"(?P<value>(?(q)[^\"'\r\n]{3,512}|[^\s\"'`-][^\s\"'`]{2,511}))(?(q)(?P=q))"
 )
-_FLAG_WORDS = re.compile(r"(?i)token|passw|pass$|pwd$|secret|api-?key|credential|auth|private")
+_FLAG_WORDS = re.compile(
+    r"(?i)token|passw|passphrase|passcode|pass$|pwd$|secret|api-?key|credential|auth|private"
+)
 
 
 def _strongly_random(value: str) -> bool:

@@ -366,6 +366,16 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
         [AWS_SECRET, "AKIA" + _v("akia", 16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")],
         ["keys:", "and", "ok"],
     ),
+    # A quoted flag value runs to its closing quote, spaces and all; a flag before the
+    # password flag takes no value from it.
+    (
+        "flag_quoted_phrase",
+        'gpg --batch --passphrase "seven quiet lanterns drift" --decrypt b.gpg\n'
+        'mysql -u root --password="correct horse battery" shop',
+        ["seven quiet lanterns drift", "correct horse battery"],
+        ["--batch", "--decrypt b.gpg", "-u root", "shop"],
+    ),
+    ("passcode_flag", "vpn-cli connect --passcode 482913", ["482913"], ["--passcode"]),
     # A name and its value as two attributes of one element (.NET, NuGet, Spring).
     (
         "xml_key_value_attributes",
