@@ -317,7 +317,7 @@ AUTH_HEADER_RULES: tuple[Rule, ...] = (
     _rule(
         "password",
         r"\bcurl\b[^\n]{0,1000}?\s(?:-u|--user)[ =](?P<q>[\"']?)[^\s:\"']{0,64}:"
-        r"(?P<secret>[^\s\"']{3,128})(?P=q)",
+        r"(?P<secret>[^\s\"']{3,512}+)(?P=q)",
         keywords=("curl",),
     ),
     # Any other scheme (``Token``, ``ApiKey``, ``SSWS``...) or none: RFC 7235 allows both.

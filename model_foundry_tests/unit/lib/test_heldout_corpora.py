@@ -49,7 +49,7 @@ EXPECTED = {
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
     # of the missed blind rows only their shape names were seen.
     ("heldout5", "tuned"): Figures(30, 36, 46, 46, 4, 123, 85, 86, 89, 89),
-    ("heldout5", "blind"): Figures(32, 35, 38, 45, 19, 128, 87, 90, 87, 89),
+    ("heldout5", "blind"): Figures(32, 35, 38, 45, 22, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
     ("heldout6", "tuned"): Figures(21, 27, 27, 30, 12, 94, 99, 101),
@@ -84,6 +84,11 @@ def _probes_right(corpus: str, half: int, tmp: Path) -> tuple[int, int]:
     return right, len(probes)
 
 
+def _leaks(secret: str, out: str) -> bool:
+    """Whether ``secret`` survives in ``out``, whole or as any 12 characters of it."""
+    return any(secret[i : i + 12] in out for i in range(max(1, len(secret) - 11)))
+
+
 def _figures(corpus: str, half: str, tmp: Path) -> Figures:
     at = HALVES[half]
     noise, good = _rows(corpus, "noise.jsonl", at), _rows(corpus, "good.jsonl", at)
@@ -99,7 +104,10 @@ def _figures(corpus: str, half: str, tmp: Path) -> Figures:
         good_kept=sum(1 for r in good if gate(r["text"], prompt=r["prompt"]) is None),
         good=len(good),
         secrets_leaked=sum(
-            1 for r, out in zip(secrets, scrubbed, strict=True) for s in r["secrets"] if s in out
+            1
+            for r, out in zip(secrets, scrubbed, strict=True)
+            for s in r["secrets"]
+            if _leaks(s, out)
         ),
         secrets=sum(len(r["secrets"]) for r in secrets),
         negatives_kept=sum(

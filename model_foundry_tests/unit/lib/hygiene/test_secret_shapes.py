@@ -56,6 +56,13 @@ K8S_KEY = base64.b64encode(("-----BEGIN EC PRIVATE KEY-----\n" + _v("k8k", 90)).
 DOCKER_AUTH = base64.b64encode(f"deploy:{_v('dock', 18)}".encode()).decode()
 
 # (id, text, values that must vanish, words that must stay)
+# An Atlassian API token (heldout6's, invented): about 190 characters, a checksum after ``=``.
+ATLASSIAN = (
+    "ATATT3xFfGF0t-AAErL4Sa008-IlxKrMg18JALAl8Oc0K44Ws_usfz3aj40PN5MMBrwqC8CC0gnIE9UaTSV4FYxQbx6m"
+    "keo-D_t9ps6WheZcDtuMH0cbmI7c1n_2zsCObVGWWBMqkuM204cCjsAug_YLBFYW2Q_cMTw5nfBIWcMhYF92zeouyB"
+    "=BEF4B0DD"
+)
+
 CASES: list[tuple[str, str, list[str], list[str]]] = [
     (
         "aws_credentials_spaces",
@@ -376,6 +383,14 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
         ["--batch", "--decrypt b.gpg", "-u root", "shop"],
     ),
     ("passcode_flag", "vpn-cli connect --passcode 482913", ["482913"], ["--passcode"]),
+    # Atlassian's API tokens run to about 190 characters and end in ``=`` and a checksum: the
+    # whole of one goes.
+    (
+        "curl_user_long_token",
+        f"curl -s -u mina@corp.example:{ATLASSIAN} \\\n  'https://corp.atlassian.net/rest/api/3/myself'",
+        [ATLASSIAN],
+        ["mina@corp.example", "https://corp.atlassian.net/rest/api/3/myself"],
+    ),
     # A name and its value as two attributes of one element (.NET, NuGet, Spring).
     (
         "xml_key_value_attributes",
