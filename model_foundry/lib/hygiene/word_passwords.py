@@ -4,6 +4,7 @@ A password of letters only (``correcthorsebattery``, ``BlueHarbor``) looks like 
 the backstop's randomness test (:mod:`~model_foundry.lib.hygiene.backstop`) never takes it.
 It is taken here only after a cue that makes the next token a value (:data:`_WORD_CUES`):
 
+- a password file's one line of output (``cat .vault_pass``);
 - a long password flag (``--password X``, ``-storepass X``) or a tool's own password
   argument: ``sshpass -p X``, ``<tool> login ... -p X`` (docker, az, oc), ``mysql -pX``,
   ``zip -P X``, ``redis-cli -a X``, ``ldapsearch -w X``, ``curl -u user:X``,
@@ -16,7 +17,8 @@ It is taken here only after a cue that makes the next token a value (:data:`_WOR
   an XML element (``<password>X</password>``), SQL's ``IDENTIFIED BY 'X'`` and
   ``PASSWORD 'X'``;
 - ``user:X@host``, a ``.pgpass`` or ``.netrc`` line;
-- prose: ``the password is X`` (then a clause's end), ``user pi, password X``,
+- prose: ``the password is X`` (then a clause's end), ``user pi, password X``
+  (``user is pi, pass is X``),
   ``login: admin / X``, and Japanese ``パスワードは X``, ``パスワード: X``,
   ``パスワード（X）``, ``pwは X``.
 
@@ -47,7 +49,7 @@ _CUED_WORD = rf"{_QUOTE}{_WORD}{_QUOTE}{_WORD_END}"
 _KEY_START = r"(?:^[ \t]*(?:[-*][ \t]+|export[ \t]+|set[ \t]+)?|[{,(\[][ \t]*)"
 # A value in prose ends its clause, or a preposition or conjunction follows it.
 _CLAUSE_END = (
-    r"(?=[ \t]*[.,;:!?)](?:\s|$)|[ \t]*$"
+    r"(?=[ \t]*[.,;:!?)](?:\s|$)|[ \t]*$|[ \t]+\("
     r"|[ \t]+(?:until|till|for|and|but|so|on|at|from|since)\b)"
 )
 # In Japanese: a bracket, a particle of copula, not one of place (``Bitwarden に保存``);
@@ -145,6 +147,8 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         (
             ("net",),
             r"(?i:\bnet[ \t]+use)[ \t]+(?:[A-Za-z]:[ \t]+|\*[ \t]+)?\\\\\S+[ \t]+"
+            # The password may follow the user too: ``\\host\share /user:DOM\name X``.
+            r"(?:/(?i:user|u):\S+[ \t]+)?"
             rf"{_QUOTE}{_WORD}{_QUOTE}(?=[ \t]+/|[ \t]*$)",
         ),
         (
@@ -164,6 +168,16 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             ("conn",),
             r"^[ \t]*(?:SQL>[ \t]*)?(?i:conn|connect)[ \t]+[\w.$#-]{1,64}/"
             rf"{_WORD}(?=@|[ \t]*;?[ \t]*$)",
+        ),
+        # A password file shown: ``cat .vault_pass`` (or ``db_password.txt``, ``~/.token``;
+        # the credential word ends its name, so ``token_usage.log`` is no such file) and its
+        # one line of output.
+        (
+            ("cat",),
+            r"(?m)\bcat[ \t]+[\"']?(?:\S*/)?[\w.-]*"
+            r"(?i:pass(?:word|wd)?|pwd|secrets?|tokens?)(?:\.txt)?"
+            r"[\"']?[ \t]*\n"
+            rf"[ \t]*{_WORD}[ \t]*$",
         ),
         # An expect script answering a password prompt: expect "password:" / send "X\r".
         (
@@ -199,7 +213,8 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         ),
         (
             ("user", "login", "account"),
-            r"(?i:\b(?:user(?:name)?|login|account))[ \t]+[`'\"]?[\w.@+-]{1,64}[`'\"]?[ \t]*"
+            r"(?i:\b(?:user(?:name)?|login|account))(?:[ \t]+(?i:is|was))?"
+            r"[ \t]+[`'\"]?[\w.@+-]{1,64}[`'\"]?[ \t]*"
             r"[,;/][ \t]*(?:(?i:and)[ \t]+)?(?i:password|passwd|pw|pass)(?P<prose>)"
             rf"(?:[ \t]+(?i:is|was))?[ \t]*[:=]?[ \t]+{_QUOTE}{_WORD}{_QUOTE}{_CLAUSE_END}",
         ),

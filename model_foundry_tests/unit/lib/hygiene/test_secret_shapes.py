@@ -383,6 +383,16 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
         ["--batch", "--decrypt b.gpg", "-u root", "shop"],
     ),
     ("passcode_flag", "vpn-cli connect --passcode 482913", ["482913"], ["--passcode"]),
+    # Letters-only passwords after their cues: net use with the user first, a chat's "user
+    # is X, pass is Y (...)", a password file's one line shown by cat.
+    (
+        "word_password_cues",
+        "net use Z: \\\\fs01\\finance /user:CORP\\svc SilverFernCanyon /persistent:no\n"
+        "user is admin, pass is MarbleOtterLantern (no spaces)\n"
+        "$ cat .vault_pass\nTidalIvoryFalcon\n$ ansible-playbook site.yml",
+        ["SilverFernCanyon", "MarbleOtterLantern", "TidalIvoryFalcon"],
+        ["/persistent:no", "(no spaces)", "ansible-playbook site.yml", "user is admin"],
+    ),
     # Atlassian's API tokens run to about 190 characters and end in ``=`` and a checksum: the
     # whole of one goes.
     (
@@ -440,6 +450,11 @@ NEGATIVES: list[tuple[str, str]] = [
     ("ja_placeholder", "PINECONE_API_KEY=あなたのAPIキー"),
     ("table_notes", "| Host | Password |\n|---|---|\n| db1 | ask ops |\n| db2 | — |"),
     ("attribute_plain", '<add key="PasswordPolicy" value="strict" />'),
+    (
+        "cat_not_a_password_file",
+        "$ cat token_usage.log\nprocessing\n$ cat secret_santa.txt\nMargaret",
+    ),
+    ("pass_is_prose", "user is admin, pass is required for this step"),
 ]
 
 
