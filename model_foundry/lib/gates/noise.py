@@ -238,6 +238,8 @@ STOP_WORDS = frozenset(_STOP_WORDS.split())
 # line, or commas between), titles and names in capitals (``Tokyo Osaka Kyoto``, code's
 # ``StatefulSet``) make no such stretch. Gopher judges documents of 50 words and more.
 STOP_WORDS_STRETCH = 12
+# A stretch this long has its function words for a tenth of its words or more.
+STOP_WORDS_LONG_STRETCH = 16
 _LATIN = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff"
 _LATIN_RUN = re.compile(f"[{_LATIN}]+")
 # A word of a stretch, and the mark that ends the stretch after it.
@@ -284,17 +286,24 @@ def _few_stop_words(clauses: list[list[str]]) -> bool:
 
 def no_stop_words(text: str) -> bool:
     """``noise_stop_words``: a stretch of :data:`STOP_WORDS_STRETCH` words or more in a row
-    with no function word (:data:`STOP_WORDS`) in it, or a line of clauses with too few
-    (:data:`STOP_WORDS_SHARE`); a text with Japanese in it (its Latin words are terms) is
-    not judged."""
+    with no function word (:data:`STOP_WORDS`) in it, one of :data:`STOP_WORDS_LONG_STRETCH`
+    or more or a line of clauses with too few (:data:`STOP_WORDS_SHARE`); a text with
+    Japanese in it (its Latin words are terms) is not judged."""
     if _JAPANESE.search(text):
         return False
     lines = [_line_stretches(line) for line in prose(text, separators=True).splitlines()]
-    return any(
-        len(s) >= STOP_WORDS_STRETCH and not any(w.lower() in STOP_WORDS for w in s)
-        for line in lines
-        for s in line
-    ) or any(map(_few_stop_words, lines))
+    return any(_stretch_without_stop_words(s) for line in lines for s in line) or any(
+        map(_few_stop_words, lines)
+    )
+
+
+def _stretch_without_stop_words(stretch: list[str]) -> bool:
+    stops = sum(w.lower() in STOP_WORDS for w in stretch)
+    if len(stretch) >= STOP_WORDS_STRETCH and stops == 0:
+        return True
+    # A long stretch with a function word or two in it: real words in no order, often after
+    # a good start (``... add the package and then quietly neither yesterday river ...``).
+    return len(stretch) >= STOP_WORDS_LONG_STRETCH and stops < STOP_WORDS_SHARE * len(stretch)
 
 
 # A run of five consonant letters: no word of English has more than a few (``strengths``,

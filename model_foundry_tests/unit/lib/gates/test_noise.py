@@ -339,3 +339,25 @@ def test_what_the_unfinished_gate_leaves(text: str) -> None:
 )
 def test_mojibake_is_noise_an_example_of_it_is_not(text: str, cause: str | None) -> None:
     assert noise_cause(text) == cause
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        # A good start, then real words in no order: two function words in 21.
+        (
+            "To fix it, add the package to requirements.txt and then quietly neither yesterday "
+            "because softly river window therefore purple orange lantern kernel perhaps spoon "
+            "compile velvet umbrella glass seven",
+            "noise_stop_words",
+        ),
+        # A long sentence of a terse register still has its function words.
+        (
+            "Install the package with pip, then run the tests in a fresh virtual environment "
+            "so that nothing from the system site packages leaks into the results you compare",
+            None,
+        ),
+    ],
+)
+def test_a_long_stretch_with_few_function_words_is_noise(text: str, cause: str | None) -> None:
+    assert noise_cause(text) == cause
