@@ -451,6 +451,11 @@ FILE_RULES: tuple[Rule, ...] = (
     ),
 )
 
+# The builders, for the second set of provider rules (``provider_tokens.py``).
+prefixed = _prefixed
+rule = _rule
+
+
 __all__ = [
     "AUTH_HEADER_RULES",
     "COMMAND_RULES",
@@ -462,4 +467,6 @@ __all__ = [
     "URL_USER_TOKEN",
     "Rule",
     "looks_random",
+    "prefixed",
+    "rule",
 ]

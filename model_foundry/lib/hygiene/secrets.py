@@ -29,6 +29,7 @@ from model_foundry.lib.hygiene.placeholders import (
     is_placeholder,
     marker,
 )
+from model_foundry.lib.hygiene.provider_tokens import MORE_PROVIDER_RULES
 from model_foundry.lib.hygiene.rules import (
     AUTH_HEADER_RULES,
     COMMAND_RULES,
@@ -133,6 +134,7 @@ class SecretScrubber:
             PRIVATE_KEY,
             URL_PASSWORD,
             *PROVIDER_RULES,
+            *MORE_PROVIDER_RULES,
             *AUTH_HEADER_RULES,
             *COMMAND_RULES,
             *FILE_RULES,

@@ -1,0 +1,105 @@
+"""More providers' tokens, each known by a fixed prefix (the first set is ``rules.py``'s
+``PROVIDER_RULES``).
+
+The shapes are the providers' published token formats, as gitleaks' default rules name them
+(``config/gitleaks.toml``, v8.30.1; the expressions are our own): a prefix no prose or code
+identifier carries, then a body of the provider's alphabet, of the format's length, or at
+least a length where the format varies. A publishable or client key that is public by
+design (PostHog's ``phc_``, Stripe's ``pk_``) has no rule. Marker kinds do not repeat a
+prefix's letters (``gem_host_key``, not ``rubygems_key``), so a marker is never taken for
+part of the token it replaced.
+"""
+
+from __future__ import annotations
+
+from model_foundry.lib.hygiene.rules import Rule, prefixed, rule
+
+_B = r"(?<![A-Za-z0-9_])"
+_E = r"(?![A-Za-z0-9_])"
+
+MORE_PROVIDER_RULES: tuple[Rule, ...] = (
+    prefixed("shippo_token", r"shippo_(?:live|test)_", r"[a-fA-F0-9]{40}", keywords=("shippo_",)),
+    # Braintree's access token names its environment and merchant before the secret.
+    prefixed(
+        "braintree_token",
+        r"access_token\$(?:production|sandbox)\$",
+        r"[0-9a-z]{16}\$[0-9a-f]{32}",
+        keywords=("access_token$",),
+    ),
+    prefixed("alibaba_access_key_id", r"LTAI", r"[A-Za-z0-9]{20}"),
+    prefixed("onepassword_token", r"ops_eyJ", r"[A-Za-z0-9+/]{250,}={0,3}"),
+    rule(
+        "onepassword_secret_key",
+        rf"{_B}(?P<secret>A3-[A-Z0-9]{{6}}-(?:[A-Z0-9]{{11}}|[A-Z0-9]{{6}}-[A-Z0-9]{{5}})"
+        rf"-[A-Z0-9]{{5}}-[A-Z0-9]{{5}}-[A-Z0-9]{{5}}){_E}",
+        keywords=("A3-",),
+    ),
+    prefixed("artifactory_token", r"AKCp", r"[A-Za-z0-9]{69}"),
+    prefixed("artifactory_token", r"cmVmd", r"[A-Za-z0-9]{59}"),
+    prefixed("adobe_client_secret", r"p8e-", r"[A-Za-z0-9]{32}"),
+    prefixed("clickhouse_secret", r"4b1d", r"[A-Za-z0-9]{38}"),
+    prefixed("clojars_token", r"CLOJARS_", r"[A-Za-z0-9]{60}"),
+    prefixed("docker_token", r"dckr_(?:pat|oat)_", r"[A-Za-z0-9_-]{27,}", keywords=("dckr_",)),
+    prefixed("dynatrace_token", r"dt0c01\.", r"[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}"),
+    prefixed("easypost_key", r"EZ[AT]K", r"[A-Za-z0-9]{54}", keywords=("EZAK", "EZTK")),
+    prefixed(
+        "flutterwave_key",
+        r"FLWSECK(?:_TEST)?-",
+        r"[a-hA-H0-9]{32}-X",
+        keywords=("FLWSECK",),
+    ),
+    prefixed("figma_token", r"figd_", r"[A-Za-z0-9_-]{40,}"),
+    prefixed("fly_token", r"fo1_", r"[A-Za-z0-9_-]{43}"),
+    prefixed("fly_token", r"fm[12][ar]?_", r"[A-Za-z0-9+/]{100,}={0,3}", keywords=("fm1", "fm2")),
+    prefixed("newrelic_key", r"NRAK-", r"[A-Z0-9]{27}"),
+    prefixed("newrelic_key", r"NRJS-", r"[a-f0-9]{19}"),
+    prefixed("newrelic_key", r"NRII-", r"[A-Za-z0-9-]{32}"),
+    prefixed("netlify_token", r"nfp_", r"[A-Za-z0-9]{36,}"),
+    prefixed("readme_key", r"rdme_", r"[a-z0-9]{70}"),
+    prefixed("gem_host_key", r"rubygems_", r"[a-f0-9]{48}"),
+    prefixed("square_token", r"sq0atp-", r"[A-Za-z0-9_-]{22}"),
+    prefixed("square_token", r"sq0csp-", r"[A-Za-z0-9_-]{43}"),
+    prefixed("square_token", r"EAAA", r"[A-Za-z0-9_-]{60}"),
+    prefixed("nuget_key", r"oy2", r"[a-z0-9]{43}"),
+    prefixed("prefect_key", r"pnu_", r"[A-Za-z0-9]{36}"),
+    prefixed("tavily_key", r"tvly-", r"(?:dev-|prod-)?[A-Za-z0-9]{32}"),
+    prefixed("openrouter_key", r"sk-or-v1-", r"[a-f0-9]{64}"),
+    prefixed("posthog_personal_key", r"phx_", r"[A-Za-z0-9]{43}"),
+    prefixed("render_key", r"rnd_", r"[A-Za-z0-9]{32}"),
+    prefixed("duffel_token", r"duffel_(?:test|live)_", r"[A-Za-z0-9_=-]{43}"),
+    prefixed("dropbox_token", r"sl\.(?:u\.)?", r"[A-Za-z0-9_=-]{100,}", keywords=("sl.",)),
+    prefixed("atlassian_token", r"ATATT3", r"[A-Za-z0-9_=-]{150,}"),
+    prefixed("bitbucket_app_password", r"ATBB", r"[A-Za-z0-9_=.-]{28,}"),
+    prefixed("heroku_key", r"HRKU-", r"[A-Za-z0-9_-]{60}"),
+    rule(
+        "mailchimp_key",
+        rf"{_B}(?P<secret>[0-9a-f]{{32}}-us[0-9]{{1,2}}){_E}",
+        keywords=("-us",),
+    ),
+    prefixed(
+        "brevo_key", r"x(?:key|smtp)sib-", r"[a-f0-9]{64}-[A-Za-z0-9]{16}", keywords=("sib-",)
+    ),
+    prefixed("sourcegraph_token", r"sgp_", r"(?:[a-fA-F0-9]{16}_)?[a-fA-F0-9]{40}"),
+    prefixed("typeform_token", r"tfp_", r"[A-Za-z0-9_.=-]{59}"),
+    prefixed("cloudflare_origin_ca_key", r"v1\.0-", r"[a-f0-9]{24}-[a-f0-9]{146}"),
+    prefixed("pinecone_key", r"pcsk_", r"[A-Za-z0-9_]{40,}"),
+    prefixed("harness_token", r"pat\.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"),
+    prefixed("octopus_key", r"API-", r"[A-Z0-9]{26}"),
+    prefixed("yandex_key", r"AQVN", r"[A-Za-z0-9_-]{35,38}"),
+    prefixed("scalingo_token", r"tk-us-", r"[A-Za-z0-9_-]{48}"),
+    prefixed("infracost_key", r"ico-", r"[A-Za-z0-9]{32}"),
+    prefixed("frameio_token", r"fio-u-", r"[A-Za-z0-9_=-]{64}"),
+    prefixed("crates_token", r"cio", r"[A-Za-z0-9]{32}"),
+    prefixed("deno_token", r"dd[pw]_", r"[A-Za-z0-9]{36}", keywords=("ddp_", "ddw_")),
+    prefixed(
+        "tailscale_key",
+        r"tskey-(?:api|auth|client|webhook)-",
+        r"[A-Za-z0-9]{8,}-[A-Za-z0-9]{16,}",
+        keywords=("tskey-",),
+    ),
+    prefixed("contentful_token", r"CFPAT-", r"[A-Za-z0-9_-]{43}"),
+    prefixed("airtable_token", r"pat", r"[A-Za-z0-9]{14}\.[a-f0-9]{64}"),
+)
+
+
+__all__ = ["MORE_PROVIDER_RULES"]

@@ -1,0 +1,79 @@
+"""The second set of provider rules (``provider_tokens.py``): a token of each shape goes in
+the contexts an agent meets it, and words that open with the same letters stay. The values
+are drawn from a hash (``_v``), never live ones."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from model_foundry.lib.hygiene.config import HygieneConfig
+from model_foundry.lib.hygiene.record import RecordScrubber
+
+ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+HEX = "0123456789abcdef"
+LOWER = "abcdefghijklmnopqrstuvwxyz0123456789"
+UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+def _v(tag: str, n: int, alphabet: str = ALNUM) -> str:
+    out, i = "", 0
+    while len(out) < n:
+        digest = hashlib.sha256(f"{tag}{i}".encode()).digest()
+        out += "".join(alphabet[b % len(alphabet)] for b in digest)
+        i += 1
+    return out[:n]
+
+
+TOKENS = [
+    ("shippo", "shippo_live_" + _v("shippo", 40, HEX)),
+    ("braintree", "access_token$production$" + _v("bt", 16, LOWER) + "$" + _v("bt2", 32, HEX)),
+    ("alibaba", "LTAI" + _v("ali", 20)),
+    ("artifactory", "AKCp" + _v("af", 69)),
+    ("docker", "dckr_pat_" + _v("docker", 27)),
+    ("dynatrace", "dt0c01." + _v("dt", 24, UPPER) + "." + _v("dt2", 64, UPPER)),
+    ("easypost", "EZAK" + _v("ep", 54)),
+    ("figma", "figd_" + _v("figma", 40)),
+    ("newrelic", "NRAK-" + _v("nr", 27, UPPER)),
+    ("rubygems", "rubygems_" + _v("gem", 48, HEX)),
+    ("square", "sq0atp-" + _v("sq", 22)),
+    ("openrouter", "sk-or-v1-" + _v("or", 64, HEX)),
+    ("atlassian", "ATATT3" + _v("atl", 186)),
+    ("mailchimp", _v("mc", 32, HEX) + "-us14"),
+    ("brevo", "xkeysib-" + _v("brevo", 64, HEX) + "-" + _v("brevo2", 16)),
+    ("tailscale", "tskey-auth-" + _v("ts", 12) + "-" + _v("ts2", 28)),
+    ("airtable", "pat" + _v("at", 14) + "." + _v("at2", 64, HEX)),
+]
+CONTEXTS = [
+    "export API_TOKEN={t}",
+    '{{"token": "{t}"}}',
+    "curl -H 'X-Key: {t}' https://api.example.com/v1",
+    "Here is the key you asked about: {t} (rotate it later).",
+]
+
+
+def _scrub(text: str) -> str:
+    return RecordScrubber(HygieneConfig(), b"p" * 32).scrub(text)[0]
+
+
+@pytest.mark.parametrize(("provider", "token"), TOKENS, ids=[t[0] for t in TOKENS])
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_a_providers_token_goes_wherever_it_stands(provider: str, token: str, context: str) -> None:
+    out = _scrub(context.format(t=token))
+    leaked = [token[i : i + 12] for i in range(len(token) - 11) if token[i : i + 12] in out]
+    assert not leaked, f"{provider}: {leaked[0]!r} survived in {out!r}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "An API-first design keeps the OpenAPI-SPEC in the repo.",
+        "The social media team shared a precious cio-style memo.",
+        "Run `pat.sh` then check patterns.py and sl.txt.",
+        "The locale is en-us and the fallback is en-gb.",
+        "Use access_token$ as the variable name in the PHP template.",
+    ],
+)
+def test_words_with_the_same_openings_stay(text: str) -> None:
+    assert _scrub(text) == text
