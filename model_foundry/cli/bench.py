@@ -154,6 +154,13 @@ def register(sub: Subparsers) -> None:
         "--eval-items", type=int, default=100_000, help="items in the decontamination run's index"
     )
     p.add_argument(
+        "--decontamination-of",
+        choices=["sessions", "samples"],
+        default="sessions",
+        help="what the decontamination run exports: 8 KB sessions (default) or a collection's "
+        "short samples",
+    )
+    p.add_argument(
         "--decontamination-only",
         action="store_true",
         help="only the decontamination run, not the hygiene sizes",

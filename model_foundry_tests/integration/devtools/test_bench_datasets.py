@@ -37,3 +37,16 @@ def test_the_decontamination_run_holds_back_every_planted_session(tmp_path: Path
     assert result["with"]["records"] == result["without"]["records"] == 3000
     assert result["without"]["held_back"] == 0
     assert result["time_ratio"] > 0 and result["index"]["file_mb"] > 0
+
+
+def test_the_samples_decontamination_run_holds_back_every_planted_sample(tmp_path: Path) -> None:
+    from model_foundry.devtools.bench.decontamination import bench_decontamination
+
+    result = bench_decontamination(tmp_path, 3000, 400, of="samples")
+    # Samples 0, 1000 and 2000 answer with an eval item; no sample repeats another.
+    assert result["of"] == "samples"
+    assert result["planted_items"] == 3 and result["planted_rows"] == 3
+    assert result["held_back"] == 3
+    # Every sample is exported (held back ones stay in samples.parquet with their cause).
+    assert result["with"]["records"] == result["without"]["records"] == 3000
+    assert result["without"]["held_back"] == 0
