@@ -71,7 +71,7 @@ def _word_kind(word: str, last: bool) -> str | None:
         return "password"
     if last and (word.endswith("pass") or word.endswith("pwd")):
         return "password"
-    if "token" in word or "auth" in word:
+    if "token" in word or "auth" in word or word == "bearer":
         return "token"
     if "secret" in word or "credential" in word or word == "creds":
         return "secret"
@@ -262,6 +262,29 @@ _ATTRIBUTE_PAIR = re.compile(
     rf"""(?<![\w-])(?:key|name)\s*=\s*(?P<q0>["'])(?P<name>{_NAME})(?P=q0)\s+value\s*=\s*"""
     rf"""(?P<q>["'])(?P<value>[^"'\r\n]{{1,512}})(?P=q)"""
 )
+# A YAML block scalar (``bearer: >-`` then indented lines) whose lines are one token cut in
+# pieces, no spaces in any: a token folded to fit a line width.
+_BLOCK_SCALAR = re.compile(
+    rf"(?m)^(?P<indent>[ \t]*)(?:-[ \t]+)?(?P<name>{_NAME}):[ \t]*[>|][-+]?[ \t]*\n"
+    r"(?P<value>(?:(?P=indent)[ \t]+[^\s#]+[ \t]*(?:\n|$))+)"
+)
+
+
+def _sub_block_scalars(text: str, counts: Counter[str]) -> str:
+    def repl(match: re.Match[str]) -> str:
+        kind = secret_name_kind(match.group("name"))
+        value = match.group("value")
+        joined = "".join(value.split())
+        if kind is None or is_placeholder(joined) or not looks_random(joined):
+            return match.group(0)
+        counts[kind] += 1
+        lead = value[: len(value) - len(value.lstrip(" \t"))]
+        end = "\n" if value.endswith("\n") else ""
+        return match.group(0)[: match.start("value") - match.start()] + lead + marker(kind) + end
+
+    return _BLOCK_SCALAR.sub(repl, text) if ": >" in text or ": |" in text else text
+
+
 _PLAIN_PATTERNS = _patterns(escaped=False)
 _ESCAPED_PATTERNS = _patterns(escaped=True)
 # A flag and its value: quoted, the value runs to the closing quote, spaces and all (``gpg
@@ -361,6 +384,7 @@ def scrub_named(text: str, counts: Counter[str]) -> str:
     quoted, env_line, colon_line, inline, space_line, inline_colon = (
         _ESCAPED_PATTERNS if _ESCAPE.search(text) else _PLAIN_PATTERNS
     )
+    text = _sub_block_scalars(text, counts)
     text = _sub(_ATTRIBUTE_PAIR, text, counts, unquoted=False)
     text = _sub(quoted, text, counts, unquoted=False)
     text = _sub(env_line, text, counts, unquoted=False)

@@ -99,6 +99,16 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
     ),
     prefixed("contentful_token", r"CFPAT-", r"[A-Za-z0-9_-]{43}"),
     prefixed("airtable_token", r"pat", r"[A-Za-z0-9]{14}\.[a-f0-9]{64}"),
+    # Account recovery (backup) codes after their name: groups of letters and digits joined by
+    # hyphens (``4AET-AV70-5959-33MO``, GitHub's ``a1b2c-3d4e5``), one or a list of them. A
+    # code holds a digit, so ``backup codes: none-left`` is no code.
+    rule(
+        "recovery_code",
+        r"(?i)\b(?:recovery|backup)[ _-]?codes?\b[^\n:：=]{0,40}[:：=][ \t]*"
+        r"(?P<secret>(?=[a-z-]*[0-9])[a-z0-9]{4,}(?:-[a-z0-9]{4,})+"
+        r"(?:[ \t,;]+(?=[a-z-]*[0-9])[a-z0-9]{4,}(?:-[a-z0-9]{4,})+)*)",
+        keywords=("recovery", "backup"),
+    ),
 )
 
 

@@ -73,7 +73,23 @@ def test_a_providers_token_goes_wherever_it_stands(provider: str, token: str, co
         "Run `pat.sh` then check patterns.py and sl.txt.",
         "The locale is en-us and the fallback is en-gb.",
         "Use access_token$ as the variable name in the PHP template.",
+        "Backup codes: none-left, so generate new ones in the account settings.",
+        "The recovery code format is four groups of four characters.",
     ],
 )
 def test_words_with_the_same_openings_stay(text: str) -> None:
     assert _scrub(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password manager recovery code: 4AET-AV70-5959-33MO-B5FT-E9QD-TH9D-Z9B6",
+        "GitHub backup codes: a1b2c-3d4e5 f6a7b-8c9d0, 0e1f2-a3b4c",
+        "2FA recovery codes (keep offline) = 8k2m-x9p4-q7w1",
+    ],
+)
+def test_recovery_codes_go(text: str) -> None:
+    out = _scrub(text)
+    assert "[REDACTED:recovery_code]" in out, out
+    assert not any(c.isdigit() for c in out.rpartition("]")[2]), out

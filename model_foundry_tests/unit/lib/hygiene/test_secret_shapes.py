@@ -383,6 +383,13 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
         ["--batch", "--decrypt b.gpg", "-u root", "shop"],
     ),
     ("passcode_flag", "vpn-cli connect --passcode 482913", ["482913"], ["--passcode"]),
+    # A token folded over lines of a YAML block scalar.
+    (
+        "yaml_folded_token",
+        "auth:\n  bearer: >-\n    glpat-G3LuY_F1n4\n    PqjCS3iulH.kn86vi0fs\n  url: https://x",
+        ["glpat-G3LuY_F1n4", "PqjCS3iulH.kn86vi0fs"],
+        ["bearer: >-", "url: https://x"],
+    ),
     # Letters-only passwords after their cues: net use with the user first, a chat's "user
     # is X, pass is Y (...)", a password file's one line shown by cat.
     (
@@ -455,6 +462,7 @@ NEGATIVES: list[tuple[str, str]] = [
         "$ cat token_usage.log\nprocessing\n$ cat secret_santa.txt\nMargaret",
     ),
     ("pass_is_prose", "user is admin, pass is required for this step"),
+    ("yaml_block_prose", "password: |\n  Must be twelve characters long\nauth:\n  type: bearer"),
 ]
 
 
