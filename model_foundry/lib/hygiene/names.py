@@ -262,6 +262,13 @@ _ATTRIBUTE_PAIR = re.compile(
     rf"""(?<![\w-])(?:key|name)\s*=\s*(?P<q0>["'])(?P<name>{_NAME})(?P=q0)\s+value\s*=\s*"""
     rf"""(?P<q>["'])(?P<value>[^"'\r\n]{{1,512}})(?P=q)"""
 )
+# A value converted as it is assigned: Go's ``jwtKey = []byte("...")``, Python's
+# ``SECRET = b"..."`` or ``bytes("...")``, JavaScript's ``Buffer.from("...")``.
+_CONVERTED = re.compile(
+    rf"""(?<![\w.-])(?P<name>{_NAME})\s*(?::=|=)\s*"""
+    r"""(?:\[\]byte\(|bytes\(|str\(|String\(|Buffer\.from\(|b(?=["']))\s*"""
+    r"""(?P<q>["'`])(?P<value>[^"'`\\\r\n]{1,512})(?P=q)"""
+)
 # A YAML block scalar (``bearer: >-`` then indented lines) whose lines are one token cut in
 # pieces, no spaces in any: a token folded to fit a line width.
 _BLOCK_SCALAR = re.compile(
@@ -385,6 +392,7 @@ def scrub_named(text: str, counts: Counter[str]) -> str:
         _ESCAPED_PATTERNS if _ESCAPE.search(text) else _PLAIN_PATTERNS
     )
     text = _sub_block_scalars(text, counts)
+    text = _sub(_CONVERTED, text, counts, unquoted=False)
     text = _sub(_ATTRIBUTE_PAIR, text, counts, unquoted=False)
     text = _sub(quoted, text, counts, unquoted=False)
     text = _sub(env_line, text, counts, unquoted=False)

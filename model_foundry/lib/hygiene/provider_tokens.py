@@ -12,6 +12,8 @@ part of the token it replaced.
 
 from __future__ import annotations
 
+import re
+
 from model_foundry.lib.hygiene.rules import Rule, prefixed, rule
 
 _B = r"(?<![A-Za-z0-9_])"
@@ -99,6 +101,17 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
     ),
     prefixed("contentful_token", r"CFPAT-", r"[A-Za-z0-9_-]{43}"),
     prefixed("airtable_token", r"pat", r"[A-Za-z0-9]{14}\.[a-f0-9]{64}"),
+    # A keypair as Solana's CLI writes it (``~/.config/solana/id.json``): 64 byte values, the
+    # secret key then the public one, in a JSON array.
+    # (A bracketed value is a placeholder to ``is_placeholder``: this one is taken as found.)
+    Rule(
+        "private_key",
+        re.compile(
+            r"(?P<secret>\[[ \t\n]*(?:[0-9]{1,3}[ \t\n]*,[ \t\n]*){63}[0-9]{1,3}[ \t\n]*\])"
+        ),
+        lambda _value: True,
+        ("solana", "keypair", "id.json"),
+    ),
     # Account recovery (backup) codes after their name: groups of letters and digits joined by
     # hyphens (``4AET-AV70-5959-33MO``, GitHub's ``a1b2c-3d4e5``), one or a list of them. A
     # code holds a digit, so ``backup codes: none-left`` is no code.

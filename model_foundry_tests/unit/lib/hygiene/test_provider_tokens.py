@@ -93,3 +93,12 @@ def test_recovery_codes_go(text: str) -> None:
     out = _scrub(text)
     assert "[REDACTED:recovery_code]" in out, out
     assert not any(c.isdigit() for c in out.rpartition("]")[2]), out
+
+
+def test_a_solana_keypair_shown_goes_and_other_byte_arrays_stay() -> None:
+    digits = _v("sol", 128, HEX)
+    values = [int(digits[i : i + 2], 16) for i in range(0, 128, 2)]
+    array = "[" + ",".join(map(str, values)) + "]"
+    out = _scrub("$ cat ~/.config/solana/id.json\n" + array)
+    assert out == "$ cat ~/.config/solana/id.json\n[REDACTED:private_key]"
+    assert _scrub("weights = " + array) == "weights = " + array

@@ -383,6 +383,14 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
         ["--batch", "--decrypt b.gpg", "-u root", "shop"],
     ),
     ("passcode_flag", "vpn-cli connect --passcode 482913", ["482913"], ["--passcode"]),
+    # A value converted as it is assigned (Go, Python, JavaScript).
+    (
+        "converted_values",
+        'var jwtKey = []byte("penguinbiscuitvolcano")\nSECRET_KEY = b"kj3h4kj5h3k4j5h"\n'
+        'const signingSecret = Buffer.from("otterlamp42")',
+        ["penguinbiscuitvolcano", "kj3h4kj5h3k4j5h", "otterlamp42"],
+        ["var jwtKey = []byte(", "SECRET_KEY = b", "Buffer.from("],
+    ),
     # A token folded over lines of a YAML block scalar.
     (
         "yaml_folded_token",
@@ -462,6 +470,7 @@ NEGATIVES: list[tuple[str, str]] = [
         "$ cat token_usage.log\nprocessing\n$ cat secret_santa.txt\nMargaret",
     ),
     ("pass_is_prose", "user is admin, pass is required for this step"),
+    ("converted_plain", 'name = str("alice")\ntoken_type = str("bearer")\nkeyword = b"select"'),
     ("yaml_block_prose", "password: |\n  Must be twelve characters long\nauth:\n  type: bearer"),
 ]
 
