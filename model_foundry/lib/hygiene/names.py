@@ -269,6 +269,8 @@ _CONVERTED = re.compile(
     r"""(?:\[\]byte\(|bytes\(|str\(|String\(|Buffer\.from\(|b(?=["']))\s*"""
     r"""(?P<q>["'`])(?P<value>[^"'`\\\r\n]{1,512})(?P=q)"""
 )
+# What every match of ``_CONVERTED`` holds.
+_CONVERSION_MARKS = ("byte(", "bytes(", "str(", "String(", "Buffer.from(", 'b"', "b'")
 # A YAML block scalar (``bearer: >-`` then indented lines) whose lines are one token cut in
 # pieces, no spaces in any: a token folded to fit a line width.
 _BLOCK_SCALAR = re.compile(
@@ -392,8 +394,12 @@ def scrub_named(text: str, counts: Counter[str]) -> str:
         _ESCAPED_PATTERNS if _ESCAPE.search(text) else _PLAIN_PATTERNS
     )
     text = _sub_block_scalars(text, counts)
-    text = _sub(_CONVERTED, text, counts, unquoted=False)
-    text = _sub(_ATTRIBUTE_PAIR, text, counts, unquoted=False)
+    # These two walk the text only where what they need stands in it (a quarter more of
+    # this function's time otherwise, on the corpora's texts).
+    if any(mark in text for mark in _CONVERSION_MARKS):
+        text = _sub(_CONVERTED, text, counts, unquoted=False)
+    if "value" in text:
+        text = _sub(_ATTRIBUTE_PAIR, text, counts, unquoted=False)
     text = _sub(quoted, text, counts, unquoted=False)
     text = _sub(env_line, text, counts, unquoted=False)
     text = _sub(colon_line, text, counts, unquoted=True)
