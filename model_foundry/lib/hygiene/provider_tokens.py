@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import re
 
-from model_foundry.lib.hygiene.rules import Rule, prefixed, rule
-
-_B = r"(?<![A-Za-z0-9_])"
-_E = r"(?![A-Za-z0-9_])"
+from model_foundry.lib.hygiene.rules import _B, _E, Rule, prefixed, rule
 
 MORE_PROVIDER_RULES: tuple[Rule, ...] = (
     prefixed("shippo_token", r"shippo_(?:live|test)_", r"[a-fA-F0-9]{40}", keywords=("shippo_",)),

@@ -4,26 +4,15 @@ are drawn from a hash (``_v``), never live ones."""
 
 from __future__ import annotations
 
-import hashlib
-
 import pytest
 
 from model_foundry.lib.hygiene.config import HygieneConfig
 from model_foundry.lib.hygiene.record import RecordScrubber
+from model_foundry_tests.unit.lib.hygiene.test_secret_shapes import _v
 
-ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 HEX = "0123456789abcdef"
 LOWER = "abcdefghijklmnopqrstuvwxyz0123456789"
 UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-
-
-def _v(tag: str, n: int, alphabet: str = ALNUM) -> str:
-    out, i = "", 0
-    while len(out) < n:
-        digest = hashlib.sha256(f"{tag}{i}".encode()).digest()
-        out += "".join(alphabet[b % len(alphabet)] for b in digest)
-        i += 1
-    return out[:n]
 
 
 TOKENS = [
