@@ -1,4 +1,4 @@
-"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout6``, each
+"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout7``, each
 written by a helper that read none of them. Every file is split by line:
 the even lines were tuned on, the odd lines never shown to whoever tuned (of heldout5's odd
 lines, only the causes and shape names of the good answers held back were seen). Run with
@@ -54,6 +54,11 @@ EXPECTED = {
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
     ("heldout6", "tuned"): Figures(22, 27, 27, 30, 2, 94, 99, 101),
     ("heldout6", "blind"): Figures(21, 26, 25, 29, 19, 96, 93, 96),
+    # First look (2026-12-07, written by a helper from trufflehog's and detect-secrets' lists):
+    # tuned half 22/26 noise held, 24/30 good kept, 15/92 leaked, 90/95 kept; blind half
+    # 19/25, 23/29, 16/93, 83/89.
+    ("heldout7", "tuned"): Figures(22, 26, 24, 30, 15, 92, 90, 95),
+    ("heldout7", "blind"): Figures(19, 25, 23, 29, 16, 93, 83, 89),
 }
 
 
