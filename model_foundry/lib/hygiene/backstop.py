@@ -197,11 +197,12 @@ _NAMING = re.compile(r"(?i)password|passwd|token|secret|credential|private|publi
 # a random draw (``co.Client('<40 chars>')``, ``Saved <token> to the CI variables``). What
 # public values of that shape are is said right before them or by their head: a digest's
 # algorithm (``sha512-``, ``SHA256:``, ``h1:``), an SSH key's type, a data URI's
-# ``base64,``, a PEM block, a base64 blob of binary (``AAAA...``).
+# ``base64,``, a PEM block, a base64 blob of binary (``AAAA...``), an HTTP entity tag.
 _STRONG_LEN = 32
 _STRONG_RATIO = 0.85
 _PUBLIC_BEFORE = re.compile(
     r"(?i)(?:sha[0-9]*|md5|blake[0-9a-z]*|h1|digest|integrity|checksum|fingerprint|base64,"
+    r"|(?:etag|if-none-match|if-match)[\s:]*(?:W/)?"
     r"|ssh-[a-z0-9]+|ecdsa-[\w-]+|sk-[\w@.-]+)[\s:=\-\"'(]*$"
 )
 # A token that names its issuer: a short word, ``_`` or ``-``, then a long random body

@@ -69,7 +69,7 @@ def _word_kind(word: str, last: bool) -> str | None:
         return None
     if "password" in word or "passwd" in word or "passphrase" in word or "passcode" in word:
         return "password"
-    if last and (word.endswith("pass") or word.endswith("pwd")):
+    if last and (word.endswith("pass") or word.endswith("pwd") or word == "pw"):
         return "password"
     if "token" in word or "auth" in word or word == "bearer":
         return "token"
@@ -172,7 +172,7 @@ def value_is_secret(kind: str, value: str, *, unquoted: bool = False) -> bool:
     # or not; a dotted token (``sk.eyJ1...``) is long and mixed, and goes.
     if _DOTTED.fullmatch(text) and not _long_mixed(text):
         return False
-    if text.startswith(("-", "/", "./", "~/", "http://", "https://")):
+    if text.startswith(("-", "/", "./", "~/", "http://", "https://")) and not _base64_key(text):
         return False
     if not unquoted:
         return True
@@ -185,6 +185,22 @@ def value_is_secret(kind: str, value: str, *, unquoted: bool = False) -> bool:
     # Code names a variable (``token=tokenizer.encode``); a dotted token (``sk.eyJ1...``)
     # is no name a person wrote.
     return not _IDENTIFIER.fullmatch(text) or _long_mixed(text)
+
+
+_BASE64_KEY = re.compile(r"/[A-Za-z0-9+/]{19,}={0,2}")
+
+
+def _base64_key(text: str) -> bool:
+    """A base64 key that opens with ``/`` (a WireGuard ``PrivateKey``: 32 bytes, 44
+    characters), not a path: base64's alphabet and length, padded or long, few ``/`` (a
+    draw of 44 holds one on average) and random-looking between them."""
+    return (
+        _BASE64_KEY.fullmatch(text) is not None
+        and len(text) % 4 == 0
+        and (text.endswith("=") or len(text) >= 40)
+        and text.count("/") <= 4
+        and looks_random(text.replace("/", ""))
+    )
 
 
 # Hugging Face, GitHub, GitLab, OpenAI-style, Slack, npm and PyPI token prefixes.
@@ -200,6 +216,8 @@ def _long_mixed(value: str) -> bool:
 
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_.-]{0,62}"
+# A type annotation: ``str``, ``Optional[str]``, ``str | None``.
+_TYPE = r"[A-Za-z_][\w.]{0,30}(?:\[[\w., ]{1,40}\])?(?:[ \t]*\|[ \t]*[A-Za-z_][\w.]{0,30})?"
 
 
 def _patterns(escaped: bool) -> tuple[re.Pattern[str], ...]:
@@ -218,9 +236,12 @@ def _patterns(escaped: bool) -> tuple[re.Pattern[str], ...]:
     vchar = r"(?:[^\s\\]|\\(?![nrt\\\"'\r\n]))"
     return (
         # "name": "value", name = 'value', name: "value", name => "value"; quotes may be
-        # escaped (\"name\": \"value\") when a JSON document sits inside a string.
+        # escaped (\"name\": \"value\") when a JSON document sits inside a string. A
+        # subscript (``config["SECRET_KEY"] = "v"``) and a type (``pw: str = "v"``, a
+        # parameter's default) may stand between the name and the value.
         re.compile(
-            rf"""{start}(?P<name>{_NAME})\\?["']?\s*(?:=>|:=|[:=])\s*(?P<q>\\?["'])"""
+            rf"""{start}(?P<name>{_NAME})\\?["']?\]?\s*(?::[ \t]*{_TYPE}[ \t]*=|=>|:=|[:=])\s*"""
+            rf"""(?P<q>\\?["'])"""
             rf"""(?P<value>[^"'\\\r\n]{{1,512}})(?P=q)"""
         ),
         # Shell and .env lines: NAME=value or export NAME=value. The value ends at a space:
@@ -372,7 +393,7 @@ def _sub_flags(text: str, counts: Counter[str]) -> str:
 # a text without any has no secret name, and the six patterns need not walk it.
 _NAME_HINTS = (
     "pass",
-    "pwd",
+    "pw",
     "token",
     "auth",
     "secret",

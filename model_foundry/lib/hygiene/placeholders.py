@@ -99,7 +99,8 @@ PLAIN_VALUES = word_set(
 
 
 def _few_distinct(body: str) -> bool:
-    core = re.sub(r"[^A-Za-z0-9]", "", body).lower()
+    # Letters of any script count: a hiragana passphrase is not empty of them.
+    core = re.sub(r"[\W_]", "", body).lower()
     return len(set(core)) <= (4 if len(core) >= 8 else 2)
 
 

@@ -56,6 +56,14 @@ _URL_ENCODED = re.compile(r"[^\s\"'<>]*%(?:3[AaDd]|2[Ff]|40|26)[^\s\"'<>]*")
 # with a repeat that ``re`` tries from every position (a fifth of all scrubbing time, spent on
 # text with no escape at all); this one opens with a literal ``%`` that ``re`` jumps to.
 _URL_ESCAPE = re.compile(r"%(?:3[AaDd]|2[Ff]|40|26)")
+# A literal that continues one a rule replaced whole, joined by ``+`` or by the next line
+# (``KEY = '<first half>' +`` then ``'<second half>'``: a secret split to get past a
+# scanner). The rest goes with the first part, as the same kind.
+_CONCATENATED = re.compile(
+    re.escape(MARKER_PREFIX)
+    + r"(?P<kind>\w+)\](?P<q>[\"'`])(?P<join>[ \t]*(?:\+[ \t]*\r?\n?|\r?\n)[ \t]*)"
+    r"(?P<q2>[\"'`])(?P<rest>[A-Za-z0-9+/=_.~-]{4,256})(?P=q2)"
+)
 
 # A Cookie or Set-Cookie header (RFC 6265), or curl's ``-b``/``--cookie``: its pairs' values
 # are session credentials whatever the cookie is called; attributes (Path, Expires...) and
@@ -296,7 +304,27 @@ class SecretScrubber:
             text = markdown_columns(text, counts, self._take)
             text = word_passwords(text, counts, self._take)
             text = self._backstop.scrub(text, counts)
+        if MARKER_PREFIX in text:
+            text = _concatenated(text)
         return text
+
+
+def _concatenated(text: str) -> str:
+    """The rest of a split secret (see :data:`_CONCATENATED`) as a marker of the first
+    part's kind; not counted again, since it is the same value."""
+
+    def repl(match: re.Match[str]) -> str:
+        if is_placeholder(match.group("rest")):
+            return match.group(0)
+        head = match.group(0)[: match.start("rest") - match.start()]
+        return head + marker(match.group("kind")) + match.group("q2")
+
+    for _ in range(8):  # a secret split in more than two
+        joined = _CONCATENATED.sub(repl, text)
+        if joined == text:
+            break
+        text = joined
+    return text
 
 
 def scrub_cookies(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:

@@ -45,6 +45,13 @@ _WORD_END = r"(?=$|[\s\"'`,;)}\]]|\.(?:\s|$))"
 _SAME_COMMAND = r"[^\n|;&]{0,200}?[ \t]"
 _QUOTE = r"[\"']?"
 _CUED_WORD = rf"{_QUOTE}{_WORD}{_QUOTE}{_WORD_END}"
+# A quoted value after a cue that quotes it: whatever stands between the quotes, spaces
+# included (a passphrase), from 6 to 64 characters.
+_PHRASE = r"(?P<value>[^\s\"'][^\"'\n]{4,62}[^\s\"'])"
+# In Japanese brackets: a value of ASCII letters, digits and symbols, or a passphrase of
+# hiragana words; not the kanji and katakana of a screen's or a button's name
+# (``パスワードは「設定画面」から変更``).
+_JA_BRACKETED = r"(?P<value>[!-~]{6,64}|[ぁ-ゖー]+(?:[ \u3000][ぁ-ゖー]+)+)"
 # Where a key opens: a line (indented, a list item, ``export``), or after a brace or comma.
 _KEY_START = r"(?:^[ \t]*(?:[-*][ \t]+|export[ \t]+|set[ \t]+)?|[{,(\[][ \t]*)"
 # A value in prose ends its clause, or a preposition or conjunction follows it.
@@ -186,10 +193,10 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             rf"[\"{{]{_WORD}(?:\\[rn])?[\"}}]",
         ),
         # A password key as a shell word or a query's pair: ``vault login password=X``,
-        # ``?user=u&password=X&ssl=true``.
+        # ``?user=u&password=X&ssl=true``, systemd's ``Environment=DB_PASSWORD=X``.
         (
             ("pass", "pwd"),
-            rf"(?:^|(?<=[\s?&;'\"]))(?P<key>[A-Za-z_][\w.-]{{0,63}})={_QUOTE}{_WORD}{_QUOTE}"
+            rf"(?:^|(?<=[\s?&;'\"=]))(?P<key>[A-Za-z_][\w.-]{{0,63}})={_QUOTE}{_WORD}{_QUOTE}"
             r"(?=$|[\s&#;,)\]}]|\.(?:\s|$))",
         ),
         # An XML element: <password>X</password>, <ns:Password attr="">X</ns:Password>.
@@ -198,10 +205,17 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             r"<(?P<key>[A-Za-z_][\w.:-]{0,63})(?:[ \t][^<>\n]{0,200})?>[ \t]*"
             rf"{_WORD}[ \t]*</(?P=key)>",
         ),
-        # SQL: IDENTIFIED BY 'X', CREATE USER u PASSWORD 'X'.
+        # SQL: IDENTIFIED BY 'X', CREATE USER u PASSWORD 'X' (the quotes delimit the value,
+        # a passphrase too).
         (
             ("identified", "password"),
-            rf"(?i:\bidentified[ \t]+by|\bpassword)[ \t]+(?P<q>['\"]){_WORD}(?P=q)",
+            rf"(?i:\bidentified[ \t]+by|\bpassword)[ \t]+(?P<q>['\"]){_PHRASE}(?P=q)",
+        ),
+        # PowerShell: ConvertTo-SecureString "X" -AsPlainText.
+        (
+            ("securestring",),
+            r"(?i:\bConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?"
+            rf"(?P<q>['\"]){_PHRASE}(?P=q)",
         ),
         # Prose: the password is X; user pi, password X; login: admin / X.
         (
@@ -210,6 +224,14 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             # ``password for the staging admin is X``: a short phrase saying whose.
             r"(?:[ \t]+(?i:for|of|on|to)(?:[ \t]+[\w.@-]{1,40}){1,8}?)?[ \t]+(?i:is|was)[ \t]+"
             rf"{_QUOTE}{_WORD}{_QUOTE}{_CLAUSE_END}",
+        ),
+        # The same, quoted: whatever the quotes hold (``the password is "four words in
+        # lowercase"``).
+        (
+            ("passw", "passphrase", "pw"),
+            r"(?i:\b(?:password|passphrase|passwd|pw))(?P<prose>)"
+            r"(?:[ \t]+(?i:for|of|on|to)(?:[ \t]+[\w.@-]{1,40}){1,8}?)?[ \t]+(?i:is|was)"
+            rf"[ \t]*:?[ \t]+(?P<q>[\"']){_PHRASE}(?P=q)",
         ),
         (
             ("user", "login", "account"),
@@ -232,6 +254,12 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             r"[ \t]*(?:は|が|:|：|=|＝|（|\(|「|『)"
             r"|(?<![A-Za-z])(?i:pw|pass)[ \t]*(?:は|：|（|「|『))(?P<prose>)"
             rf"[ \t]*(?:\\?[\"']|[「『（(])?[ \t]*{_WORD}{_JA_END}",
+        ),
+        # Japanese brackets a short phrase away: パスワードは「X」, パスフレーズ、ひらがなで「X」.
+        (
+            ("パスワード", "パスフレーズ", "暗証", "合言葉"),
+            r"(?:パスワード|パスフレーズ|暗証番号|合言葉)(?P<prose>)[^\n「『]{0,24}?[「『][ \t]*"
+            rf"{_JA_BRACKETED}[ \t]*[」』]",
         ),
         # Other languages' password words, then a short phrase saying whose and a colon:
         # ``Пароль от базы на стенде: X``, ``mot de passe du compte est : X``.
@@ -292,7 +320,10 @@ def word_passwords(text: str, counts: Counter[str], take: Callable[[str], bool])
                 continue
             if "user" in named and named["user"].lower() in _NOT_USER_FIELDS:
                 continue
-            if "prose" in named and _prose_word(value):
+            # A phrase (spaces in it) stood between quotes: the quotes make it a value.
+            if "prose" in named and " " not in value and _prose_word(value):
+                continue
+            if value.startswith("$"):  # a variable the string interpolates
                 continue
             if _word_password(value) and take(value):
                 spans.append(match.span("value"))

@@ -43,22 +43,24 @@ EXPECTED = {
     ("heldout3", "tuned"): Figures(89, 94, 107, 107, 0, 112, 112, 112),
     ("heldout3", "blind"): Figures(86, 93, 105, 107, 6, 100, 106, 107),
     ("heldout4", "tuned"): Figures(27, 30, 40, 40, 1, 115, 83, 84, 91, 91),
-    ("heldout4", "blind"): Figures(26, 30, 37, 40, 13, 115, 80, 81, 91, 91),
+    ("heldout4", "blind"): Figures(26, 30, 37, 40, 12, 115, 80, 81, 91, 91),
     # Measured untouched first (2026-12-06): tuned half 27/36 noise held, 42/46 good kept,
     # 19/123 leaked, 85/86 kept, 89/89 probes; blind half 27/35, 38/45, 21/128, 87/90, 87/89.
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
     # of the missed blind rows only their shape names were seen.
     ("heldout5", "tuned"): Figures(30, 36, 46, 46, 4, 123, 85, 86, 89, 89),
-    ("heldout5", "blind"): Figures(32, 35, 38, 45, 22, 128, 87, 90, 87, 89),
+    ("heldout5", "blind"): Figures(32, 35, 38, 45, 20, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
     ("heldout6", "tuned"): Figures(22, 27, 27, 30, 2, 94, 99, 101),
-    ("heldout6", "blind"): Figures(21, 26, 25, 29, 19, 96, 93, 96),
+    ("heldout6", "blind"): Figures(21, 26, 25, 29, 18, 96, 93, 96),
     # First look (2026-12-07, written by a helper from trufflehog's and detect-secrets' lists):
     # tuned half 22/26 noise held, 24/30 good kept, 15/92 leaked, 90/95 kept; blind half
-    # 19/25, 23/29, 16/93, 83/89.
-    ("heldout7", "tuned"): Figures(22, 26, 24, 30, 15, 92, 90, 95),
-    ("heldout7", "blind"): Figures(19, 25, 23, 29, 16, 93, 83, 89),
+    # 19/25, 23/29, 16/93, 83/89. Then tuned on the even half: quoted passphrases, names a
+    # subscript or a type away, split literals (the blind halves of heldout4 to 7 lost a leak
+    # each to them, heldout5 two).
+    ("heldout7", "tuned"): Figures(22, 26, 24, 30, 4, 92, 91, 95),
+    ("heldout7", "blind"): Figures(19, 25, 23, 29, 15, 93, 83, 89),
 }
 
 
@@ -89,9 +91,18 @@ def _probes_right(corpus: str, half: int, tmp: Path) -> tuple[int, int]:
     return right, len(probes)
 
 
-def _leaks(secret: str, out: str) -> bool:
-    """Whether ``secret`` survives in ``out``, whole or as any 12 characters of it."""
-    return any(secret[i : i + 12] in out for i in range(max(1, len(secret) - 11)))
+def _leaks(secret: str, out: str, elsewhere: str = "") -> bool:
+    """Whether ``secret`` survives in ``out``, whole or as any 12 characters of it. A piece
+    that ``elsewhere`` (the rest of the text, every secret of the row taken out) holds too
+    is no sign: a private key's base64 opens like the public certificate's beside it."""
+    pieces = (secret[i : i + 12] for i in range(max(1, len(secret) - 11)))
+    return any(p in out and p not in elsewhere for p in pieces)
+
+
+def _without(text: str, secrets: list[str]) -> str:
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, "\0")
+    return text
 
 
 def _figures(corpus: str, half: str, tmp: Path) -> Figures:
@@ -112,7 +123,7 @@ def _figures(corpus: str, half: str, tmp: Path) -> Figures:
             1
             for r, out in zip(secrets, scrubbed, strict=True)
             for s in r["secrets"]
-            if _leaks(s, out)
+            if _leaks(s, out, _without(r["text"], r["secrets"]))
         ),
         secrets=sum(len(r["secrets"]) for r in secrets),
         negatives_kept=sum(

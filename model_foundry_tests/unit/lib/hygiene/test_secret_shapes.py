@@ -431,6 +431,47 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
         ["BasketPeonyThunder"],
         ["| dev | app |", "Password"],
     ),
+    # A quoted value after a password cue, whatever it holds: a passphrase of words in prose,
+    # in SQL and in Japanese brackets (hiragana with spaces, or ASCII), PowerShell's
+    # SecureString from plain text.
+    (
+        "quoted_passphrases",
+        'the wifi password is "amber kites over harbour" (all lowercase)\n'
+        "CREATE ROLE reporting LOGIN PASSWORD 'slow rivers count stones';\n"
+        "パスフレーズ、ひらがなで 「あおい そらの した」 です。パスワードは「moon-cake-38」です\n"
+        '$s = ConvertTo-SecureString "Velvet&Anchor71" -AsPlainText -Force',
+        [
+            "amber kites over harbour",
+            "slow rivers count stones",
+            "あおい そらの した",
+            "moon-cake-38",
+            "Velvet&Anchor71",
+        ],
+        ["(all lowercase)", "CREATE ROLE reporting LOGIN", "です", "-AsPlainText -Force"],
+    ),
+    # Names the value stands a subscript or a type away from, and a systemd line's variable.
+    (
+        "subscript_type_and_systemd_names",
+        'app.config["SECRET_KEY"] = "CobaltWillowKestrel"\n'
+        'def connect(user: str = "etl", pw: str = "Lantern7Quokka") -> None: ...\n'
+        "Environment=DB_PASSWORD=MeadowTrumpet",
+        ["CobaltWillowKestrel", "Lantern7Quokka", "MeadowTrumpet"],
+        ['app.config["SECRET_KEY"]', 'user: str = "etl"', "Environment=DB_PASSWORD="],
+    ),
+    # A WireGuard key opens with "/" when its first six bits are 63: no path for all that.
+    (
+        "wireguard_key_with_slash",
+        "[Interface]\nPrivateKey = /" + _v("wg", 42, B64) + "=\nListenPort = 51820",
+        ["/" + _v("wg", 42, B64) + "="],
+        ["[Interface]", "ListenPort = 51820"],
+    ),
+    # A secret split into two literals to get past a scanner: the second half goes too.
+    (
+        "split_literal",
+        "const KEY = 'ghp_" + _v("split", 20) + "' +\n  '" + _v("split2", 16) + "';",
+        ["ghp_" + _v("split", 20), _v("split2", 16)],
+        ["const KEY = '", "';"],
+    ),
 ]
 
 # Texts that must come back unchanged.
@@ -472,6 +513,15 @@ NEGATIVES: list[tuple[str, str]] = [
     ("pass_is_prose", "user is admin, pass is required for this step"),
     ("converted_plain", 'name = str("alice")\ntoken_type = str("bearer")\nkeyword = b"select"'),
     ("yaml_block_prose", "password: |\n  Must be twelve characters long\nauth:\n  type: bearer"),
+    # Japanese brackets after a password word name a screen or a button; a path under a
+    # key's name; an HTTP entity tag; literals joined to a marker-free string; a variable
+    # interpolated in PowerShell.
+    ("ja_bracketed_screen", "パスワードは「設定画面」から変更できます。「パスワードを忘れた場合」"),
+    ("key_paths", "PrivateKeyFile = /etc/wireguard/private.key\npw_path: /run/secrets/pw"),
+    ("etag", 'ETag: W/"e5210e3e-og0LfS_JC8myvopfE-jaFWSQf-K"\nIf-None-Match: "8f3kDq2LmZ"'),
+    ("joined_literals", "msg = 'Hello, ' +\n  'world'\nurl = base + '/api/v1/' + 'items'"),
+    ("securestring_variable", '$s = ConvertTo-SecureString "$pw" -AsPlainText -Force'),
+    ("password_is_quoted_prose", 'The password is "required" for every account.'),
 ]
 
 
