@@ -27,6 +27,9 @@ Each answer gets at most one cause, checked in this order (the cheapest and sure
   ``noise_unfinished``, ``noise_mojibake``;
   not for structured answers, which their schema judges.
 
+A short answer in a form its prompt asks for (Morse code, emoji, a regex, a binary table, a
+refrain) is not held back for the causes that form explains (``asked.py``).
+
 Which causes apply and their thresholds are a :class:`config.GateConfig`. Nothing here
 deletes anything: the export records the cause beside the row and leaves it out.
 """
@@ -40,6 +43,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from model_foundry.lib.gates.asked import asked_for
 from model_foundry.lib.gates.config import CAUSES, DEFAULTS, GateConfig
 from model_foundry.lib.gates.noise import NOISE_CAUSES, is_figure, noise_cause
 from model_foundry.lib.gates.repetition import LETTER, ngrams, repetition_stat
@@ -137,7 +141,8 @@ def gate(
     noisy: list[str | None] = []
     for cause in NOISE_CAUSES:
         checks[cause] = lambda c=cause: json_schema is None and _noise(noisy, text, config) == c
-    return next((c for c in on if checks[c]()), None)
+    # A short answer in a form its prompt asks for (Morse code, a regex) is no noise of it.
+    return next((c for c in on if checks[c]() and not asked_for(c, text, prompt)), None)
 
 
 def _noise(memo: list[str | None], text: str, config: GateConfig) -> str | None:

@@ -52,15 +52,16 @@ EXPECTED = {
     ("heldout5", "blind"): Figures(32, 35, 38, 45, 20, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
-    ("heldout6", "tuned"): Figures(22, 27, 27, 30, 2, 94, 99, 101),
-    ("heldout6", "blind"): Figures(21, 26, 25, 29, 18, 96, 93, 96),
+    ("heldout6", "tuned"): Figures(22, 27, 30, 30, 2, 94, 99, 101),
+    ("heldout6", "blind"): Figures(21, 26, 26, 29, 18, 96, 93, 96),
     # First look (2026-12-07, written by a helper from trufflehog's and detect-secrets' lists):
     # tuned half 22/26 noise held, 24/30 good kept, 15/92 leaked, 90/95 kept; blind half
     # 19/25, 23/29, 16/93, 83/89. Then tuned on the even half: quoted passphrases, names a
     # subscript or a type away, split literals (the blind halves of heldout4 to 7 lost a leak
-    # each to them, heldout5 two).
-    ("heldout7", "tuned"): Figures(22, 26, 24, 30, 4, 92, 91, 95),
-    ("heldout7", "blind"): Figures(19, 25, 23, 29, 15, 93, 83, 89),
+    # each to them, heldout5 two). Good answers in a form their prompt asks for (Morse,
+    # emoji, a regex, a keyboard's rows; gates/asked.py): heldout6 and 7 keep one more blind.
+    ("heldout7", "tuned"): Figures(22, 26, 30, 30, 4, 92, 91, 95),
+    ("heldout7", "blind"): Figures(19, 25, 24, 29, 15, 93, 83, 89),
 }
 
 

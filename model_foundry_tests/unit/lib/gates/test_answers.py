@@ -417,3 +417,56 @@ def test_a_refrain_between_lines_said_once_is_no_loop() -> None:
     # Said more often than a song's refrain is, it is a loop whatever stands between.
     verses = [f"Verse line number {w}" for w in ("one", "two", "three", "four", "five")]
     assert gate("\n".join(x for v in verses for x in (refrain, v))) == "repetition"
+
+
+# (prompt, answer, the cause the answer gets without its prompt): forms a prompt asks for.
+ASKED_FORMS = [
+    ("Morse code for SOS, please.", "... --- ... / ... --- ...", "empty"),
+    ("Morse code for SOS and HELP", "SOS: ... --- ...\nHELP: .... . .-.. .--.", "noise_words"),
+    ("Three emoji for a sunny day.", "☀️ 🌞 😎", "empty"),
+    ("A regex for a 24-hour time like 09:45?", r"^([01]?\d|2[0-3]):[0-5]\d$", "noise_chars"),
+    ("A regex for a MAC address in lowercase", r"^(?:[0-9a-f]{2}:){5}[0-9a-f]{2}$", "noise_words"),
+    (
+        "The letter rows of a QWERTY keyboard, one line.",
+        "qwertyuiop asdfghjkl zxcvbnm",
+        "noise_keyboard",
+    ),
+]
+
+
+@pytest.mark.parametrize(("prompt", "answer", "cause"), ASKED_FORMS)
+def test_a_short_answer_in_the_form_its_prompt_asks_for_is_kept(
+    prompt: str, answer: str, cause: str
+) -> None:
+    assert gate(answer) == cause  # the form alone looks like noise
+    assert gate(answer, prompt=prompt) is None
+    # Another prompt does not ask for it.
+    assert gate(answer, prompt="What is the capital of France?") == cause
+
+
+# (prompt, junk): the prompt names a form as its topic, the answer does not have its shape.
+TOPIC_NOT_FORM = [
+    (
+        "Explain how binary search works.",
+        "Sure: 0110 9;2)(4 1101 ;;0 1(0) 11;0)) 10 0101 (;;)1 0111",
+    ),
+    (
+        "Why do people still learn Morse code?",
+        "Sure!!! ### @@@ ^^^ ~~~ ||| +++ === !!! ### @@@ ^^^ ~~~",
+    ),
+    ("How do regex engines backtrack?", "xkqzv bplmt wrrtn qzxvk plmbt zzxqv kptrw bbmlq"),
+]
+
+
+@pytest.mark.parametrize(("prompt", "junk"), TOPIC_NOT_FORM)
+def test_a_form_named_as_a_topic_waives_nothing_for_junk(prompt: str, junk: str) -> None:
+    assert gate(junk) is not None
+    assert gate(junk, prompt=prompt) == gate(junk)
+
+
+def test_a_long_answer_in_an_asked_form_is_judged_as_any_other() -> None:
+    assert gate("... --- ... " * 60, prompt="Morse code for SOS, please.") is not None
+    # The waiver covers the causes the form explains, not an echo.
+    prompt = "Repeat after me: the quick brown fox jumps over the lazy dog near the river bank"
+    answer = "the quick brown fox jumps over the lazy dog near the river bank"
+    assert gate(answer, prompt=prompt) == "echo"

@@ -1,0 +1,153 @@
+"""Forms a prompt asks for that look like noise: an answer in such a form is no noise of it.
+
+``Morse code for SOS`` is rightly answered ``... --- ...``, which has no word with a letter
+(``empty``); ``a regex for an IPv4 address`` with a line that is mostly symbols
+(``noise_chars``); ``the rows of a QWERTY keyboard`` with a keyboard walk; ``a poem with a
+refrain`` with lines that repeat. The statistics cannot tell these from junk, but the prompt
+and the answer together can: a form (:data:`FORMS`) is asked for when the prompt names it,
+and answered when the answer has the form's shape (Morse is dots and dashes, an encoding's
+groups are its digits, a regex has a regex's constructs). Then the causes that form explains
+are waived for that answer, and only those: a Morse answer that is also an echo is held back.
+
+A topic is no request: ``Explain how binary search works`` names binary, but junk digits are
+no binary groups, so the answer's shape decides. Only a short answer (:data:`MAX_CHARS`) is
+let through: junk from a model that lost its way runs on to the token limit, far past what
+any of these forms needs.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# Longer than every asked-for form in the corpora's good answers (a poem with its refrain,
+# 220 characters), shorter than a model's runaway answer.
+MAX_CHARS = 400
+
+# A line's label before its value (``SOS:``, ``0 =``, ``255 ->``), left out of the shape.
+_LABEL = re.compile(r"(?m)^[ \t]*[\w' ]{1,24}?[ \t]*(?::|=|->|→)[ \t]*")
+_MORSE = re.compile(r"[.\-–—−·•/| \t\n]+")
+_REGEX_CONSTRUCT = re.compile(
+    r"\\[dDwWsSbB.]|\[[^\]\n]+\]|\(\?[:=!<]|\{\d+(?:,\d*)?\}|^\^|\$$", re.M
+)
+_ENCODED = re.compile(
+    r"[01]+|(?:0[xX])?[0-9a-fA-F]+|[A-Za-z0-9+/]+={0,2}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
+)
+_ADDRESS = re.compile(
+    r"(?:\d{1,3}\.){3}\d{1,3}(?:/\d{1,2})?"  # IPv4 (a CIDR too)
+    r"|[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4}){2,7}(?:/\d{1,3})?"  # IPv6
+    r"|[0-9a-fA-F]{2}(?:[:-][0-9a-fA-F]{2}){5}"  # MAC
+)
+_SEPARATORS = re.compile(r"[\s,;|]+")
+
+
+def _tokens(answer: str) -> list[str]:
+    return [t for t in _SEPARATORS.split(_LABEL.sub(" ", answer)) if t]
+
+
+def _morse(answer: str) -> bool:
+    body = _LABEL.sub("", answer)
+    return bool(body.strip()) and _MORSE.fullmatch(body.strip()) is not None
+
+
+def _emoji(answer: str) -> bool:
+    chars = [c for c in answer if not c.isspace()]
+    return (
+        bool(chars)
+        and all(
+            unicodedata.category(c) in ("So", "Sk", "Mn", "Cf", "Po", "Ps", "Pe") for c in chars
+        )
+        and any(unicodedata.category(c) == "So" for c in chars)
+    )
+
+
+def _regex(answer: str) -> bool:
+    return _REGEX_CONSTRUCT.search(answer) is not None
+
+
+def _encoded(answer: str) -> bool:
+    tokens = _tokens(answer)
+    return bool(tokens) and all(_ENCODED.fullmatch(t) for t in tokens)
+
+
+def _addresses(answer: str) -> bool:
+    tokens = _tokens(answer)
+    found = sum(1 for t in tokens if _ADDRESS.fullmatch(t))
+    return found > 0 and found * 2 >= len(tokens)
+
+
+def _any(answer: str) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Form:
+    """A form: the prompt's words that ask for it, the answer's shape, the causes it explains."""
+
+    name: str
+    asked: re.Pattern[str]
+    shaped: Callable[[str], bool]
+    explains: frozenset[str]
+
+
+def _words(words: str) -> re.Pattern[str]:
+    # English words whole and in any case; Japanese as written.
+    return re.compile(rf"(?i)(?<![A-Za-z])(?:{words})(?![A-Za-z])")
+
+
+_SYMBOL_CAUSES = frozenset({"empty", "noise_words", "noise_symbols", "noise_chars"})
+FORMS = (
+    Form("morse", _words("morse|モールス"), _morse, _SYMBOL_CAUSES),
+    Form(
+        "emoji",
+        _words("emoji|emojis|emoticons?|kaomoji|絵文字|顔文字"),
+        _emoji,
+        _SYMBOL_CAUSES,
+    ),
+    Form(
+        "regex",
+        _words("regex|regexp|regexes|regular expressions?|正規表現"),
+        _regex,
+        _SYMBOL_CAUSES | {"noise_word_length"},
+    ),
+    Form(
+        "addresses",
+        _words("ipv4|ipv6|ip address(?:es)?|mac address(?:es)?|IPアドレス"),
+        _addresses,
+        _SYMBOL_CAUSES | {"noise_hex", "noise_digits"},
+    ),
+    Form(
+        "encoding",
+        _words("binary|hex|hexadecimal|octal|base64|uuids?|2進数?|8進数?|16進数?"),
+        _encoded,
+        _SYMBOL_CAUSES | {"noise_hex", "noise_digits", "noise_word_length", "noise_consonants"},
+    ),
+    Form(
+        "keyboard",
+        _words("keyboard|qwerty|キーボード"),
+        _any,
+        frozenset({"noise_keyboard", "noise_consonants"}),
+    ),
+    Form(
+        "refrain",
+        _words("refrain|chorus|over and over|only (?:of )?the word|same word|繰り返し"),
+        _any,
+        frozenset({"repetition"}),
+    ),
+)
+
+
+def asked_for(cause: str, answer: str, prompt: str) -> bool:
+    """Whether ``prompt`` asks for a form that explains ``cause`` and the short ``answer``
+    has that form's shape (see the module)."""
+    if not prompt or len(answer) > MAX_CHARS:
+        return False
+    return any(
+        cause in form.explains and form.asked.search(prompt) and form.shaped(answer)
+        for form in FORMS
+    )
+
+
+__all__ = ["FORMS", "MAX_CHARS", "Form", "asked_for"]
