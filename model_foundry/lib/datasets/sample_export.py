@@ -42,6 +42,10 @@ FROM dataset_samples WHERE dataset = ? AND version = ?
 ORDER BY prompt_id, role, sample_index, request_key
 """
 _FETCH = 1000
+# DuckDB sorts a version's samples before it returns the first, in memory up to its
+# ``memory_limit`` (80% of RAM unless set) and beside the file past that: left alone, the
+# sort of a million samples held 740 MB (docs/benchmarks.md). Capped while they are read.
+SORT_MEMORY = "256MB"
 _EMPTY_MESSAGE = {"reasoning": None, "tool_calls": [], "tool_call_id": None, "name": None}
 
 
@@ -67,12 +71,20 @@ def sample_record(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def sample_records(db_path: str | Path, name: str, version: str) -> Iterator[dict[str, Any]]:
+    """The version's samples as export records, in a stable order (see :data:`SORT_MEMORY`
+    for what the order costs)."""
     with storage.connect(db_path) as con:
-        cursor = con.execute(_SAMPLES, [name, version])
-        columns = [d[0] for d in cursor.description]
-        while rows := cursor.fetchmany(_FETCH):
-            for values in rows:
-                yield sample_record(dict(zip(columns, values, strict=True)))
+        # The setting is the database's, not the connection's: put back once read.
+        (before,) = con.execute("SELECT current_setting('memory_limit')").fetchone() or ("",)
+        con.execute(f"SET memory_limit = '{SORT_MEMORY}'")
+        try:
+            cursor = con.execute(_SAMPLES, [name, version])
+            columns = [d[0] for d in cursor.description]
+            while rows := cursor.fetchmany(_FETCH):
+                for values in rows:
+                    yield sample_record(dict(zip(columns, values, strict=True)))
+        finally:
+            con.execute(f"SET memory_limit = '{before}'")
 
 
 def scrubbed_pairs(

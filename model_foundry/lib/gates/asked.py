@@ -3,11 +3,12 @@
 ``Morse code for SOS`` is rightly answered ``... --- ...``, which has no word with a letter
 (``empty``); ``a regex for an IPv4 address`` with a line that is mostly symbols
 (``noise_chars``); ``the rows of a QWERTY keyboard`` with a keyboard walk; ``a poem with a
-refrain`` with lines that repeat. The statistics cannot tell these from junk, but the prompt
-and the answer together can: a form (:data:`FORMS`) is asked for when the prompt names it,
-and answered when the answer has the form's shape (Morse is dots and dashes, an encoding's
-groups are its digits, a regex has a regex's constructs). Then the causes that form explains
-are waived for that answer, and only those: a Morse answer that is also an echo is held back.
+refrain`` with lines that repeat; ``count to 100`` with a hundred figures. The statistics
+cannot tell these from junk, but the prompt and the answer together can: a form
+(:data:`FORMS`) is asked for when the prompt names it, and answered when the answer has the
+form's shape (Morse is dots and dashes, an encoding's groups are its digits, a regex has a
+regex's constructs). Then the causes that form explains are waived for that answer, and only
+those: a Morse answer that is also an echo is held back.
 
 A topic is no request: ``Explain how binary search works`` names binary, but junk digits are
 no binary groups, so the answer's shape decides. Only a short answer (:data:`MAX_CHARS`) is
@@ -21,6 +22,8 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from model_foundry.lib.gates.noise import many_figures
 
 # Longer than every asked-for form in the corpora's good answers (a poem with its refrain,
 # 220 characters), shorter than a model's runaway answer.
@@ -90,6 +93,9 @@ class Form:
     asked: re.Pattern[str]
     shaped: Callable[[str], bool]
     explains: frozenset[str]
+    # A table of figures asked for runs longer than the other forms (a 9x9 table, the primes
+    # below 1000).
+    max_chars: int = MAX_CHARS
 
 
 def _words(words: str) -> re.Pattern[str]:
@@ -125,6 +131,17 @@ FORMS = (
         _SYMBOL_CAUSES | {"noise_hex", "noise_digits", "noise_word_length", "noise_consonants"},
     ),
     Form(
+        "figures",
+        _words(
+            r"count|counting|countdown|numbers|digits|integers|floats|decimals|primes"
+            r"|powers|squares|cubes|fibonacci|sequence|series|table|grid|matrix|multiplication"
+            r"|token ids|数|表|九九|累乗|並べ"
+        ),
+        many_figures,
+        frozenset({"noise_digits"}),
+        max_chars=4 * MAX_CHARS,
+    ),
+    Form(
         "keyboard",
         _words("keyboard|qwerty|キーボード"),
         _any,
@@ -142,10 +159,13 @@ FORMS = (
 def asked_for(cause: str, answer: str, prompt: str) -> bool:
     """Whether ``prompt`` asks for a form that explains ``cause`` and the short ``answer``
     has that form's shape (see the module)."""
-    if not prompt or len(answer) > MAX_CHARS:
+    if not prompt:
         return False
     return any(
-        cause in form.explains and form.asked.search(prompt) and form.shaped(answer)
+        cause in form.explains
+        and len(answer) <= form.max_chars
+        and form.asked.search(prompt)
+        and form.shaped(answer)
         for form in FORMS
     )
 

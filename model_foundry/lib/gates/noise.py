@@ -375,14 +375,28 @@ LONG_DIGITS = 100
 _LONG_DIGITS = re.compile(rf"(?<![\w.])\d+(?:\.\d+)?(?![\w.])(?<=\d{{{LONG_DIGITS}}})")
 
 
+# Numbers and nothing else, this many or more: a dump (token ids, random floats, counting on
+# and on) unless the prompt asks for figures (``asked.py`` waives it then).
+MANY_FIGURES = 48
+_FIGURE = re.compile(r"[-+]?(?:\d+(?:[.,]\d+)*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def many_figures(text: str) -> bool:
+    """:data:`MANY_FIGURES` numbers or more, making nine tenths of the runs (split at spaces,
+    commas and brackets)."""
+    runs = [r for r in re.split(r"[\s,;\[\](){}]+", text) if r]
+    figures = sum(1 for r in runs if _FIGURE.fullmatch(r))
+    return figures >= MANY_FIGURES and figures * 10 >= len(runs) * 9
+
+
 def digits_in_no_order(text: str) -> bool:
     """``noise_digits``: :data:`DIGIT_RUNS` bare numbers or more (split at spaces and colons)
     making half the runs, some zero-padded, of several widths and neither ascending nor
     descending (binary groups, digit groups); or one number of :data:`LONG_DIGITS` digits
-    (``Answer: 3.14159...`` for hundreds of digits). A Markdown table is judged a column at a
-    time: its columns may each be in order or of one width (times, binary numbers, platforms)
-    and still mix into no order row by row."""
-    if _LONG_DIGITS.search(prose(text)):
+    (``Answer: 3.14159...`` for hundreds of digits); or :func:`many_figures`. A Markdown table
+    is judged a column at a time: its columns may each be in order or of one width (times,
+    binary numbers, platforms) and still mix into no order row by row."""
+    if _LONG_DIGITS.search(prose(text)) or many_figures(text):
         return True
     columns = _table_columns(text)
     if columns is not None:
