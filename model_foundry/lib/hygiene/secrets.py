@@ -218,6 +218,7 @@ class SecretScrubber:
         for rule in self.config.rules:
             text = self._apply(rule, text, counts)
         text = self._named(text, counts)
+        text = seed_phrases(text, counts)
         # Last: a name in prose is the weakest sign, and every rule above names its kind.
         return self._prose(text, counts)
 
@@ -307,6 +308,42 @@ class SecretScrubber:
         if MARKER_PREFIX in text:
             text = _concatenated(text)
         return text
+
+
+# A wallet's recovery phrase (BIP39: 12 to 24 lowercase words) after a word naming one, on its
+# line or within a few lines below (a note's quote, a code block).
+_SEED_CUE = re.compile(
+    r"(?i)(?:seed|recovery|backup|secret|wallet|mnemonic)[ _-]?(?:phrase|words)|mnemonic"
+    r"|bip-?39|シードフレーズ|リカバリーフレーズ|復元フレーズ|ニーモニック"
+)
+_SEED_HINTS = ("phrase", "words", "mnemonic", "bip", "フレーズ", "ニーモニック")
+_SEED_WINDOW = 200
+_SEED_WORDS = re.compile(r"(?<![\w-])(?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8}(?![\w-])")
+_SEED_LENGTHS = frozenset({12, 15, 18, 21, 24})
+# A sentence has some of these; a recovery phrase (a draw from a word list) seldom does.
+_SENTENCE_WORDS = frozenset(
+    "the and for with from this that are was you your our not but have has will into".split()
+)
+
+
+def seed_phrases(text: str, counts: Counter[str]) -> str:
+    """Recovery phrases after their cue (see :data:`_SEED_CUE`): 12, 15, 18, 21 or 24
+    lowercase words of 3 to 8 letters, no sentence's small words among them."""
+    lowered = text.lower()
+    if not any(hint in lowered for hint in _SEED_HINTS):
+        return text
+    spans: list[tuple[int, int]] = []
+    for cue in _SEED_CUE.finditer(text):
+        found = _SEED_WORDS.search(text, cue.end(), cue.end() + _SEED_WINDOW)
+        if found is None:
+            continue
+        words = found.group(0).split()
+        if len(words) in _SEED_LENGTHS and _SENTENCE_WORDS.isdisjoint(words):
+            spans.append(found.span())
+    for start, end in sorted(set(spans), reverse=True):
+        counts["secret"] += 1
+        text = text[:start] + marker("secret") + text[end:]
+    return text
 
 
 def _concatenated(text: str) -> str:

@@ -465,6 +465,15 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
         ["/" + _v("wg", 42, B64) + "="],
         ["[Interface]", "ListenPort = 51820"],
     ),
+    # A wallet's recovery phrase after the words naming it, a few lines below or quoted.
+    (
+        "recovery_phrases",
+        "## hot wallet\nseed phrase (24 words):\n\n> "
+        + " ".join(["maple", "orbit"] * 12)
+        + "\n\nMNEMONIC='cabin lemon drift north vivid oak salad proud tiger arch fiber rain'",
+        [" ".join(["maple", "orbit"] * 12), "cabin lemon drift north vivid oak salad proud"],
+        ["## hot wallet", "seed phrase (24 words):", "MNEMONIC='"],
+    ),
     # A secret split into two literals to get past a scanner: the second half goes too.
     (
         "split_literal",
@@ -522,6 +531,11 @@ NEGATIVES: list[tuple[str, str]] = [
     ("joined_literals", "msg = 'Hello, ' +\n  'world'\nurl = base + '/api/v1/' + 'items'"),
     ("securestring_variable", '$s = ConvertTo-SecureString "$pw" -AsPlainText -Force'),
     ("password_is_quoted_prose", 'The password is "required" for every account.'),
+    (
+        "recovery_phrase_prose",
+        "Write the recovery phrase down on paper and keep it in a safe away from the phone\n"
+        "mnemonic words must come from the list they were drawn from in the right order",
+    ),
 ]
 
 
