@@ -28,6 +28,7 @@ from model_foundry.lib.hygiene.placeholders import (
     in_marker,
     is_placeholder,
     marker,
+    word_set,
 )
 from model_foundry.lib.hygiene.provider_tokens import MORE_PROVIDER_RULES
 from model_foundry.lib.hygiene.rules import (
@@ -321,8 +322,8 @@ _SEED_WINDOW = 200
 _SEED_WORDS = re.compile(r"(?<![\w-])(?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8}(?![\w-])")
 _SEED_LENGTHS = frozenset({12, 15, 18, 21, 24})
 # A sentence has some of these; a recovery phrase (a draw from a word list) seldom does.
-_SENTENCE_WORDS = frozenset(
-    "the and for with from this that are was you your our not but have has will into".split()
+_SENTENCE_WORDS = word_set(
+    "the and for with from this that are was you your our not but have has will into"
 )
 
 
