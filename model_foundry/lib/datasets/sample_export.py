@@ -11,6 +11,7 @@ hygiene, views, card and manifest as the session export (``lib/exports``).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -134,7 +135,7 @@ def export_samples(
         group_of=lambda r: r["prompt_id"],
         deduplicate=False,
         filters=SAMPLE_FILTERS,
-        gates=Gates(CAUSES, lambda r: sample_gate(r, gates)),
+        gates=Gates(CAUSES, functools.partial(sample_gate, config=gates), in_workers=True),
     )
     records = sample_records(db_path, target.name, target.version)
     made_by = {"run": run or "model-foundry dataset collect"}

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from model_foundry.lib import settings, storage
 from model_foundry.lib.exports.spool import HashSpool
-from model_foundry.lib.exports.workers import ScrubPool, ScrubRecord, default_workers
+from model_foundry.lib.exports.workers import ScrubPool, ScrubRecord, Then, default_workers
 from model_foundry.lib.hygiene.dedup import DedupConfig, find_duplicate_sketches, text_sketch
 from model_foundry.lib.hygiene.record import RecordScrubber
 from model_foundry.lib.hygiene.splits import assign_group_splits
@@ -108,12 +108,16 @@ class ExportHygiene:
         return scrub_session_record(self.scrubber, record)
 
     def scrub_all(
-        self, records: Iterable[dict[str, Any]], scrub_record: ScrubRecord = scrub_session_record
+        self,
+        records: Iterable[dict[str, Any]],
+        scrub_record: ScrubRecord = scrub_session_record,
+        then: Then | None = None,
     ) -> Iterator[tuple[dict[str, Any], Mapping[str, int]]]:
-        """Every record scrubbed by ``scrub_record``, in order, in the worker processes."""
+        """Every record scrubbed by ``scrub_record``, in order, in the worker processes (with
+        ``then``'s result on it under ``workers.THEN``)."""
         pool = ScrubPool(self.scrubber, scrub_record, self.workers)
         self.pools.append(pool)
-        return pool.scrub_all(records)
+        return pool.scrub_all(records, then)
 
     def scrub_value(self, value: Any) -> tuple[Any, Mapping[str, int]]:
         return self.scrubber.scrub(value)

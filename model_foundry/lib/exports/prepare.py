@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 from model_foundry.lib.decontamination.match import CAUSE as CONTAMINATED
 from model_foundry.lib.decontamination.match import Decontaminator
 from model_foundry.lib.exports.layouts import CONTAMINATION
+from model_foundry.lib.exports.workers import THEN, Then
 
 # Filters a run may apply; the default for sessions drops only what has nothing to learn.
 FILTERS: dict[str, Callable[[dict[str, Any]], bool]] = {
@@ -74,10 +75,13 @@ class ClusterIndex(Protocol):
 @dataclass(frozen=True)
 class Gates:
     """The quality gates an export applies to model answers: ``check`` gives a record's
-    cause among ``causes``, or None."""
+    cause among ``causes``, or None. With ``in_workers``, ``check`` (then picklable) runs in
+    the scrub workers, right after each record's scrub: on short answers the gates cost as
+    much as the scrub, and the parent alone would be what an export waits on."""
 
     causes: tuple[str, ...]
     check: Callable[[dict[str, Any]], str | None]
+    in_workers: bool = False
 
 
 class Hygiene(Protocol):
@@ -88,9 +92,10 @@ class Hygiene(Protocol):
         ...
 
     def scrub_all(
-        self, records: Iterable[dict[str, Any]]
+        self, records: Iterable[dict[str, Any]], then: Then | None = None
     ) -> Iterator[tuple[dict[str, Any], Mapping[str, int]]]:
-        """:meth:`scrub` of every record, in order (possibly in other processes)."""
+        """:meth:`scrub` of every record, in order (possibly in other processes); with
+        ``then``, its result on the scrubbed record stored in it under ``THEN``."""
         ...
 
     def scrub_value(self, value: Any) -> tuple[Any, Mapping[str, int]]:
@@ -273,14 +278,17 @@ class _Pass:
     ) -> None:
         with pq.ParquetWriter(self.prepared.spool, self.schema) as spool:
             batch: list[tuple[dict[str, Any], str | None]] = []
-            for clean, counts in hygiene.scrub_all(records):
+            gates = self.gates
+            then = gates.check if gates is not None and gates.in_workers else None
+            for clean, counts in hygiene.scrub_all(records, then=then):
                 self.redactions.update(counts)
                 reason = next((f for f in self.filters if FILTERS[f](clean)), None)
                 if reason:
                     self.removed[reason] += 1
                 dropped = f"filter:{reason}" if reason else None
-                if self.gates is not None:
-                    clean["gate"] = cause = self.gates.check(clean)
+                if gates is not None:
+                    cause = clean.pop(THEN) if then is not None else gates.check(clean)
+                    clean["gate"] = cause
                     if cause:
                         self.held_back[cause] += 1
                         dropped = dropped or f"gate:{cause}"

@@ -6,7 +6,8 @@ and a string's scrubbed form depends only on the string, the hygiene file and th
 ``spawn``: the parent holds DuckDB connections and threads, which a fork would copy half-way)
 each build the same scrubber and take chunks of records; the parent reads, checks, clusters
 and writes meanwhile, and takes the results back in the order the records came. What comes
-out is the same record for record as scrubbing in the parent, at any number of workers.
+out is the same record for record as scrubbing in the parent, at any number of workers. The
+quality gates, as costly as the scrub on short answers, run there too (``then``).
 
 At most ``2 x workers + 1`` chunks are out at once, so memory stays flat however long the
 export. An export of fewer than :data:`POOL_FROM` records is scrubbed in the parent: starting
@@ -31,6 +32,10 @@ from model_foundry.lib.hygiene.record import RecordScrubber
 
 ScrubRecord = Callable[[RecordScrubber, dict[str, Any]], tuple[dict[str, Any], Mapping[str, int]]]
 Scrubbed = tuple[dict[str, Any], Mapping[str, int]]
+# What else is worked out of each scrubbed record where it is scrubbed (the quality gates):
+# stored under :data:`THEN` in the record; picklable, as it travels to the workers.
+Then = Callable[[dict[str, Any]], Any]
+THEN = "_then"
 # A chunk's scrubbed records, the worker's pid and its peak memory (MB).
 _Done = tuple[list[Scrubbed], int, float]
 
@@ -58,10 +63,20 @@ def _peak_rss_mb() -> float:
     return 0.0
 
 
-def _chunk(records: list[dict[str, Any]]) -> _Done:
+def _scrubbed(
+    scrubber: RecordScrubber, scrub_record: ScrubRecord, record: dict[str, Any], then: Then | None
+) -> Scrubbed:
+    clean, counts = scrub_record(scrubber, record)
+    if then is not None:
+        clean[THEN] = then(clean)
+    return clean, counts
+
+
+def _chunk(records: list[dict[str, Any]], then: Then | None = None) -> _Done:
     assert _scrubber is not None and _scrub_record is not None
     out = [
-        (clean, dict(counts)) for clean, counts in (_scrub_record(_scrubber, r) for r in records)
+        (clean, dict(counts))
+        for clean, counts in (_scrubbed(_scrubber, _scrub_record, r, then) for r in records)
     ]
     return out, os.getpid(), _peak_rss_mb()
 
@@ -83,18 +98,24 @@ class ScrubPool:
         self.pool_from = pool_from
         self.peak_rss_mb: dict[int, float] = {}
 
-    def scrub_all(self, records: Iterable[dict[str, Any]]) -> Iterator[Scrubbed]:
-        """Each record scrubbed, in the order given."""
+    def scrub_all(
+        self, records: Iterable[dict[str, Any]], then: Then | None = None
+    ) -> Iterator[Scrubbed]:
+        """Each record scrubbed, in the order given; with ``then``, its result on the scrubbed
+        record stored in it under :data:`THEN`, worked out in the same process."""
         records = iter(records)
         head = list(itertools.islice(records, self.pool_from))
         if self.workers < 1 or len(head) < self.pool_from:
             for record in itertools.chain(head, records):
-                yield self.scrub_record(self.scrubber, record)
+                yield self._here(record, then)
             return
-        for done in self._pooled(itertools.chain(head, records)):
+        for done in self._pooled(itertools.chain(head, records), then):
             yield from done
 
-    def _pooled(self, records: Iterator[dict[str, Any]]) -> Iterator[Scrubbed]:
+    def _here(self, record: dict[str, Any], then: Then | None) -> Scrubbed:
+        return _scrubbed(self.scrubber, self.scrub_record, record, then)
+
+    def _pooled(self, records: Iterator[dict[str, Any]], then: Then | None) -> Iterator[Scrubbed]:
         pool = ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=mp.get_context("spawn"),
@@ -108,7 +129,7 @@ class ScrubPool:
             try:
                 while chunk := list(itertools.islice(records, CHUNK)):
                     unsent = chunk
-                    out.append((pool.submit(_chunk, chunk), chunk))
+                    out.append((pool.submit(_chunk, chunk, then), chunk))
                     unsent = []
                     if len(out) > 2 * self.workers:
                         yield self._take(out[0][0])
@@ -122,10 +143,10 @@ class ScrubPool:
                 # it held and the rest are scrubbed here, in order, so the export completes.
                 log.warning("scrub workers stopped (%s); scrubbing in this process", exc)
                 for _, chunk in out:
-                    yield [self.scrub_record(self.scrubber, r) for r in chunk]
+                    yield [self._here(r, then) for r in chunk]
                 out.clear()
                 for record in itertools.chain(unsent, records):
-                    yield [self.scrub_record(self.scrubber, record)]
+                    yield [self._here(record, then)]
         finally:
             for pending, _ in out:
                 pending.cancel()
@@ -145,4 +166,4 @@ def default_workers() -> int:
     return 0 if (cores or 1) < 2 else min(8, cores or 1)
 
 
-__all__ = ["CHUNK", "POOL_FROM", "ScrubPool", "ScrubRecord", "default_workers"]
+__all__ = ["CHUNK", "POOL_FROM", "THEN", "ScrubPool", "ScrubRecord", "Then", "default_workers"]

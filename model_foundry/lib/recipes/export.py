@@ -40,6 +40,7 @@ from model_foundry.lib.exports.layouts import HYGIENE_FIELDS, MESSAGE, Layout, s
 from model_foundry.lib.exports.prepare import ClusterIndex, Gates
 from model_foundry.lib.exports.published import ExportOutcome, ExportTarget
 from model_foundry.lib.exports.versions import MANIFEST, choose_version
+from model_foundry.lib.exports.workers import Then
 from model_foundry.lib.hygiene.record import RecordScrubber
 from model_foundry.lib.recipes.card import recipe_section
 from model_foundry.lib.recipes.records import (
@@ -112,10 +113,10 @@ class RecipeHygiene:
         return scrub_recipe_record(tuple(self.text_fields), self.inner.scrubber, record)
 
     def scrub_all(
-        self, records: Iterable[dict[str, Any]]
+        self, records: Iterable[dict[str, Any]], then: Then | None = None
     ) -> Iterator[tuple[dict[str, Any], Mapping[str, int]]]:
         scrub = functools.partial(scrub_recipe_record, tuple(self.text_fields))
-        return self.inner.scrub_all(records, scrub)
+        return self.inner.scrub_all(records, scrub, then=then)
 
     def scrub_value(self, value: Any) -> tuple[Any, Mapping[str, int]]:
         return self.inner.scrub_value(value)

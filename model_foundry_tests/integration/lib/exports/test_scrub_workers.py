@@ -13,7 +13,7 @@ import pytest
 
 from model_foundry.devtools.bench import datasets as bench
 from model_foundry.lib.exports.hygiene import ExportHygiene, scrub_session_record
-from model_foundry.lib.exports.workers import ScrubPool
+from model_foundry.lib.exports.workers import THEN, ScrubPool
 from model_foundry.lib.hygiene.record import RecordScrubber
 from model_foundry.lib.storage import connect
 from model_foundry.lib.trajectories.export import SessionExport, export_session_dataset
@@ -94,4 +94,25 @@ def test_a_dead_worker_s_records_are_scrubbed_in_the_parent(
     pool = ScrubPool(scrubber, _dies_in_a_worker, workers=2, pool_from=10)
     pooled = list(pool.scrub_all(records))
     assert not pool.peak_rss_mb, "no worker finished a chunk"
+    assert [c for c, _ in pooled] == [c for c, _ in alone]
+
+
+def _answer_length(record: dict) -> int:
+    """A stand-in for the gates: any picklable function of the scrubbed record."""
+    return sum(len(m.get("content") or "") for m in record["messages"])
+
+
+def test_what_runs_after_the_scrub_in_workers_is_what_the_parent_works_out(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "sessions.duckdb"
+    bench.fill(db, 300)
+    records = _records(db)
+    scrubber = RecordScrubber(salt=b"then")
+    pool = ScrubPool(scrubber, scrub_session_record, workers=2, pool_from=10)
+    pooled = list(pool.scrub_all(records, _answer_length))
+    assert len(pool.peak_rss_mb) == 2, "both workers scrubbed"
+    alone = list(ScrubPool(scrubber, scrub_session_record, workers=0).scrub_all(records))
+    # Worked out on the scrubbed record (markers counted), as the parent would.
+    assert [c.pop(THEN) for c, _ in pooled] == [_answer_length(c) for c, _ in alone]
     assert [c for c, _ in pooled] == [c for c, _ in alone]

@@ -22,6 +22,7 @@ from model_foundry.lib.exports.hygiene import ExportHygiene
 from model_foundry.lib.exports.layouts import SESSIONS
 from model_foundry.lib.exports.prepare import prepare, varying_text
 from model_foundry.lib.exports.published import ExportTarget
+from model_foundry.lib.exports.workers import THEN, Then
 from model_foundry.lib.gates.config import CAUSES, GateConfig
 from model_foundry.lib.hygiene.measure import TextWorld, perturb
 from model_foundry.lib.hygiene.record import RecordScrubber
@@ -49,9 +50,13 @@ class RecordingHygiene:
         return clean, {"password": found} if found else {}
 
     def scrub_all(
-        self, records: Iterable[dict[str, Any]]
+        self, records: Iterable[dict[str, Any]], then: Then | None = None
     ) -> Iterator[tuple[dict[str, Any], Mapping[str, int]]]:
-        return map(self.scrub, records)
+        for record in records:
+            clean, counts = self.scrub(record)
+            if then is not None:
+                clean[THEN] = then(clean)
+            yield clean, counts
 
     def cluster_index(self) -> RecordingHygiene:
         self.added: list[tuple[str, float]] = []
