@@ -35,8 +35,13 @@ _MORSE = re.compile(r"[.\-–—−·•/| \t\n]+")
 _REGEX_CONSTRUCT = re.compile(
     r"\\[dDwWsSbB.]|\[[^\]\n]+\]|\(\?[:=!<]|\{\d+(?:,\d*)?\}|^\^|\$$", re.M
 )
-_ENCODED = re.compile(
-    r"[01]+|(?:0[xX])?[0-9a-fA-F]+|[A-Za-z0-9+/]+={0,2}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
+# An encoding's groups, each answer all of one: binary, hex, base64 (a digit, ``+``, ``/`` or
+# padding in it, or it is a word), UUIDs.
+_ENCODINGS = (
+    re.compile(r"[01]+"),
+    re.compile(r"(?:0[xX])?[0-9a-fA-F]+"),
+    re.compile(r"(?=\S*[0-9+/=])[A-Za-z0-9+/]{4,}={0,2}"),
+    re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"),
 )
 _ADDRESS = re.compile(
     r"(?:\d{1,3}\.){3}\d{1,3}(?:/\d{1,2})?"  # IPv4 (a CIDR too)
@@ -72,7 +77,7 @@ def _regex(answer: str) -> bool:
 
 def _encoded(answer: str) -> bool:
     tokens = _tokens(answer)
-    return bool(tokens) and all(_ENCODED.fullmatch(t) for t in tokens)
+    return bool(tokens) and any(all(e.fullmatch(t) for t in tokens) for e in _ENCODINGS)
 
 
 def _addresses(answer: str) -> bool:
@@ -135,23 +140,16 @@ FORMS = (
         _words(
             r"count|counting|countdown|numbers|digits|integers|floats|decimals|primes"
             r"|powers|squares|cubes|fibonacci|sequence|series|table|grid|matrix|multiplication"
-            r"|token ids|数|表|九九|累乗|並べ"
+            r"|数|表|九九|累乗|並べ"
         ),
         many_figures,
         frozenset({"noise_digits"}),
         max_chars=4 * MAX_CHARS,
     ),
+    # The cause is the shape here: a keyboard walk, lines that come back.
+    Form("keyboard", _words("keyboard|qwerty|キーボード"), _any, frozenset({"noise_keyboard"})),
     Form(
-        "keyboard",
-        _words("keyboard|qwerty|キーボード"),
-        _any,
-        frozenset({"noise_keyboard", "noise_consonants"}),
-    ),
-    Form(
-        "refrain",
-        _words("refrain|chorus|over and over|only (?:of )?the word|same word|繰り返し"),
-        _any,
-        frozenset({"repetition"}),
+        "refrain", _words("refrain|chorus|only (?:of )?the word"), _any, frozenset({"repetition"})
     ),
 )
 

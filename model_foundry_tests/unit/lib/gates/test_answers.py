@@ -455,6 +455,9 @@ TOPIC_NOT_FORM = [
         "Sure!!! ### @@@ ^^^ ~~~ ||| +++ === !!! ### @@@ ^^^ ~~~",
     ),
     ("How do regex engines backtrack?", "xkqzv bplmt wrrtn qzxvk plmbt zzxqv kptrw bbmlq"),
+    # Words are no base64 groups; a keyboard named waives only a keyboard walk.
+    ("Is binary search faster than hex lookup?", "xkqzv bplmt wrrtn qzxvk plmbt zzxqv kptrw"),
+    ("Why does my keyboard double letters?", "xkqzv bplmt wrrtn qzxvk plmbt zzxqv kptrw"),
 ]
 
 
