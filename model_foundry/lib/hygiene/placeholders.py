@@ -98,9 +98,16 @@ PLAIN_VALUES = word_set(
 )
 
 
+# Hiragana words parted by spaces: a passphrase (Japanese writes no spaces between words).
+_KANA_WORDS = re.compile(r"[ぁ-ゖー]+(?:[ \u3000][ぁ-ゖー]+)+")
+
+
 def _few_distinct(body: str) -> bool:
-    # Letters of any script count: a hiragana passphrase is not empty of them.
-    core = re.sub(r"[\W_]", "", body).lower()
+    # ASCII letters and digits only: a value of Japanese words under a credential key is a
+    # screen's label (``"password": "パスワード"``), not a value; a hiragana passphrase is.
+    core = re.sub(r"[^A-Za-z0-9]", "", body).lower()
+    if not core and _KANA_WORDS.fullmatch(body.strip()):
+        core = re.sub(r"\s", "", body)
     return len(set(core)) <= (4 if len(core) >= 8 else 2)
 
 

@@ -528,6 +528,8 @@ NEGATIVES: list[tuple[str, str]] = [
     ("ja_bracketed_screen", "パスワードは「設定画面」から変更できます。「パスワードを忘れた場合」"),
     ("key_paths", "PrivateKeyFile = /etc/wireguard/private.key\npw_path: /run/secrets/pw"),
     ("etag", 'ETag: W/"e5210e3e-og0LfS_JC8myvopfE-jaFWSQf-K"\nIf-None-Match: "8f3kDq2LmZ"'),
+    # A translation file's labels under credential keys are words, not values.
+    ("ja_labels", '{"password": "パスワード", "token": "トークンを入力してください"}'),
     ("joined_literals", "msg = 'Hello, ' +\n  'world'\nurl = base + '/api/v1/' + 'items'"),
     ("securestring_variable", '$s = ConvertTo-SecureString "$pw" -AsPlainText -Force'),
     ("password_is_quoted_prose", 'The password is "required" for every account.'),
