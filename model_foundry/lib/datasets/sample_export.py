@@ -44,8 +44,8 @@ ORDER BY prompt_id, role, sample_index, request_key
 """
 _FETCH = 1000
 # DuckDB sorts a version's samples before it returns the first, in memory up to its
-# ``memory_limit`` (80% of RAM unless set) and beside the file past that: left alone, the
-# sort of a million samples held 740 MB (docs/benchmarks.md). Capped while they are read.
+# ``memory_limit`` (80% of RAM unless set) and beside the file past that: left alone, an
+# export's memory grew with its samples (docs/benchmarks.md). Capped while they are read.
 SORT_MEMORY = "256MB"
 _EMPTY_MESSAGE = {"reasoning": None, "tool_calls": [], "tool_call_id": None, "name": None}
 
