@@ -415,6 +415,20 @@ class BatchWriter:
         self.release()
 
 
+def memory_limit(con: duckdb.DuckDBPyConnection) -> str:
+    """The database's ``memory_limit`` as DuckDB prints it (``18.8 GiB``)."""
+    row = con.execute("SELECT current_setting('memory_limit')").fetchone()
+    return str(row[0]) if row else ""
+
+
+def set_memory_limit(con: duckdb.DuckDBPyConnection, limit: str) -> None:
+    """Set the database's ``memory_limit`` (all its connections share it) to a size."""
+    if not _MEMORY_LIMIT.fullmatch(limit):
+        raise ValueError(f"memory limit {limit!r} is not like '64MB' or '1GiB'")
+    # Checked above; SET takes no parameters.
+    con.execute(f"SET memory_limit = '{limit}'")
+
+
 def run_in_transaction(
     path: str | Path,
     work: Callable[[duckdb.DuckDBPyConnection], T],
@@ -473,6 +487,8 @@ __all__ = [
     "backoff_delays",
     "connect",
     "insert_new_rows",
+    "memory_limit",
     "run_in_transaction",
+    "set_memory_limit",
     "snapshot",
 ]

@@ -76,8 +76,8 @@ def sample_records(db_path: str | Path, name: str, version: str) -> Iterator[dic
     for what the order costs)."""
     with storage.connect(db_path) as con:
         # The setting is the database's, not the connection's: put back once read.
-        (before,) = con.execute("SELECT current_setting('memory_limit')").fetchone() or ("",)
-        con.execute(f"SET memory_limit = '{SORT_MEMORY}'")
+        before = storage.memory_limit(con)
+        storage.set_memory_limit(con, SORT_MEMORY)
         try:
             cursor = con.execute(_SAMPLES, [name, version])
             columns = [d[0] for d in cursor.description]
@@ -85,7 +85,7 @@ def sample_records(db_path: str | Path, name: str, version: str) -> Iterator[dic
                 for values in rows:
                     yield sample_record(dict(zip(columns, values, strict=True)))
         finally:
-            con.execute(f"SET memory_limit = '{before}'")
+            storage.set_memory_limit(con, before)
 
 
 def scrubbed_pairs(
