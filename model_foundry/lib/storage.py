@@ -321,8 +321,8 @@ class BatchWriter:
         self.path = Path(path)
         self.lock_timeout_s = _lock_timeout(lock_timeout_s)
         self.max_hold_s = max_hold_s
-        if memory_limit is not None and not _MEMORY_LIMIT.fullmatch(memory_limit):
-            raise ValueError(f"memory limit {memory_limit!r} is not like '64MB' or '1GiB'")
+        if memory_limit is not None:
+            _check_memory_limit(memory_limit)
         self.memory_limit = memory_limit
         if threads is not None and (
             isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
@@ -349,9 +349,9 @@ class BatchWriter:
             if self.defer_merges:
                 self._con.execute("SET max_vacuum_tasks = 0")
             if self.memory_limit:
-                # Validated above; SET takes no parameters. Left unlimited, DuckDB's cache
-                # grows with the table, so a long drain's memory would grow with history.
-                self._con.execute(f"SET memory_limit = '{self.memory_limit}'")
+                # Left unlimited, DuckDB's cache grows with the table, so a long drain's
+                # memory would grow with history.
+                set_memory_limit(self._con, self.memory_limit)
             if self.threads:
                 # Checked to be a positive int in __init__; SET takes no parameters.
                 self._con.execute(f"SET threads = {int(self.threads)}")
@@ -421,10 +421,14 @@ def memory_limit(con: duckdb.DuckDBPyConnection) -> str:
     return str(row[0]) if row else ""
 
 
-def set_memory_limit(con: duckdb.DuckDBPyConnection, limit: str) -> None:
-    """Set the database's ``memory_limit`` (all its connections share it) to a size."""
+def _check_memory_limit(limit: str) -> None:
     if not _MEMORY_LIMIT.fullmatch(limit):
         raise ValueError(f"memory limit {limit!r} is not like '64MB' or '1GiB'")
+
+
+def set_memory_limit(con: duckdb.DuckDBPyConnection, limit: str) -> None:
+    """Set the database's ``memory_limit`` (all its connections share it) to a size."""
+    _check_memory_limit(limit)
     # Checked above; SET takes no parameters.
     con.execute(f"SET memory_limit = '{limit}'")
 

@@ -58,8 +58,6 @@ SQL_METHODS = {"execute", "executemany", "sql", "query"}
 
 
 REVIEWED = {
-    ("lib/storage.py", "self.memory_limit"): "checked against _MEMORY_LIMIT in __init__; SET "
-    "takes no parameters",
     ("lib/storage.py", "limit"): "checked against _MEMORY_LIMIT right before; SET takes no "
     "parameters",
     ("lib/storage.py", "int(self.threads)"): "a positive int checked in __init__ and cast by "
