@@ -65,6 +65,7 @@ _REFERENCE = re.compile(
     r"""^(?:
         \$\{[^}]*\}            # ${TOKEN}
       | \$\(?[A-Za-z_]\w*\)?(?:->?.*|\[.*|::.*)?  # $TOKEN, $(TOKEN), PHP's $request->input(...)
+      | \$(?i:env):[A-Za-z_]\w*  # PowerShell's $env:TOKEN ($Env: too)
       | %\([A-Za-z_]\w*\)[sdr]  # %(password)s, Python's %-format
       | \$\([^()]*\)          # $(cat /run/secrets/token): the command that reads it
       | `[^`]*`                # the same in backticks

@@ -219,7 +219,7 @@ class SecretScrubber:
         for rule in self.config.rules:
             text = self._apply(rule, text, counts)
         text = self._named(text, counts)
-        text = seed_phrases(text, counts)
+        text = seed_phrases(text, counts, self._take)
         # Last: a name in prose is the weakest sign, and every rule above names its kind.
         return self._prose(text, counts)
 
@@ -254,11 +254,13 @@ class SecretScrubber:
         return self._named_allowing(text, counts)
 
     def _named_allowing(self, text: str, counts: Counter[str]) -> str:
-        # Allowlisted values are hidden from the name rules, then put back.
+        # Allowlisted values are hidden from the name rules, then put back. The stand-in is
+        # shaped as a marker, so a name rule sees a placeholder where the value stood: any
+        # other stand-in would be taken for the value (``TOKEN=<stand-in>``) and scrubbed.
         kept: dict[str, str] = {}
 
         def hide(match: re.Match[str]) -> str:
-            key = f"\x00allow{len(kept)}\x00"
+            key = f"{MARKER_PREFIX}allowed-{len(kept)}\x00]"
             kept[key] = match.group(0)
             return key
 
@@ -307,7 +309,7 @@ class SecretScrubber:
             text = word_passwords(text, counts, self._take)
             text = self._backstop.scrub(text, counts)
         if MARKER_PREFIX in text:
-            text = _concatenated(text)
+            text = _concatenated(text, self._take)
         return text
 
 
@@ -327,9 +329,10 @@ _SENTENCE_WORDS = word_set(
 )
 
 
-def seed_phrases(text: str, counts: Counter[str]) -> str:
+def seed_phrases(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
     """Recovery phrases after their cue (see :data:`_SEED_CUE`): 12, 15, 18, 21 or 24
-    lowercase words of 3 to 8 letters, no sentence's small words among them."""
+    lowercase words of 3 to 8 letters, no sentence's small words among them (and ``take``
+    must agree: an allowed phrase stays)."""
     lowered = text.lower()
     if not any(hint in lowered for hint in _SEED_HINTS):
         return text
@@ -339,7 +342,11 @@ def seed_phrases(text: str, counts: Counter[str]) -> str:
         if found is None:
             continue
         words = found.group(0).split()
-        if len(words) in _SEED_LENGTHS and _SENTENCE_WORDS.isdisjoint(words):
+        if (
+            len(words) in _SEED_LENGTHS
+            and _SENTENCE_WORDS.isdisjoint(words)
+            and take(found.group(0))
+        ):
             spans.append(found.span())
     for start, end in sorted(set(spans), reverse=True):
         counts["secret"] += 1
@@ -347,12 +354,13 @@ def seed_phrases(text: str, counts: Counter[str]) -> str:
     return text
 
 
-def _concatenated(text: str) -> str:
+def _concatenated(text: str, take: Callable[[str], bool]) -> str:
     """The rest of a split secret (see :data:`_CONCATENATED`) as a marker of the first
-    part's kind; not counted again, since it is the same value."""
+    part's kind; not counted again, since it is the same value. ``take`` says which rests
+    may go (placeholders and allowed values stay)."""
 
     def repl(match: re.Match[str]) -> str:
-        if is_placeholder(match.group("rest")):
+        if not take(match.group("rest")):
             return match.group(0)
         head = match.group(0)[: match.start("rest") - match.start()]
         return head + marker(match.group("kind")) + match.group("q2")

@@ -498,6 +498,7 @@ NEGATIVES: list[tuple[str, str]] = [
     ("sha_and_uuid", "commit 3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6d7e8f901 id 2f1c9a4e-5b7d-4e2a-9c3f"),
     ("image_base64", "data:image/png;base64," + base64.b64encode(bytes(range(256))).decode()),
     ("path_pwd", "PWD=/srv/app\nOLDPWD=/srv/old\nPWD=~/src"),
+    ("powershell_env_reference", 'password = "$env:DB_PASS"\n$cred = $Env:API_TOKEN'),
     ("versions", "python 3.11.7, node v20.11.1, numpy==1.26.4"),
     ("code_dotted", "RegKey = win32api.RegKey\n    authkey=self._authkey, exposed=None,"),
     ("code_snake_hex", "RC4_KEY = rc4_key_st\n_DD_SIGNATURE = 0x08074b50"),
