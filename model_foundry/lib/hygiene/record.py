@@ -14,6 +14,11 @@ dicts and lists and treats every string the same way:
 Keys are left as they are. The counts say how many markers of each kind were written; the
 dataset card and manifest report them.
 
+A secret found once is removed wherever else the record holds it (:func:`echoes`): an agent
+sets a token where a rule sees it (``export TOKEN=...``), then the value comes back where
+none could (a tool's output, an error message, a note "raw value: ..."), percent-encoded or
+decoded, or escaped inside a JSON string.
+
 A string's scrubbed form depends on nothing but the string (and the scrubber's rules and
 salt), so each scrubber remembers the strings it has seen: the system prompts, tool schemas,
 tool names and call types that every record of an export repeats are scrubbed once. The
@@ -23,13 +28,16 @@ memory is bounded (``_CACHE_CHARS``) and cleared when full.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
+from urllib.parse import quote, quote_plus, unquote
 
 from model_foundry.lib.hygiene.config import HygieneConfig, load_config
 from model_foundry.lib.hygiene.names import secret_name_kind, value_is_secret
 from model_foundry.lib.hygiene.pii import PiiScrubber, load_salt
-from model_foundry.lib.hygiene.placeholders import is_placeholder, marker
+from model_foundry.lib.hygiene.placeholders import MARKER_PREFIX, is_placeholder, marker
 from model_foundry.lib.hygiene.secrets import SecretScrubber
 
 # What the remembered strings may hold, in characters (inputs and outputs): some 64 MB at
@@ -38,8 +46,71 @@ _CACHE_CHARS = 16 * 2**20
 # A Kubernetes Secret's fields whose values are all secret, and their marker's kind.
 _SECRET_DATA = ("data", "stringData")
 _K8S_KIND = "k8s_secret"
-# A string's scrubbed form and the markers it got, by kind.
-_Scrubbed = tuple[str, tuple[tuple[str, int], ...]]
+# A string's scrubbed form, the markers it got by kind, and the values they replaced with
+# their kinds.
+_Scrubbed = tuple[str, tuple[tuple[str, int], ...], tuple[tuple[str, str], ...]]
+# Our markers, their kind captured (the same shape as ``placeholders.marker`` writes).
+_MARKER_KIND = re.compile(r"\[REDACTED:([^\]\s]{1,64})\]")
+# A removed value shorter than this is not looked for elsewhere: a PIN or a short word
+# would take the same digits or letters out of unrelated text.
+ECHO_MIN_CHARS = 8
+
+
+def removed_values(before: str, after: str) -> list[tuple[str, str]]:
+    """The values the markers in ``after`` stand for in ``before``, with their kinds.
+
+    ``after`` is ``before`` with spans replaced by markers and nothing else changed, so the
+    text between markers is found in ``before`` in order and what lies between is removed.
+    Adjacent markers give one value (of the first kind). A marker that ``before`` already
+    held is no value. If the text does not line up (a pass changed more than a span), the
+    values found up to there are returned."""
+    pieces = _MARKER_KIND.split(after)
+    if len(pieces) == 1 or not before.startswith(pieces[0]):
+        return []
+    texts, kinds = pieces[0::2], pieces[1::2]
+    found: list[tuple[str, str]] = []
+    at = len(texts[0])
+    kind: str | None = None
+    for text, next_kind in zip(texts[1:], kinds, strict=True):
+        kind = kind or next_kind
+        if not text:
+            continue  # the next marker follows at once: one value
+        end = before.find(text, at + 1)
+        if end < 0:
+            return found
+        if MARKER_PREFIX not in before[at:end]:
+            found.append((before[at:end], kind))
+        at, kind = end + len(text), None
+    if kind is not None and at < len(before) and MARKER_PREFIX not in before[at:]:
+        found.append((before[at:], kind))
+    return found
+
+
+def _forms(value: str) -> set[str]:
+    """``value`` as a text may hold it again: as written, percent-decoded or -encoded, and
+    escaped inside a JSON string."""
+    forms = {value, quote(value, safe=""), quote_plus(value, safe="")}
+    if "%" in value:
+        forms.add(unquote(value))
+    forms.add(json.dumps(value, ensure_ascii=False)[1:-1])
+    return {f for f in forms if len(f) >= ECHO_MIN_CHARS}
+
+
+def echo_pattern(
+    values: Iterable[tuple[str, str]],
+) -> tuple[re.Pattern[str], dict[str, str]] | None:
+    """One pattern for every form of every value worth looking for (see :data:`ECHO_MIN_CHARS`),
+    longest first, and each form's kind; ``None`` when there is none."""
+    kinds: dict[str, str] = {}
+    for value, kind in values:
+        if len(value) < ECHO_MIN_CHARS or is_placeholder(value) or MARKER_PREFIX in value:
+            continue
+        for form in _forms(value):
+            kinds.setdefault(form, kind)
+    if not kinds:
+        return None
+    ordered = sorted(kinds, key=len, reverse=True)
+    return re.compile("|".join(re.escape(form) for form in ordered)), kinds
 
 
 class RecordScrubber:
@@ -51,6 +122,8 @@ class RecordScrubber:
         self.pii = PiiScrubber(salt, self.config.pii)
         self._seen: dict[str, _Scrubbed] = {}
         self._seen_chars = 0
+        # The values removed from the record being walked, with their kinds.
+        self._removed: dict[str, str] = {}
 
     @classmethod
     def from_settings(cls) -> RecordScrubber:
@@ -60,7 +133,7 @@ class RecordScrubber:
     def scrub_text(self, text: str, counts: Counter[str]) -> str:
         return self.pii.scrub(self.secrets.scrub(text, counts), counts)
 
-    def _fresh(self, text: str, counts: Counter[str]) -> str:
+    def _fresh(self, text: str, counts: Counter[str]) -> tuple[str, dict[str, str]]:
         head = text.lstrip()[:1]
         if head in ("{", "["):
             try:
@@ -69,18 +142,26 @@ class RecordScrubber:
                 inner = None
             if isinstance(inner, dict | list):
                 found: Counter[str] = Counter()
-                scrubbed = self._walk(inner, found)
+                outer, self._removed = self._removed, {}
+                try:
+                    scrubbed = self._walk(inner, found)
+                    removed = self._removed
+                finally:
+                    self._removed = outer
                 if not found:
-                    return text
+                    return text, {}
                 counts.update(found)
-                return json.dumps(scrubbed, ensure_ascii=False)
-        return self.scrub_text(text, counts)
+                return json.dumps(scrubbed, ensure_ascii=False), removed
+        secret_free = self.secrets.scrub(text, counts)
+        removed = dict(removed_values(text, secret_free)) if secret_free != text else {}
+        return self.pii.scrub(secret_free, counts), removed
 
     def _scrubbed(self, text: str) -> _Scrubbed:
         seen = self._seen.get(text)
         if seen is None:
             found: Counter[str] = Counter()
-            seen = (self._fresh(text, found), tuple(found.items()))
+            scrubbed, removed = self._fresh(text, found)
+            seen = (scrubbed, tuple(found.items()), tuple(removed.items()))
             self._seen_chars += len(text) + len(seen[0])
             if self._seen_chars > _CACHE_CHARS:
                 self._seen.clear()
@@ -89,21 +170,20 @@ class RecordScrubber:
         return seen
 
     def _string(self, text: str, counts: Counter[str]) -> str:
-        scrubbed, found = self._scrubbed(text)
+        scrubbed, found, removed = self._scrubbed(text)
         for kind, n in found:
             counts[kind] += n
+        self._removed.update(removed)
         return scrubbed
 
     def _named_value(self, key: str, value: str, counts: Counter[str]) -> str:
-        scrubbed, found = self._scrubbed(value)
-        if not found:
+        if not self._scrubbed(value)[1]:
             kind = secret_name_kind(key)
             if kind and value_is_secret(kind, value) and not self.config.allowed(value):
                 counts[kind] += 1
+                self._removed[value] = kind
                 return marker(kind)
-        for kind, n in found:
-            counts[kind] += n
-        return scrubbed
+        return self._string(value, counts)
 
     def _secret_data(self, data: Any, counts: Counter[str]) -> Any:
         """A Kubernetes Secret's ``data``/``stringData``: every string value is secret,
@@ -114,6 +194,7 @@ class RecordScrubber:
         for key, item in data.items():
             if isinstance(item, str) and not is_placeholder(item) and not self.config.allowed(item):
                 counts[_K8S_KIND] += 1
+                self._removed[item] = _K8S_KIND
                 out[key] = marker(_K8S_KIND)
             else:
                 out[key] = self._walk(item, counts)
@@ -140,10 +221,38 @@ class RecordScrubber:
             return [self._walk(v, counts) for v in value]
         return value
 
+    def _echoes(
+        self, value: Any, pattern: re.Pattern[str], kinds: dict[str, str], counts: Counter[str]
+    ) -> Any:
+        if isinstance(value, str):
+            if pattern.search(value) is None:
+                return value
+
+            def repl(match: re.Match[str]) -> str:
+                kind = kinds[match.group(0)]
+                counts[kind] += 1
+                return marker(kind)
+
+            return pattern.sub(repl, value)
+        if isinstance(value, dict):
+            return {k: self._echoes(v, pattern, kinds, counts) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._echoes(v, pattern, kinds, counts) for v in value]
+        return value
+
     def scrub(self, record: Any) -> tuple[Any, Counter[str]]:
         """A scrubbed copy of ``record`` and how many markers of each kind it got."""
         counts: Counter[str] = Counter()
-        return self._walk(record, counts), counts
+        self._removed = {}
+        try:
+            scrubbed = self._walk(record, counts)
+            removed = [(v, k) for v, k in self._removed.items() if not self.config.allowed(v)]
+        finally:
+            self._removed = {}
+        echo = echo_pattern(removed) if removed else None
+        if echo is not None:
+            scrubbed = self._echoes(scrubbed, *echo, counts)
+        return scrubbed, counts
 
 
 def scrub(record: Any, scrubber: RecordScrubber | None = None) -> tuple[Any, dict[str, int]]:
