@@ -166,7 +166,8 @@ def value_is_secret(kind: str, value: str, *, unquoted: bool = False) -> bool:
         return False
     if is_placeholder(text) or text.lower() in PLAIN_VALUES:
         return False
-    if re.fullmatch(r"-?\d+(?:\.\d+)?|0x[0-9a-fA-F]+", text) and kind != "password":
+    # A number, but not a 256-bit key written in hex (``PRIVATE_KEY=0x<64 hex digits>``).
+    if re.fullmatch(r"-?\d+(?:\.\d+)?|0x[0-9a-fA-F]{1,63}", text) and kind != "password":
         return False
     # An attribute read (``self._authkey``, ``settings.API_TOKEN``) names the value, quoted
     # or not; a dotted token (``sk.eyJ1...``) is long and mixed, and goes.

@@ -109,6 +109,17 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
         lambda _value: True,
         ("solana", "keypair", "id.json"),
     ),
+    # An EVM wallet's private key: 0x and 64 hex digits, the shape of a transaction or block
+    # hash too, so only where the line says it signs: a Hardhat network's ``accounts: [...]``,
+    # a key-taking call (``new Wallet(``, ``Account.from_key(``, ``privateKeyToAccount(``)
+    # or a private-key, signer or deployer word before it. A bare ``0x<64>`` stays a hash.
+    rule(
+        "private_key",
+        r"(?i:private[ _-]?key|privkey|accounts[ \t]*:[ \t]*\[|wallet[ \t]*\(|from_?key[ \t]*\("
+        r"|signer|deployer)[^\n]{0,60}?"
+        rf"{_B}(?P<secret>0x[0-9a-fA-F]{{64}}){_E}",
+        keywords=("0x",),
+    ),
     # Account recovery (backup) codes after their name: groups of letters and digits joined by
     # hyphens (``4AET-AV70-5959-33MO``, GitHub's ``a1b2c-3d4e5``), one or a list of them. A
     # code holds a digit, so ``backup codes: none-left`` is no code.
