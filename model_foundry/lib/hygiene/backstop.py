@@ -122,7 +122,8 @@ _CUE_SUFFIX = (("pass", "password"), ("pwd", "password"), ("pw", "password"), ("
 # A name with one of these is about a digest, an id or a public value, not a secret.
 _VETO_WORDS = word_set(
     """hash hashes digest checksum sha sha1 sha224 sha256 sha384 sha512 md5 crc commit rev
-    revision fingerprint integrity public pub etag uuid guid nonce"""
+    revision fingerprint integrity public pub etag uuid guid nonce trace traceparent span
+    correlation"""
 )
 # Credential words in Japanese (and the kind each names); what follows them up to the value
 # holds no ASCII letter or digit (particles, punctuation, brackets).
@@ -160,13 +161,27 @@ _NOT_USER_FIELDS = word_set(
 # Where a value ends: a colon right after it is one more field (``host:5432``), a dot ends a
 # sentence, a comma a list.
 _TRAILING = ".,"
+# After a run's last ``$``: a shell prompt's space, then its command.
+_PROMPT_AFTER = re.compile(r"[ \t]+[A-Za-z./~]")
+
+
+def _trimmed(raw: str, text: str, start: int) -> str:
+    """The run ``raw`` at ``start`` without the sentence's marks after it, nor the prompt a
+    file printed without a last newline runs into (``<value>$ ls``)."""
+    trimmed = raw.rstrip(_TRAILING)
+    if trimmed.endswith("$") and _PROMPT_AFTER.match(text, start + len(trimmed)):
+        return trimmed[:-1]
+    return trimmed
 # URLs and the path segments after which a segment is a token.
 _URL = re.compile(r"\bhttps?://[^\s\"'<>`)\]]+")
 _HOOK_SEGMENT = re.compile(
     r"(?i)hook|token|^bot$|^incoming|^push$|^catch$|^trigger|^notify$|^callback$"
 )
-# Path segments after which a random segment is a content address, not a secret.
-_PUBLIC_SEGMENTS = word_set("ipfs ipns commit commits blob tree tag tags releases download")
+# Path segments after which a random segment is a content address or a shared document's
+# id (Google Docs' and Drive's ``/d/<id>``, ``/folders/<id>``), not a secret.
+_PUBLIC_SEGMENTS = word_set(
+    "ipfs ipns commit commits blob tree tag tags releases download d folders"
+)
 _DIGIT = re.compile(r"[0-9]")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -751,7 +766,7 @@ class Backstop:
         if (raw.islower() or raw.isupper()) and not _DIGIT.search(raw):
             return None
         start = match.start()
-        trimmed = raw.rstrip(_TRAILING)
+        trimmed = _trimmed(raw, text, start)
         end = start + len(trimmed)
         # ``name=value`` in one run (``myApiKeyProd=...``, ``-Dx.keyStorePassword=...``,
         # ``sig=...``): the name is the cue. ``-pVALUE``: the flag is.

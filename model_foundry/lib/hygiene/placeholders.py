@@ -99,6 +99,12 @@ PLAIN_VALUES = word_set(
 )
 
 
+# Defaults a product's own documentation publishes (MinIO's, Java's cacerts store's,
+# RabbitMQ's, Raspberry Pi OS's, Neo4j's, the official database images' examples): like
+# ``changeme``, every scanner tries them first, so hiding them protects nothing.
+PUBLISHED_DEFAULTS = word_set("minioadmin changeit guest raspberry neo4j admin root postgres")
+
+
 # Hiragana words parted by spaces: a passphrase (Japanese writes no spaces between words).
 _KANA_WORDS = re.compile(r"[ぁ-ゖー]+(?:[ \u3000][ぁ-ゖー]+)+")
 
@@ -118,7 +124,7 @@ def is_placeholder(value: str) -> bool:
     text = value.strip().strip("\"'`")
     if not text or MARKER_PREFIX in text:
         return True
-    if text.lower() in PLAIN_VALUES:
+    if text.lower() in PLAIN_VALUES or text.lower() in PUBLISHED_DEFAULTS:
         return True
     if _REFERENCE.match(text):
         return True

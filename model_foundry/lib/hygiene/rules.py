@@ -91,6 +91,17 @@ def _prefixed(
     )
 
 
+def _documentation_jwt(value: str) -> bool:
+    """The example token of jwt.io's debugger and of most JWT tutorials (its payload's
+    subject ``1234567890`` and name ``John Doe``): published, so no secret."""
+    payload = value.split(".")[1]
+    try:
+        decoded = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return b'"sub":"1234567890"' in decoded and b'"name":"John Doe"' in decoded
+
+
 def _decodes_to_user_and_password(value: str) -> bool:
     """``Basic`` credentials are base64 of ``user:password``; prose after "Basic" is not."""
     try:
@@ -284,10 +295,13 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     _prefixed("perplexity_api_key", r"pplx-", r"[A-Za-z0-9]{40,56}"),
     _prefixed("xai_api_key", r"xai-", r"[A-Za-z0-9]{70,90}"),
     _prefixed("age_secret_key", r"AGE-SECRET-KEY-1", r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
-    _rule(
+    Rule(
         "jwt",
-        rf"{_B}(?P<secret>eyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{8,}}){_E}",
-        keywords=("eyJ",),
+        re.compile(
+            rf"{_B}(?P<secret>eyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{8,}}){_E}"
+        ),
+        lambda value: not is_placeholder(value) and not _documentation_jwt(value),
+        ("eyJ",),
     ),
 )
 

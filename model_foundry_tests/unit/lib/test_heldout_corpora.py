@@ -61,7 +61,10 @@ EXPECTED = {
     # each to them, heldout5 two). Good answers in a form their prompt asks for (Morse,
     # emoji, a regex, a keyboard's rows; gates/asked.py): heldout6 and 7 keep one more blind.
     # 48+ figures unasked for are noise_digits: 1 or 2 more noise held per blind half.
-    ("heldout7", "tuned"): Figures(23, 26, 30, 30, 4, 92, 91, 95),
+    # 2026-12-07, later: a secret found once goes wherever the record holds it again, EVM
+    # keys where the line says it signs, published defaults and jwt.io's sample kept (tuned
+    # 4 -> 1 leaked, 91 -> 95 kept; no blind figure moved).
+    ("heldout7", "tuned"): Figures(23, 26, 30, 30, 1, 92, 95, 95),
     ("heldout7", "blind"): Figures(21, 25, 24, 29, 14, 93, 83, 89),
 }
 

@@ -23,6 +23,7 @@ from model_foundry.lib.hygiene.record import RecordScrubber
 
 ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 B64 = ALNUM + "+/"
+HEX = "0123456789abcdef"
 
 
 def _v(tag: str, n: int = 24, alphabet: str = ALNUM) -> str:
@@ -481,6 +482,26 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
         ["ghp_" + _v("split", 20), _v("split2", 16)],
         ["const KEY = '", "';"],
     ),
+    # An EVM wallet's key: in a Hardhat network, a key-taking call, under its name.
+    (
+        "evm_private_keys",
+        "networks: { sepolia: { accounts: ['0x" + _v("hh", 64, HEX) + "'] } }\n"
+        'const w = new ethers.Wallet("0x' + _v("ew", 64, HEX) + '", provider)\n'
+        "PRIVATE_KEY=0x" + _v("pk", 64, HEX),
+        [
+            "0x" + _v("hh", 64, HEX),
+            "0x" + _v("ew", 64, HEX),
+            "0x" + _v("pk", 64, HEX),
+        ],
+        ["networks: { sepolia: { accounts: ['", "new ethers.Wallet(", "PRIVATE_KEY="],
+    ),
+    # A key file printed without a last newline runs into the next prompt.
+    (
+        "printed_key_before_prompt",
+        "$ cat config/master.key\n" + _v("mk", 32, HEX) + "$ bin/rails s",
+        [_v("mk", 32, HEX)],
+        ["$ cat config/master.key", "$ bin/rails s"],
+    ),
 ]
 
 # Texts that must come back unchanged.
@@ -498,6 +519,16 @@ NEGATIVES: list[tuple[str, str]] = [
     ("sha_and_uuid", "commit 3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6d7e8f901 id 2f1c9a4e-5b7d-4e2a-9c3f"),
     ("image_base64", "data:image/png;base64," + base64.b64encode(bytes(range(256))).decode()),
     ("path_pwd", "PWD=/srv/app\nOLDPWD=/srv/old\nPWD=~/src"),
+    # A transaction hash has a key's shape; nothing on its line says it signs.
+    ("evm_transaction_hash", "tx hash 0x" + _v("tx", 64, HEX) + " confirmed"),
+    ("published_defaults", "MINIO_ROOT_PASSWORD=minioadmin\nkeytool -storepass changeit -list"),
+    (
+        "documentation_jwt",
+        "jwt.io's sample: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI"
+        "6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    ),
+    ("google_doc_id", "https://docs.google.com/document/d/" + _v("doc", 44) + "/edit"),
+    ("trace_id_after_api", "決済APIがタイムアウトしました trace_id=" + _v("tr", 32, HEX)),
     ("powershell_env_reference", 'password = "$env:DB_PASS"\n$cred = $Env:API_TOKEN'),
     ("versions", "python 3.11.7, node v20.11.1, numpy==1.26.4"),
     ("code_dotted", "RegKey = win32api.RegKey\n    authkey=self._authkey, exposed=None,"),
