@@ -24,7 +24,7 @@ Each answer gets at most one cause, checked in this order (the cheapest and sure
   ``noise_stop_words``, ``noise_consonants``, ``noise_scripts``, ``noise_hex``,
   ``noise_digits`` for junk made of letters or figures, and ``noise_kana``,
   ``noise_particles`` (Japanese), ``noise_escapes``, ``noise_tokens``, ``noise_keyboard``,
-  ``noise_unfinished``, ``noise_mojibake``;
+  ``noise_unfinished``, ``noise_mojibake``, ``noise_layout``;
   not for structured answers, which their schema judges.
 
 A short answer in a form its prompt asks for (Morse code, emoji, a regex, a binary table, a

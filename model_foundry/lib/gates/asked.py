@@ -3,7 +3,8 @@
 ``Morse code for SOS`` is rightly answered ``... --- ...``, which has no word with a letter
 (``empty``); ``a regex for an IPv4 address`` with a line that is mostly symbols
 (``noise_chars``); ``the rows of a QWERTY keyboard`` with a keyboard walk; ``a poem with a
-refrain`` with lines that repeat; ``count to 100`` with a hundred figures. The statistics
+refrain`` with lines that repeat; ``count to 100`` with a hundred figures; ``hello in five
+languages`` with words of five scripts on a line. The statistics
 cannot tell these from junk, but the prompt and the answer together can: a form
 (:data:`FORMS`) is asked for when the prompt names it, and answered when the answer has the
 form's shape (Morse is dots and dashes, an encoding's groups are its digits, a regex has a
@@ -23,7 +24,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from model_foundry.lib.gates.noise import many_figures
+from model_foundry.lib.gates.noise import letter_script, many_figures
+from model_foundry.lib.gates.noise_artefacts import BLANK_RUN
 
 # Longer than every asked-for form in the corpora's good answers (a poem with its refrain,
 # 220 characters), shorter than a model's runaway answer.
@@ -86,6 +88,27 @@ def _addresses(answer: str) -> bool:
     return found > 0 and found * 2 >= len(tokens)
 
 
+_WORD_ENDS = ",;:、。，；：)）/"
+
+
+def _languages_apart(answer: str) -> bool:
+    """Each change of script between neighbouring words comes at a separator (a comma, a
+    colon, a bracket, a line's end): words of several languages listed, not run together."""
+    changes = apart = 0
+    for line in answer.splitlines():
+        last: tuple[str, str] | None = None
+        for word in line.split():
+            scripts = [s for s in map(letter_script, word) if s]
+            if not scripts:
+                continue
+            script = max(set(scripts), key=scripts.count)
+            if last is not None and last[0] != script:
+                changes += 1
+                apart += last[1][-1] in _WORD_ENDS or word[0] in "(（"
+            last = (script, word)
+    return changes > 0 and apart >= 0.8 * changes
+
+
 def _any(answer: str) -> bool:
     return True
 
@@ -145,6 +168,21 @@ FORMS = (
         many_figures,
         frozenset({"noise_digits"}),
         max_chars=4 * MAX_CHARS,
+    ),
+    Form(
+        "languages",
+        _words(r"languages|translat\w*|scripts|alphabets|言語|翻訳|文字"),
+        _languages_apart,
+        frozenset({"noise_scripts"}),
+    ),
+    Form(
+        "links",
+        _words(
+            r"links?|urls?|websites?|sites|sources|references|paths?|files|director(?:y|ies)"
+            r"|folders?|tree|リンク|パス|ファイル|フォルダ|ディレクトリ"
+        ),
+        lambda answer: not BLANK_RUN.search(answer),
+        frozenset({"noise_layout"}),
     ),
     # The cause is the shape here: a keyboard walk, lines that come back.
     Form("keyboard", _words("keyboard|qwerty|キーボード"), _any, frozenset({"noise_keyboard"})),

@@ -39,6 +39,7 @@ CAUSES = (
     "noise_keyboard",
     "noise_unfinished",
     "noise_mojibake",
+    "noise_layout",
 )
 
 

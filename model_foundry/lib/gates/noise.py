@@ -15,11 +15,12 @@ repetition, echo and script check; these four statistics catch it, each with its
 
 Junk whose runs are letters or figures passes those four; five more gates, each its own cause,
 take it: ``noise_stop_words`` (Gopher's stop-word rule, per stretch of words and per line),
-``noise_consonants`` (random letters), ``noise_scripts`` (scripts mixed inside words),
+``noise_consonants`` (random letters), ``noise_scripts`` (scripts mixed inside words, or a
+line in many scripts, none its own),
 ``noise_hex`` (a hex dump) and ``noise_digits`` (random digit groups); see each function.
 Japanese junk (``noise_kana``, ``noise_particles``: ``noise_japanese.py``) and the machinery's
 (``noise_escapes``, ``noise_tokens``, ``noise_keyboard``, ``noise_unfinished``,
-``noise_mojibake``: ``noise_artefacts.py``) come last.
+``noise_mojibake``, ``noise_layout``: ``noise_artefacts.py``) come last.
 
 Chat answers are not web pages, so before counting, code (fenced blocks and inline spans),
 URLs and Markdown's own marks (table pipes, bullets, heading and quote marks, rules) are taken
@@ -38,6 +39,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -46,6 +48,7 @@ from model_foundry.lib.gates.config import DEFAULTS, GateConfig
 from model_foundry.lib.gates.noise_artefacts import (
     byte_escapes,
     keyboard_walks,
+    layout,
     mojibake,
     tokenizer_marks,
     unfinished,
@@ -69,6 +72,7 @@ NOISE_CAUSES = (
     "noise_keyboard",
     "noise_unfinished",
     "noise_mojibake",
+    "noise_layout",
 )
 
 
@@ -351,6 +355,12 @@ def _script(ch: str) -> str | None:
     return None if head in ("", "MODIFIER") else head
 
 
+def letter_script(ch: str) -> str | None:
+    """The script of a letter as the script statistics count it (kanji and kana as one),
+    None for a non-letter."""
+    return _script(ch)
+
+
 def mixed_scripts(text: str) -> bool:
     """``noise_scripts``: within words, over :data:`SCRIPT_CHANGES` of the neighbouring
     letters are in different scripts."""
@@ -361,6 +371,32 @@ def mixed_scripts(text: str) -> bool:
         pairs += max(0, len(scripts) - 1)
         changes += sum(1 for a, b in pairwise(scripts) if a != b)
     return letters >= SCRIPT_LETTERS and changes > SCRIPT_CHANGES * pairs
+
+
+# Words of many scripts on one line, none of them the line's own: a line that changes
+# language every word or two. A sentence naming words of other languages ("thank you is
+# ありがとう in Japanese, 감사합니다 in Korean") is mostly its own script, and a list of them
+# puts one language on each line.
+SOUP_SCRIPTS = 4
+SOUP_TOP_SHARE = 0.6
+# Scripts with fewer letters than this on the line are not counted (a Greek letter in a
+# formula, a symbol's name).
+_SOUP_SCRIPT_LETTERS = 2
+
+
+def script_soup(text: str) -> bool:
+    """``noise_scripts`` too: a line of at least :data:`SCRIPT_LETTERS` letters in
+    :data:`SOUP_SCRIPTS` or more scripts, the most used holding under :data:`SOUP_TOP_SHARE`
+    of them."""
+    for line in prose(text).splitlines():
+        letters = Counter(s for s in map(_script, line) if s)
+        total = sum(letters.values())
+        if total < SCRIPT_LETTERS:
+            continue
+        scripts = [n for n in letters.values() if n >= _SOUP_SCRIPT_LETTERS]
+        if len(scripts) >= SOUP_SCRIPTS and max(scripts) < SOUP_TOP_SHARE * total:
+            return True
+    return False
 
 
 # Numbers alone are an answer (``42``, a list of primes, a CSV table). Numbers that open with a
@@ -467,7 +503,7 @@ def noise_cause(text: str, config: GateConfig = DEFAULTS) -> str | None:
     checks: dict[str, Callable[[], bool]] = {
         "noise_stop_words": lambda: no_stop_words(text),
         "noise_consonants": lambda: consonant_words(text),
-        "noise_scripts": lambda: mixed_scripts(text),
+        "noise_scripts": lambda: mixed_scripts(text) or script_soup(text),
         "noise_digits": lambda: digits_in_no_order(text),
         "noise_hex": lambda: hex_dump(text),
         "noise_kana": lambda: kana_out_of_order(prose(text, separators=True)),
@@ -477,6 +513,7 @@ def noise_cause(text: str, config: GateConfig = DEFAULTS) -> str | None:
         "noise_keyboard": lambda: keyboard_walks(prose(text, separators=True)),
         "noise_unfinished": lambda: unfinished(text),
         "noise_mojibake": lambda: mojibake(prose(text)),
+        "noise_layout": lambda: layout(text),
     }
     if stats is not None:
         checks |= {

@@ -12,7 +12,9 @@ them as code is not judged by them), with its separators.
   token cut it, so its finish reason says ``stop`` and ``cut_off`` never sees it;
 - ``noise_mojibake``: text decoded in the wrong encoding (UTF-8 read as Windows-1252 or
   Latin-1: ``Ã©``, ``â€™``, ``Ð¡ÐµÑ€``), by ftfy's detector (``ftfy.badness``, 6.3), which
-  names the character sequences no real text has.
+  names the character sequences no real text has;
+- ``noise_layout``: an answer that is layout, not words: a run of blank lines, or nothing but
+  links or paths (unless the prompt asks for them: ``asked.py``).
 """
 
 from __future__ import annotations
@@ -141,3 +143,24 @@ def mojibake(prose: str) -> bool:
     if found < MOJIBAKE_MIN:
         return False
     return found * MOJIBAKE_CHARS_EACH >= len("".join(prose.split()))
+
+
+# Nine blank lines in a row: no answer's layout needs them (code keeps two at most).
+BLANK_RUN = re.compile(r"\n(?:[ \t]*\n){9,}")
+# Links or paths, at least this many, and the answer nothing else (a list's marks aside).
+LAYOUT_MIN = 5
+_LINK = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
+_PATH = re.compile(r"~?/?(?:[\w.@+-]+/){2,}[\w.@+-]*|[A-Za-z]:\\(?:[\w. +-]+\\)+[\w. +-]*")
+_LIST_MARKS = re.compile(r"(?m)^[ \t]*(?:[-*+•>]|\d{1,3}[.)])[ \t]+|[,;()\[\]<>\"'`|]")
+
+
+def layout(text: str) -> bool:
+    """``noise_layout``: a run of blank lines (:data:`BLANK_RUN`), or :data:`LAYOUT_MIN` links
+    or paths and no other word."""
+    if BLANK_RUN.search(text):
+        return True
+    found = _LINK.findall(text)
+    rest = _LINK.sub(" ", text)
+    found += _PATH.findall(rest)
+    rest = _LIST_MARKS.sub(" ", _PATH.sub(" ", rest))
+    return len(found) >= LAYOUT_MIN and not rest.split()

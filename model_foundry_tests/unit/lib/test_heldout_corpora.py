@@ -39,21 +39,24 @@ class Figures:
 
 
 # The floors (held, kept, right) and ceilings (leaked) per corpus and half.
+# 2026-12-07, later: a line in many scripts (noise_scripts) and answers that are layout
+# (blank-line runs, nothing but links or paths: noise_layout) took one more blind noise row
+# each in heldout4 and heldout6, and 1 or 2 tuned rows in heldout4 to 7; no good answer lost.
 EXPECTED = {
     ("heldout3", "tuned"): Figures(89, 94, 107, 107, 0, 112, 112, 112),
     ("heldout3", "blind"): Figures(87, 93, 105, 107, 6, 100, 106, 107),
-    ("heldout4", "tuned"): Figures(27, 30, 40, 40, 1, 115, 83, 84, 91, 91),
-    ("heldout4", "blind"): Figures(27, 30, 37, 40, 12, 115, 80, 81, 91, 91),
+    ("heldout4", "tuned"): Figures(29, 30, 40, 40, 1, 115, 83, 84, 91, 91),
+    ("heldout4", "blind"): Figures(28, 30, 37, 40, 12, 115, 80, 81, 91, 91),
     # Measured untouched first (2026-12-06): tuned half 27/36 noise held, 42/46 good kept,
     # 19/123 leaked, 85/86 kept, 89/89 probes; blind half 27/35, 38/45, 21/128, 87/90, 87/89.
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
     # of the missed blind rows only their shape names were seen.
-    ("heldout5", "tuned"): Figures(33, 36, 46, 46, 3, 123, 85, 86, 89, 89),
+    ("heldout5", "tuned"): Figures(34, 36, 46, 46, 3, 123, 85, 86, 89, 89),
     ("heldout5", "blind"): Figures(32, 35, 38, 45, 20, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
-    ("heldout6", "tuned"): Figures(25, 27, 30, 30, 2, 94, 99, 101),
-    ("heldout6", "blind"): Figures(23, 26, 26, 29, 18, 96, 93, 96),
+    ("heldout6", "tuned"): Figures(26, 27, 30, 30, 2, 94, 99, 101),
+    ("heldout6", "blind"): Figures(24, 26, 26, 29, 18, 96, 93, 96),
     # First look (2026-12-07, written by a helper from trufflehog's and detect-secrets' lists):
     # tuned half 22/26 noise held, 24/30 good kept, 15/92 leaked, 90/95 kept; blind half
     # 19/25, 23/29, 16/93, 83/89. Then tuned on the even half: quoted passphrases, names a
@@ -64,7 +67,7 @@ EXPECTED = {
     # 2026-12-07, later: a secret found once goes wherever the record holds it again, EVM
     # keys where the line says it signs, published defaults and jwt.io's sample kept (tuned
     # 4 -> 1 leaked, 91 -> 95 kept; no blind figure moved).
-    ("heldout7", "tuned"): Figures(23, 26, 30, 30, 1, 92, 95, 95),
+    ("heldout7", "tuned"): Figures(25, 26, 30, 30, 1, 92, 95, 95),
     ("heldout7", "blind"): Figures(21, 25, 24, 29, 14, 93, 83, 89),
 }
 

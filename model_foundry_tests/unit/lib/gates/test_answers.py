@@ -121,6 +121,33 @@ PLANTED = [
     ),
     Planted("a chord chart", "| A7 | A7 | A7 | A7 |\n| D7 | D7 | A7 | A7 |", None),
     Planted("counting in japanese", "1、2、3、4、5、6、7、8、9、10。", None, prompt="数えて。"),
+    # Links, paths and words of many languages, asked for.
+    Planted(
+        "links asked for",
+        "- https://docs.python.org/3/\n- https://peps.python.org/\n- https://pypi.org/\n"
+        "- https://realpython.com/tutorials/\n- https://github.com/python/cpython",
+        None,
+        prompt="Give me five links about Python.",
+    ),
+    Planted(
+        "files asked for",
+        "src/app/main.py\nsrc/app/util.py\nsrc/db/models.py\ntests/app/test_main.py\ndocs/a/b.md",
+        None,
+        prompt="Which files does the project have?",
+    ),
+    Planted(
+        "hello in five languages",
+        "こんにちは, 안녕하세요, привет, γειά σου, مرحبا",
+        None,
+        prompt="Say hello in five languages.",
+    ),
+    Planted(
+        "languages named in a sentence",
+        "In Japanese thank you is ありがとう, in Korean 감사합니다, in Russian спасибо and in "
+        "Greek ευχαριστώ.",
+        None,
+        prompt="How do you say thank you?",
+    ),
     # Most of its words are the question's, but one is the answer: a restatement, no echo.
     Planted(
         "the question restated with its answer",
@@ -210,6 +237,22 @@ PLANTED = [
     ),
     Planted("stopped at a particle", "ビルドが失敗する理由は、", "noise_unfinished"),
     Planted("mojibake", "Die GrÃ¶ÃŸe der Datei betrÃ¤gt fÃ¼nf Megabyte", "noise_mojibake"),
+    Planted("blank-line run", "Okay." + "\n" * 30 + ".", "noise_layout"),
+    Planted(
+        "links and nothing else",
+        " ".join(f"https://{h}.xyz/{p}" for h, p in zip("abcdef", "uvwxyz", strict=True)),
+        "noise_layout",
+    ),
+    Planted(
+        "path soup",
+        " ".join(f"/{a}q/{b}z/{a}{b}k" for a, b in zip("bcdfg", "hjklm", strict=True)),
+        "noise_layout",
+    ),
+    Planted(
+        "a line of many scripts",
+        "Ответ είναι 答え 정답 सही ответ ist τελικά وهو 正解",
+        "noise_scripts",
+    ),
     Planted("echo with a preface", "Question: " + QUESTION.lower(), "echo"),
     Planted(
         "echo framed",
