@@ -58,6 +58,7 @@ from model_foundry.lib.hygiene.placeholders import (
     memo_short,
     word_set,
 )
+from model_foundry.lib.hygiene.rules import documentation_jwt
 
 # A value: a run of the characters passwords and tokens are made of. ``:`` and ``@`` end it
 # (they split credential lines and ``user@host``), ``?``/``&`` end a query's pairs, and
@@ -123,7 +124,7 @@ _CUE_SUFFIX = (("pass", "password"), ("pwd", "password"), ("pw", "password"), ("
 _VETO_WORDS = word_set(
     """hash hashes digest checksum sha sha1 sha224 sha256 sha384 sha512 md5 crc commit rev
     revision fingerprint integrity public pub etag uuid guid nonce trace traceparent span
-    correlation"""
+    correlation sitekey cache"""
 )
 # Credential words in Japanese (and the kind each names); what follows them up to the value
 # holds no ASCII letter or digit (particles, punctuation, brackets).
@@ -172,6 +173,8 @@ def _trimmed(raw: str, text: str, start: int) -> str:
     if trimmed.endswith("$") and _PROMPT_AFTER.match(text, start + len(trimmed)):
         return trimmed[:-1]
     return trimmed
+
+
 # URLs and the path segments after which a segment is a token.
 _URL = re.compile(r"\bhttps?://[^\s\"'<>`)\]]+")
 _HOOK_SEGMENT = re.compile(
@@ -362,7 +365,7 @@ def _code_name(name: str) -> bool:
 @memo_short
 def _not_a_value(value: str) -> bool:
     """Paths, file names, versions, UUIDs, code names and placeholders: never a secret here."""
-    if MARKER_PREFIX in value or is_placeholder(value):
+    if MARKER_PREFIX in value or is_placeholder(value) or _PUBLIC_SHAPE.fullmatch(value):
         return True
     if value.startswith(("/", "~", "./", "../", "$", "=")):
         return True
@@ -446,8 +449,8 @@ def _skeleton_kind(word: str) -> str | None:
 def name_cue(name: str) -> str | None:
     """The kind a name (``myApiKeyProd``, ``X_auth_tok``, ``htpasswd``) cues, if any."""
     words = [w.lower() for w in _CAMEL.findall(name)]
-    if not words or any(w in _VETO_WORDS for w in words):
-        return None
+    if not words or any(w in _VETO_WORDS for w in words) or words[-2:] == ["site", "key"]:
+        return None  # a captcha's site key (``data-sitekey``, ``siteKey``) is public
     if words[-3:] in KEY_ID_NAMES:
         return "api_key"
     if len(words) > 1 and words[-1] in DESCRIPTOR_WORDS:
@@ -625,13 +628,23 @@ def _public_context(text: str, start: int) -> bool:
     return _in_pem_block(text, start)
 
 
+# Public values a random draw's shape: an EVM address (``0x`` and 40 hex digits, in
+# EIP-55's mixed case), IPFS content ids (CIDv0 ``Qm...``, CIDv1 ``bafy...``), and a
+# publishable key (Stripe's and PAY.JP's ``pk_live_``/``pk_test_``), which pages embed.
+_PUBLIC_SHAPE = re.compile(
+    r"0x[0-9a-fA-F]{40}|Qm[1-9A-HJ-NP-Za-km-z]{44}|baf[a-z2-7]{50,}|pk_(?:live|test)_\w+"
+)
+
+
 @memo_short
 def strong(value: str) -> bool:
     """Whether ``value`` is random enough to be a credential wherever it stands (the
     module doc): 32 characters or more drawn from both cases and digits, or a short issuer
     word before a long random body, with the entropy such a draw has; not base64 of text."""
     n = len(value)
-    if n < _STRONG_LEN or n > _MAX_LEN:
+    if n < _STRONG_LEN or n > _MAX_LEN or _PUBLIC_SHAPE.fullmatch(value):
+        return False
+    if value.startswith("eyJ") and value.count(".") == 2 and documentation_jwt(value):
         return False
     # The cheap tests first: most long runs (hex digests, ids) fail on their classes.
     lower, upper, digit, _ = _classes(value)

@@ -20,7 +20,8 @@ from model_foundry.lib.hygiene.names import secret_name_kind
 from model_foundry.lib.hygiene.placeholders import is_placeholder, marker
 
 # A header's cell: a name (``temp_password``, ``API Key``), quoted or not.
-_HEADER_CELL = re.compile(r"[\"']?[A-Za-z][\w .-]{0,63}[\"']?")
+# A header cell: a name in letters, Latin or Japanese (``| トークン |``).
+_HEADER_CELL = re.compile(r"[\"']?[A-Za-z\u3040-\u30ff\u4e00-\u9fff][\w .-]{0,63}[\"']?")
 # A value no row holds a secret in: empty, a null, a mask.
 _NO_VALUE = re.compile(r"(?i)|null|none|n/?a|-+|\*+|x+")
 # Kinds a column header may name; a header about a key's kind or a hash names none.

@@ -69,8 +69,8 @@ def _word_kind(word: str, last: bool) -> str | None:
         return None
     if "password" in word or "passwd" in word or "passphrase" in word or "passcode" in word:
         return "password"
-    if last and (word.endswith("pass") or word.endswith("pwd") or word == "pw"):
-        return "password"
+    if last and (word.endswith("pass") or word.endswith("pwd") or word in ("pw", "psk")):
+        return "password"  # psk: a Wi-Fi network's pre-shared key (wpa_supplicant, hostapd)
     if "token" in word or "auth" in word or word == "bearer":
         return "token"
     if "secret" in word or "credential" in word or word == "creds":
@@ -105,6 +105,7 @@ WORLD_CUES = (
     *((w, "token") for w in ("токен", "Токен", "令牌", "토큰")),
     *((w, "secret") for w in ("密钥", "秘钥", "金鑰", "ключ", "Ключ")),
 )  # fmt: skip
+_ASCII_WORLD_NAMES = {w.lower(): kind for w, kind in WORLD_CUES if w.isascii() and " " not in w}
 # Japanese credential words a key's name may hold (``"パスワード": X``, ``初期パスワード``).
 _JA_NAME_CUES = (
     ("パスワード", "password"),
@@ -130,6 +131,11 @@ def secret_name_kind(name: str) -> str | None:
         return None
     if words[-3:] in KEY_ID_NAMES:
         return "api_key"
+    for word in words:
+        if word in _ASCII_WORLD_NAMES:
+            return _ASCII_WORLD_NAMES[word]  # ``Kennwort:``, ``senha=``
+    if name.isupper() and len(words) > 1 and words[-1] == "pat":
+        return "token"  # a personal access token (GITHUB_PAT); a lone ``pat`` is a pattern
     if len(words) > 1 and words[-1] in _DESCRIPTORS:
         return None
     # kubeconfig's client-key-data holds a private key in base64 (its certificate-data does
@@ -328,6 +334,7 @@ _FLAG = re.compile(
 _FLAG_WORDS = re.compile(
     r"(?i)token|passw|passphrase|passcode|pass$|pwd$|secret|api-?key|credential|auth|private"
 )
+_PIN_FLAG = re.compile(r"(?i)^(?:(?:new|old|current|user|admin|so|management)-)?(?:pin|puk)$")
 
 
 def _strongly_random(value: str) -> bool:
@@ -378,6 +385,8 @@ def _sub_flags(text: str, counts: Counter[str]) -> str:
     def repl(match: re.Match[str]) -> str:
         flag = match.group("name").lstrip("-")
         kind = secret_name_kind(flag) if _FLAG_WORDS.search(flag) else None
+        if kind is None and _PIN_FLAG.search(flag):
+            kind = "password"  # ``--pin``, ``--new-pin``, ``--puk`` (ykman, gpg-card)
         quoted = bool(match.group("q"))
         if kind is None or not value_is_secret(kind, match.group("value"), unquoted=False):
             return match.group(0)
@@ -395,6 +404,10 @@ def _sub_flags(text: str, counts: Counter[str]) -> str:
 _NAME_HINTS = (
     "pass",
     "pw",
+    "psk",
+    "pat",
+    "-pin",
+    "-puk",
     "token",
     "auth",
     "secret",
@@ -404,6 +417,7 @@ _NAME_HINTS = (
     "session",
     "cookie",
     "signature",
+    *sorted({w.lower() for w, _ in WORLD_CUES} | {w for w, _ in _JA_NAME_CUES}),
 )
 
 

@@ -14,7 +14,15 @@ from __future__ import annotations
 
 import re
 
-from model_foundry.lib.hygiene.rules import _B, _E, Rule, prefixed, rule
+from model_foundry.lib.hygiene.placeholders import is_placeholder
+from model_foundry.lib.hygiene.rules import _B, _E, Rule, looks_random, prefixed, rule
+
+
+def _random_body(value: str) -> bool:
+    """The part after a token's last ``_``/``-`` looks random and is no placeholder."""
+    body = re.split(r"[_-]", value)[-1]
+    return looks_random(body) and not is_placeholder(body) and bool(re.search(r"\d", body))
+
 
 MORE_PROVIDER_RULES: tuple[Rule, ...] = (
     prefixed("shippo_token", r"shippo_(?:live|test)_", r"[a-fA-F0-9]{40}", keywords=("shippo_",)),
@@ -119,6 +127,52 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
         r"|signer|deployer)[^\n]{0,60}?"
         rf"{_B}(?P<secret>0x[0-9a-fA-F]{{64}}){_E}",
         keywords=("0x",),
+    ),
+    # HashiCorp's secret id (Vault's AppRole, Consul's and Nomad's ACL tokens) is a UUID, a
+    # shape that stays everywhere else; its accessor id beside it is public.
+    rule(
+        "token",
+        r"(?i)\bsecret[ _-]?id\b[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})",
+        keywords=("secret",),
+    ),
+    # Loggly's customer token and Cloudsmith's entitlement token stand in their URL's path.
+    rule(
+        "token",
+        r"\blogs-\d+\.loggly\.com/(?:inputs|bulk)/(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}"
+        r"-[0-9a-f]{4}-[0-9a-f]{12})",
+        keywords=("loggly",),
+    ),
+    rule(
+        "token",
+        r"\bdl\.cloudsmith\.io/(?P<secret>[A-Za-z0-9]{12,64})/",
+        keywords=("cloudsmith",),
+    ),
+    # A token whose own prefix names it a credential (``sm_pat_...``, ``acme-token-...``,
+    # ``xy_sk_...``): the prefix is the cue, whatever provider issued it.
+    Rule(
+        "token",
+        re.compile(
+            rf"{_B}(?P<secret>[a-z]{{1,10}}[_-](?:pat|token|tok|secret|sk|apikey|api[_-]key)"
+            rf"[_-][A-Za-z0-9]{{16,}}){_E}"
+        ),
+        _random_body,
+        ("pat", "tok", "secret", "sk", "api"),
+    ),
+    # A PIN after its name: 4 to 8 digits (``PIN is 2719``, ``暗証番号は 2719``, ``door code:``).
+    rule(
+        "password",
+        r"(?i:\bpin(?:[ -]?code)?|\bpasscode|\b(?:door|gate|alarm|lock) code|暗証番号)"
+        r"[ \t]*(?:is|was|:|=|は|：)[ \t]*(?P<secret>\d{4,8})(?![\d.,:/-])",
+        keywords=(),
+    ),
+    # Terraform: a variable's default, where its name says secret or it is marked sensitive.
+    rule(
+        "secret",
+        r"\bvariable[ \t]+\"(?:[^\"\n]*(?:secret|password|passwd|token|api_?key|private_?key)"
+        r"[^\"\n]*\"[ \t]*\{[^}]*?|[^\"\n]*\"[ \t]*\{[^}]*?\bsensitive[ \t]*=[ \t]*true[^}]*?)"
+        r"\bdefault[ \t]*=[ \t]*\"(?P<secret>[^\"\n]{6,})\"",
+        keywords=("variable",),
     ),
     # Account recovery (backup) codes after their name: groups of letters and digits joined by
     # hyphens (``4AET-AV70-5959-33MO``, GitHub's ``a1b2c-3d4e5``), one or a list of them. A

@@ -91,15 +91,17 @@ def _prefixed(
     )
 
 
-def _documentation_jwt(value: str) -> bool:
+def documentation_jwt(value: str) -> bool:
     """The example token of jwt.io's debugger and of most JWT tutorials (its payload's
-    subject ``1234567890`` and name ``John Doe``): published, so no secret."""
+    subject ``1234567890`` and name ``John Doe``) or of RFC 7519 (issuer ``joe``):
+    published, so no secret."""
     payload = value.split(".")[1]
     try:
         decoded = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
     except (binascii.Error, ValueError):
         return False
-    return b'"sub":"1234567890"' in decoded and b'"name":"John Doe"' in decoded
+    jwt_io = b'"sub":"1234567890"' in decoded and b'"name":"John Doe"' in decoded
+    return jwt_io or b'"iss":"joe"' in decoded  # RFC 7519's own example (section 3.1)
 
 
 def _decodes_to_user_and_password(value: str) -> bool:
@@ -145,9 +147,17 @@ def _long_mixed(value: str) -> bool:
     )
 
 
+# Words joined by ``-``/``_`` and then a hex digest: a cache key or a build's id
+# (``Linux-pnpm-store-<sha256>``, ``v1-deps-<sha1>``), named so a person can read it.
+NAMED_DIGEST = re.compile(r"(?:[A-Za-z][A-Za-z0-9.]*[-_]){2,}[0-9a-f]{16,}")
+
+
 def _prose_value(value: str) -> bool:
     """A value in prose: long and random; one opening with ``/`` or ``+`` (base64 can) only
-    with upper and lower case and digits and no dot, which a path seldom has."""
+    with upper and lower case and digits and no dot, which a path seldom has; no named
+    digest (:data:`NAMED_DIGEST`)."""
+    if NAMED_DIGEST.fullmatch(value):
+        return False
     if value[0] in "+/" and (
         "." in value or not (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value))
     ):
@@ -300,7 +310,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         re.compile(
             rf"{_B}(?P<secret>eyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{8,}}){_E}"
         ),
-        lambda value: not is_placeholder(value) and not _documentation_jwt(value),
+        lambda value: not is_placeholder(value) and not documentation_jwt(value),
         ("eyJ",),
     ),
 )
@@ -474,12 +484,14 @@ __all__ = [
     "AUTH_HEADER_RULES",
     "COMMAND_RULES",
     "FILE_RULES",
+    "NAMED_DIGEST",
     "PRIVATE_KEY",
     "PROSE_SECRET",
     "PROVIDER_RULES",
     "URL_PASSWORD",
     "URL_USER_TOKEN",
     "Rule",
+    "documentation_jwt",
     "looks_random",
     "prefixed",
     "rule",

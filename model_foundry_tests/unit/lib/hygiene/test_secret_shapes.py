@@ -495,6 +495,54 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
         ],
         ["networks: { sepolia: { accounts: ['", "new ethers.Wallet(", "PRIVATE_KEY="],
     ),
+    # Names of other words for a secret: a Wi-Fi PSK, a PAT, German's Kennwort, PIN flags.
+    (
+        "psk_pat_kennwort_pin",
+        'network={\n    psk="' + "the kettle sings at " + _v("psk", 4, "0123456789") + '"\n}\n'
+        "GH_PAT=" + _v("pat", 30) + "\n"
+        "Benutzername: j.weber\nKennwort: Fichtenwald-Brücke-" + _v("kw", 2, "0123456789") + "\n"
+        "$ ykman piv access change-pin --pin "
+        + _v("pin", 6, "0123456789")
+        + " --new-pin "
+        + _v("pin2", 6, "0123456789")
+        + "\n入口の暗証番号は "
+        + "4826"
+        + " です",
+        [
+            "the kettle sings at " + _v("psk", 4, "0123456789"),
+            _v("pat", 30),
+            "Fichtenwald-Brücke-" + _v("kw", 2, "0123456789"),
+            _v("pin", 6, "0123456789"),
+            _v("pin2", 6, "0123456789"),
+            "4826",
+        ],
+        ["network={", "GH_PAT=", "Benutzername: j.weber", "--new-pin", "入口の暗証番号は"],
+    ),
+    # A token whose prefix names it a credential; Terraform's sensitive default; ids that are
+    # tokens by where they stand (HashiCorp's secret id, Loggly's and Cloudsmith's paths).
+    (
+        "cued_by_prefix_block_or_path",
+        "the new one is sm_pat_" + _v("smp", 16) + " and\n"
+        'variable "db" {\n  sensitive = true\n  default   = "' + _v("tf", 24) + '"\n}\n'
+        "Secret ID    = 4af145a2-fde9-4bd7-a271-71049f1ec221\n"
+        "https://logs-01.loggly.com/inputs/7d29b70d-1601-42c5-ab05-ac9c6fd85fbe/tag/x/\n"
+        "https://dl.cloudsmith.io/" + _v("cs", 16) + "/org/repo/python/simple/",
+        [
+            "sm_pat_" + _v("smp", 16),
+            _v("tf", 24),
+            "4af145a2-fde9-4bd7-a271-71049f1ec221",
+            "7d29b70d-1601-42c5-ab05-ac9c6fd85fbe",
+            _v("cs", 16),
+        ],
+        ["the new one is", 'variable "db" {', "Secret ID    =", "/tag/x/", "/org/repo/"],
+    ),
+    # A credential column headed in Japanese.
+    (
+        "japanese_table_header",
+        "| システム | トークン |\n|---|---|\n| 勤怠 | " + _v("jt", 32, HEX) + " |",
+        [_v("jt", 32, HEX)],
+        ["| システム | トークン |", "| 勤怠 |"],
+    ),
     # A key file printed without a last newline runs into the next prompt.
     (
         "printed_key_before_prompt",
@@ -529,6 +577,18 @@ NEGATIVES: list[tuple[str, str]] = [
     ),
     ("google_doc_id", "https://docs.google.com/document/d/" + _v("doc", 44) + "/edit"),
     ("trace_id_after_api", "決済APIがタイムアウトしました trace_id=" + _v("tr", 32, HEX)),
+    # Public values in a random draw's shape, and published examples.
+    ("evm_address", "vitalik.eth resolves to 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045"),
+    ("ipfs_cid", "added QmaVRNKjEw3iVerot1USKx12J6wxA5CgmFMR5BFqRMjWDw site"),
+    ("publishable_key", "PAY.JP の公開鍵: pk_live_" + _v("pk", 24)),
+    ("captcha_site_key", '<div class="g-recaptcha" data-sitekey="6Le' + _v("site", 37) + '">'),
+    ("cache_key", "Cache restored from key: Linux-pnpm-store-" + _v("ck", 64, HEX)),
+    ("not_a_real_token", "the bot token is written as xoxb-not-a-real-token-this-will-not-work"),
+    (
+        "rfc7519_jwt",
+        "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogI"
+        "mh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+    ),
     ("powershell_env_reference", 'password = "$env:DB_PASS"\n$cred = $Env:API_TOKEN'),
     ("versions", "python 3.11.7, node v20.11.1, numpy==1.26.4"),
     ("code_dotted", "RegKey = win32api.RegKey\n    authkey=self._authkey, exposed=None,"),
