@@ -55,6 +55,7 @@ _LIST_NUMBER = re.compile(r"^\d{1,3}[.)]$")
 # Between figures, these make a sum or a mapping (``1234 + 8766 = 10000``, ``3.10 → 2026-10``).
 _OPERATORS = frozenset("+-=×÷*/<>≤≥≈→←") | {"->", "=>", "<-", "<="}
 _MARKUP = re.compile(r"<[^>]*>|&[a-z]+;|```\w*")
+_CODE_WITH_CONTENT = re.compile(r"`[^`\n]*[^`\s][^`\n]*`|```[^\n]*\n[^`]*[^`\s][^`]*```")
 # Inside a run, these part figures (``2^10``, ``2×3=6``, ``2**8``, a table's ``|``): each part
 # is judged. Not ``-``, which dates and negative numbers hold.
 _INNER_OPERATORS = re.compile(r"\*\*|[\^×÷*/=+<>≤≥≈→←|]")
@@ -79,6 +80,8 @@ def is_wordless(text: str) -> bool:
     """Nothing but whitespace, markup, list numbers or punctuation: an answer of figures
     alone (``42``, ``1969``, ``2026-12-05``, a list or table of numbers) says something, but
     not when a run in it is no figure (``12 % 3``) or it is only list numbers (``1. 2. 3.``)."""
+    if _CODE_WITH_CONTENT.search(text):
+        return False  # code the answer marks as such (a cron line, a regex in backticks)
     bare = _MARKUP.sub(" ", text)
     if LETTER.search(bare):
         return False

@@ -57,9 +57,15 @@ def _tokens(answer: str) -> list[str]:
     return [t for t in _SEPARATORS.split(_LABEL.sub(" ", answer)) if t]
 
 
+# Morse's longest code (a punctuation mark) has six symbols; a run past this is no letter.
+_MORSE_LETTER = 7
+
+
 def _morse(answer: str) -> bool:
-    body = _LABEL.sub("", answer)
-    return bool(body.strip()) and _MORSE.fullmatch(body.strip()) is not None
+    body = _LABEL.sub("", answer).strip()
+    if not body or _MORSE.fullmatch(body) is None:
+        return False
+    return all(len(t) <= _MORSE_LETTER for t in re.split(r"[\s/|]+", body))
 
 
 def _emoji(answer: str) -> bool:
@@ -131,6 +137,19 @@ def _words(words: str) -> re.Pattern[str]:
     return re.compile(rf"(?i)(?<![A-Za-z])(?:{words})(?![A-Za-z])")
 
 
+_TIMES = _words(
+    r"(?:twice|thrice|(?:two|three|four|five|six|seven|eight|nine|ten|\d{1,2})\s+times)"
+    r"|repeat|[0-9０-９一二三四五六七八九十]+回"
+)
+
+
+def _said_again(answer: str) -> bool:
+    """Some three words in a row come back in ``answer``."""
+    words = re.findall(r"\w+", answer.casefold())
+    triples = [tuple(words[i : i + 3]) for i in range(len(words) - 2)]
+    return len(set(triples)) < len(triples)
+
+
 _SYMBOL_CAUSES = frozenset({"empty", "noise_words", "noise_symbols", "noise_chars"})
 FORMS = (
     Form("morse", _words("morse|モールス"), _morse, _SYMBOL_CAUSES),
@@ -189,6 +208,11 @@ FORMS = (
     Form(
         "refrain", _words("refrain|chorus|only (?:of )?the word"), _any, frozenset({"repetition"})
     ),
+    # ``Write 'echo' five times``, ``repeat it three times``: short, since a loop runs long.
+    Form("times", _TIMES, _any, frozenset({"repetition"}), max_chars=200),
+    # What it repeats is often the prompt's words: an echo, but only said more than once
+    # (``Repeat after me: X`` answered ``X`` is an echo still).
+    Form("times_echo", _TIMES, _said_again, frozenset({"echo"}), max_chars=200),
 )
 
 

@@ -409,6 +409,14 @@ _BARE_DIGITS = re.compile(r"^\d+$")
 # number has 39) and past what a user asks for (pi to 50 places): junk.
 LONG_DIGITS = 100
 _LONG_DIGITS = re.compile(rf"(?<![\w.])\d+(?:\.\d+)?(?![\w.])(?<=\d{{{LONG_DIGITS}}})")
+# Fewer digits in a row, but a few digits over and over (``1989898989...``): no number
+# anyone asks for is written so.
+PERIODIC_DIGITS = 24
+_DIGIT_RUN = re.compile(rf"\d{{{PERIODIC_DIGITS},}}")
+
+
+def _periodic(run: str) -> bool:
+    return len({run[i : i + 3] for i in range(len(run) - 2)}) <= 4
 
 
 # Numbers and nothing else, this many or more: a dump (token ids, random floats, counting on
@@ -429,10 +437,14 @@ def digits_in_no_order(text: str) -> bool:
     """``noise_digits``: :data:`DIGIT_RUNS` bare numbers or more (split at spaces and colons)
     making half the runs, some zero-padded, of several widths and neither ascending nor
     descending (binary groups, digit groups); or one number of :data:`LONG_DIGITS` digits
-    (``Answer: 3.14159...`` for hundreds of digits); or :func:`many_figures`. A Markdown table
+    (``Answer: 3.14159...`` for hundreds of digits), or of :data:`PERIODIC_DIGITS` that
+    repeat a few; or :func:`many_figures`. A Markdown table
     is judged a column at a time: its columns may each be in order or of one width (times,
     binary numbers, platforms) and still mix into no order row by row."""
-    if _LONG_DIGITS.search(prose(text)) or many_figures(text):
+    bare = prose(text)
+    if _LONG_DIGITS.search(bare) or many_figures(text):
+        return True
+    if any(_periodic(m.group(0)) for m in _DIGIT_RUN.finditer(bare)):
         return True
     columns = _table_columns(text)
     if columns is not None:
@@ -509,7 +521,7 @@ def noise_cause(text: str, config: GateConfig = DEFAULTS) -> str | None:
         "noise_kana": lambda: kana_out_of_order(prose(text, separators=True)),
         "noise_particles": lambda: stretch_without_particles(prose(text, separators=True)),
         "noise_escapes": lambda: byte_escapes(prose(text, separators=True)),
-        "noise_tokens": lambda: tokenizer_marks(prose(text, separators=True)),
+        "noise_tokens": lambda: tokenizer_marks(prose(text, separators=True), text),
         "noise_keyboard": lambda: keyboard_walks(prose(text, separators=True)),
         "noise_unfinished": lambda: unfinished(text),
         "noise_mojibake": lambda: mojibake(prose(text)),

@@ -51,10 +51,17 @@ def byte_escapes(prose: str) -> bool:
     return len(found) >= ESCAPES_MIN and _share(found, prose) >= MARKS_SHARE
 
 
-def tokenizer_marks(prose: str) -> bool:
+# A template's slot left unfilled, the whole answer (``{{answer}}``, ``{response}``,
+# ``<ANSWER>``): the prompt's template reached the model's output instead of its answer.
+_SLOTS = re.compile(r"\s*(?:(?:\{\{\s*[\w.]+\s*\}\}|\$?\{[\w.]+\}|<[A-Z_]+>|\[[A-Z_]+\])\s*)+")
+
+
+def tokenizer_marks(prose: str, text: str = "") -> bool:
     """``noise_tokens``: :data:`TOKENS_MIN` tokenizer marks or more, making
     :data:`TOKENS_SHARE` of the characters (a tokenizer's marks stand between a few letters,
-    so they need a smaller share than escapes)."""
+    so they need a smaller share than escapes); or ``text`` is template slots alone."""
+    if text and _SLOTS.fullmatch(text):
+        return True
     found = _TOKEN.findall(prose)
     return len(found) >= TOKENS_MIN and _share(found, prose) >= TOKENS_SHARE
 

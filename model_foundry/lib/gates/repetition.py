@@ -189,12 +189,21 @@ def loop_run(text: str, config: GateConfig = DEFAULTS) -> str | None:
     return None
 
 
+# One letter of a script beyond Latin twelve times in a row: no word has it (``ああああ...``);
+# a word's run is a word repeated, which the statistics below see. Latin's runs are left to
+# the word-length gate: an answer may show ``xxxxxxxxxxxx`` or ``aaaaaaaaaaaa`` as an example,
+# and base64 of zeros is ``AAAAAAAA==``. The prolonged sound mark ``ー`` draws a line.
+_LETTER_RUN = re.compile(r"([^\W\d_A-Za-zーｰ])\1{11,}")
+
+
 def repetition_stat(text: str, config: GateConfig = DEFAULTS) -> str | None:
     """The first Gopher statistic ``text`` exceeds (e.g. ``dup_line_frac``), then
-    :func:`loop_run`, else None."""
+    :func:`loop_run`, else None; ``letter_run`` first, for :data:`_LETTER_RUN`."""
     size = len(text)
     if not size:
         return None
+    if _LETTER_RUN.search(text):
+        return "letter_run"
     paragraphs = _PARAGRAPHS.split(text.strip())
     compared, repeats, chars, _ = _duplicates(paragraphs, config.repeat_from)
     if compared and repeats / compared > config.dup_para_frac:

@@ -417,14 +417,21 @@ _NAME_HINTS = (
     "session",
     "cookie",
     "signature",
-    *sorted({w.lower() for w, _ in WORLD_CUES} | {w for w, _ in _JA_NAME_CUES}),
+    # Other languages' words for a password without an English hint in them.
+    *sorted({w for w in _ASCII_WORLD_NAMES if not any(h in w for h in ("pass", "pw"))}),
+)
+# The same for a text with other scripts: looked for only where the text is not ASCII.
+_NAME_HINTS_OTHER = tuple(
+    sorted({w.lower() for w, _ in WORLD_CUES if not w.isascii()} | {w for w, _ in _JA_NAME_CUES})
 )
 
 
 def scrub_named(text: str, counts: Counter[str]) -> str:
     """Replace every value whose name (key, variable, flag) says it is secret."""
     lowered = text.lower()
-    if not any(hint in lowered for hint in _NAME_HINTS):
+    if not any(hint in lowered for hint in _NAME_HINTS) and (
+        lowered.isascii() or not any(hint in lowered for hint in _NAME_HINTS_OTHER)
+    ):
         return text
     quoted, env_line, colon_line, inline, space_line, inline_colon = (
         _ESCAPED_PATTERNS if _ESCAPE.search(text) else _PLAIN_PATTERNS

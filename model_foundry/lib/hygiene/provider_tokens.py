@@ -134,7 +134,7 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
         "token",
         r"(?i)\bsecret[ _-]?id\b[\"']?[ \t]*[:=][ \t]*[\"']?"
         r"(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})",
-        keywords=("secret",),
+        keywords=("secret id", "secret_id", "secret-id", "secretid"),
     ),
     # Loggly's customer token and Cloudsmith's entitlement token stand in their URL's path.
     rule(
@@ -157,14 +157,19 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
             rf"[_-][A-Za-z0-9]{{16,}}){_E}"
         ),
         _random_body,
-        ("pat", "tok", "secret", "sk", "api"),
+        tuple(
+            f"{a}{word}{b}"
+            for word in ("pat", "tok", "token", "secret", "sk", "apikey", "api_key", "api-key")
+            for a in "_-"
+            for b in "_-"
+        ),
     ),
     # A PIN after its name: 4 to 8 digits (``PIN is 2719``, ``暗証番号は 2719``, ``door code:``).
     rule(
         "password",
-        r"(?i:\bpin(?:[ -]?code)?|\bpasscode|\b(?:door|gate|alarm|lock) code|暗証番号)"
+        r"(?i)(?:\bpin(?:[ -]?code)?|\bpasscode|\b(?:door|gate|alarm|lock) code|暗証番号)"
         r"[ \t]*(?:is|was|:|=|は|：)[ \t]*(?P<secret>\d{4,8})(?![\d.,:/-])",
-        keywords=(),
+        keywords=("pin", "passcode", " code", "暗証番号"),
     ),
     # Terraform: a variable's default, where its name says secret or it is marked sensitive.
     rule(
@@ -172,7 +177,7 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
         r"\bvariable[ \t]+\"(?:[^\"\n]*(?:secret|password|passwd|token|api_?key|private_?key)"
         r"[^\"\n]*\"[ \t]*\{[^}]*?|[^\"\n]*\"[ \t]*\{[^}]*?\bsensitive[ \t]*=[ \t]*true[^}]*?)"
         r"\bdefault[ \t]*=[ \t]*\"(?P<secret>[^\"\n]{6,})\"",
-        keywords=("variable",),
+        keywords=('variable "',),
     ),
     # Account recovery (backup) codes after their name: groups of letters and digits joined by
     # hyphens (``4AET-AV70-5959-33MO``, GitHub's ``a1b2c-3d4e5``), one or a list of them. A

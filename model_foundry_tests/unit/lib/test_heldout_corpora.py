@@ -1,4 +1,4 @@
-"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout7``, each
+"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout8``, each
 written by a helper that read none of them. Every file is split by line:
 the even lines were tuned on, the odd lines never shown to whoever tuned (of heldout5's odd
 lines, only the causes and shape names of the good answers held back were seen). Run with
@@ -46,7 +46,7 @@ EXPECTED = {
     ("heldout3", "tuned"): Figures(89, 94, 107, 107, 0, 112, 112, 112),
     ("heldout3", "blind"): Figures(87, 93, 105, 107, 5, 100, 106, 107),
     ("heldout4", "tuned"): Figures(29, 30, 40, 40, 0, 115, 83, 84, 91, 91),
-    ("heldout4", "blind"): Figures(28, 30, 37, 40, 12, 115, 80, 81, 91, 91),
+    ("heldout4", "blind"): Figures(28, 30, 38, 40, 12, 115, 80, 81, 91, 91),
     # Measured untouched first (2026-12-06): tuned half 27/36 noise held, 42/46 good kept,
     # 19/123 leaked, 85/86 kept, 89/89 probes; blind half 27/35, 38/45, 21/128, 87/90, 87/89.
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
@@ -56,7 +56,7 @@ EXPECTED = {
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
     ("heldout6", "tuned"): Figures(26, 27, 30, 30, 2, 94, 99, 101),
-    ("heldout6", "blind"): Figures(24, 26, 26, 29, 18, 96, 93, 96),
+    ("heldout6", "blind"): Figures(24, 26, 27, 29, 18, 96, 93, 96),
     # First look (2026-12-07, written by a helper from trufflehog's and detect-secrets' lists):
     # tuned half 22/26 noise held, 24/30 good kept, 15/92 leaked, 90/95 kept; blind half
     # 19/25, 23/29, 16/93, 83/89. Then tuned on the even half: quoted passphrases, names a
@@ -68,7 +68,14 @@ EXPECTED = {
     # keys where the line says it signs, published defaults and jwt.io's sample kept (tuned
     # 4 -> 1 leaked, 91 -> 95 kept; no blind figure moved).
     ("heldout7", "tuned"): Figures(25, 26, 30, 30, 1, 92, 95, 95),
-    ("heldout7", "blind"): Figures(21, 25, 24, 29, 13, 93, 84, 89),
+    ("heldout7", "blind"): Figures(21, 25, 25, 29, 13, 93, 84, 89),
+    # First look (2026-12-07, a helper that read only heldout6's and 7's READMEs; the even
+    # half with prompts for its noise): tuned half 23/87 leaked, 84/93 kept, 18/26 noise
+    # held, 27/30 good kept; blind half 34/100, 94/105, 18/26, 28/30. Then tuned on the even
+    # half: its 23 leaks to 11, yet the blind half's 34 stayed 34. Good answers said again
+    # because asked, or in backticks, kept: heldout4, 6 and 7 blind keep one more each.
+    ("heldout8", "tuned"): Figures(22, 26, 30, 30, 11, 87, 91, 93),
+    ("heldout8", "blind"): Figures(18, 26, 28, 30, 34, 100, 94, 105),
 }
 
 
@@ -123,7 +130,8 @@ def _figures(corpus: str, half: str, tmp: Path) -> Figures:
     has_probes = (FIXTURES / corpus / "probes.jsonl").exists()
     probes = _probes_right(corpus, at, tmp) if has_probes else (0, 0)
     return Figures(
-        noise_held=sum(1 for r in noise if gate(r["text"]) is not None),
+        # With its prompt where the corpus gives one (heldout8), as an export judges it.
+        noise_held=sum(1 for r in noise if gate(r["text"], prompt=r.get("prompt", "")) is not None),
         noise=len(noise),
         good_kept=sum(1 for r in good if gate(r["text"], prompt=r["prompt"]) is None),
         good=len(good),

@@ -121,6 +121,25 @@ PLANTED = [
     ),
     Planted("a chord chart", "| A7 | A7 | A7 | A7 |\n| D7 | D7 | A7 | A7 |", None),
     Planted("counting in japanese", "1、2、3、4、5、6、7、8、9、10。", None, prompt="数えて。"),
+    # Said again because asked to; code marked as code.
+    Planted(
+        "a word n times",
+        "echo echo echo echo echo",
+        None,
+        prompt="Write the word 'echo' five times, separated by spaces.",
+    ),
+    Planted(
+        "a phrase three times",
+        "Red lorry, yellow lorry, red lorry, yellow lorry, red lorry, yellow lorry.",
+        None,
+        prompt="Repeat 'red lorry, yellow lorry' three times.",
+    ),
+    Planted(
+        "a cron line in backticks",
+        "`30 2 * * 1-5`",
+        None,
+        prompt="What cron expression runs a job at 02:30 every weekday?",
+    ),
     # Links, paths and words of many languages, asked for.
     Planted(
         "links asked for",
@@ -238,6 +257,15 @@ PLANTED = [
     Planted("stopped at a particle", "ビルドが失敗する理由は、", "noise_unfinished"),
     Planted("mojibake", "Die GrÃ¶ÃŸe der Datei betrÃ¤gt fÃ¼nf Megabyte", "noise_mojibake"),
     Planted("blank-line run", "Okay." + "\n" * 30 + ".", "noise_layout"),
+    Planted("a few digits over and over", "19" + "89" * 20, "noise_digits"),
+    Planted("a template's slot", "{{answer}}", "noise_tokens"),
+    Planted("one kana over and over", "あ" * 20 + "い" * 12, "repetition"),
+    Planted(
+        "morse that spells nothing",
+        ".-" * 40,
+        "empty",
+        prompt="Convert the word 'hello' to Morse code.",
+    ),
     Planted(
         "links and nothing else",
         " ".join(f"https://{h}.xyz/{p}" for h, p in zip("abcdef", "uvwxyz", strict=True)),
