@@ -22,7 +22,7 @@ from difflib import SequenceMatcher
 from model_foundry.lib.hygiene.backstop import Backstop
 from model_foundry.lib.hygiene.config import HygieneConfig
 from model_foundry.lib.hygiene.csv_columns import csv_columns, markdown_columns
-from model_foundry.lib.hygiene.names import scrub_named
+from model_foundry.lib.hygiene.names import scrub_named, secret_name_kind, value_is_secret
 from model_foundry.lib.hygiene.placeholders import (
     MARKER_PREFIX,
     in_marker,
@@ -43,7 +43,7 @@ from model_foundry.lib.hygiene.rules import (
     Rule,
     looks_random,
 )
-from model_foundry.lib.hygiene.word_passwords import word_passwords
+from model_foundry.lib.hygiene.word_passwords import mixed_passwords, word_passwords
 
 # An AWS secret access key: 40 base64 characters; taken only within this many characters
 # of an access key id (or its marker), where it is all but certainly the pair's other half.
@@ -218,6 +218,7 @@ class SecretScrubber:
         text = scrub_k8s_secrets(text, counts, self._take)
         for rule in self.config.rules:
             text = self._apply(rule, text, counts)
+        text = joined_literals(text, counts, self._take)
         text = self._named(text, counts)
         text = seed_phrases(text, counts, self._take)
         # Last: a name in prose is the weakest sign, and every rule above names its kind.
@@ -307,6 +308,7 @@ class SecretScrubber:
             text = csv_columns(text, counts, self._take)
             text = markdown_columns(text, counts, self._take)
             text = word_passwords(text, counts, self._take)
+            text = mixed_passwords(text, counts, self._take)
             text = self._backstop.scrub(text, counts)
         if MARKER_PREFIX in text:
             text = _concatenated(text, self._take)
@@ -352,6 +354,38 @@ def seed_phrases(text: str, counts: Counter[str], take: Callable[[str], bool]) -
         counts["secret"] += 1
         text = text[:start] + marker("secret") + text[end:]
     return text
+
+
+# A value written as string literals joined in code under one name: Python's and C's
+# adjacent literals in brackets, or ``+`` between them (Java, JS, Go), over several lines.
+_LITERAL = r"(?:\"[^\"\n]*\"|'[^'\n]*')"
+_JOINED = re.compile(
+    rf"(?P<name>[A-Za-z_][\w.]*)[ \t]*(?::[ \t]*\w+[ \t]*)?(?::=|=)[ \t]*(?P<open>\()?\s*"
+    rf"(?P<lits>{_LITERAL}(?:\s*\+?\s*{_LITERAL})+)\s*(?(open)\))"
+)
+_LITERAL_BODY = re.compile(rf"{_LITERAL}")
+# Where two literals meet: a quote, maybe ``+``, a line break or blanks, a quote.
+_JOIN_MARK = re.compile(r"[\"'][ \t]*\+?[ \t]*\n\s*[\"']|[\"'](?:[ \t]*\+|[ \t])[ \t]*[\"']")
+
+
+def joined_literals(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
+    """Each literal of a secret split into several under a secret's name (``HARNESS_PAT =
+    ("pat.x." "y." "z")``): the joined value is judged as the name rules judge one."""
+    if text.count('"') + text.count("'") < 4 or not _JOIN_MARK.search(text):
+        return text
+
+    def repl(match: re.Match[str]) -> str:
+        kind = secret_name_kind(match.group("name").rsplit(".", 1)[-1])
+        lits = match.group("lits")
+        joined = "".join(m.group(0)[1:-1] for m in _LITERAL_BODY.finditer(lits))
+        if kind is None or not value_is_secret(kind, joined) or not take(joined):
+            return match.group(0)
+        counts[kind] += 1
+        hidden = _LITERAL_BODY.sub(lambda m: m.group(0)[0] + marker(kind) + m.group(0)[0], lits)
+        start = match.start("lits") - match.start()
+        return match.group(0)[:start] + hidden + match.group(0)[start + len(lits) :]
+
+    return _JOINED.sub(repl, text)
 
 
 def _concatenated(text: str, take: Callable[[str], bool]) -> str:

@@ -34,7 +34,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from model_foundry.lib.hygiene.backstop import _NAMING, _NOT_USER_FIELDS, name_cue
+from model_foundry.lib.hygiene.backstop import _NAMING, _NOT_USER_FIELDS, _not_a_value, name_cue
 from model_foundry.lib.hygiene.names import DESCRIPTOR_WORDS, WORLD_CUES
 from model_foundry.lib.hygiene.placeholders import is_placeholder, marker, word_set
 
@@ -340,4 +340,40 @@ def word_passwords(text: str, counts: Counter[str], take: Callable[[str], bool])
     return "".join(out) + text[last:]
 
 
-__all__ = ["word_passwords"]
+# A password word in any of the languages the cues know, then what makes the next token its
+# value: ``:``, ``=``, ``is``, Japanese ``は``, and maybe a quote or bracket.
+_PASSWORD_WORDS = (
+    r"password|passwd|passphrase|pass ?word|pwd?|kennwort|passwort|mot de passe|contraseña"
+    r"|senha|wachtwoord|hasło|lösenord|şifre|пароль|パスワード|パスフレーズ|合言葉|暗証番号"
+)
+_MIXED_CUE = re.compile(
+    rf"(?i)(?<![\w-])(?:{_PASSWORD_WORDS})[ \t]*(?:[:=：]|is\b|は)[ \t]*[\"'「(（]?"
+    # Letters with digits or marks, up to a blank, a quote or a bracket, or a sentence's end.
+    r"(?P<value>(?=[^\s\"'」)）]*[A-Za-z])(?=[^\s\"'」)）]*[0-9!#$%&*+?@^~])"
+    r"[A-Za-z0-9!#$%&*+\-./=?@^_~]{6,64}?)(?=[.,;:!?]?(?:[\s\"'」)）]|$))"
+)
+_MIXED_HINTS = ("pass", "pw", "wort", "senha", "contrase", "wachtwoord", "hasło", "lösen", "şifre",
+                "пароль", "パスワード", "パスフレーズ", "合言葉", "暗証番号")  # fmt: skip
+
+
+def mixed_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
+    """A password of letters with digits or marks right after a password word and ``:``,
+    ``=``, ``is`` or ``は``, wherever it stands on its line (``# password: sakura-mochi-77
+    (for the client)``): the backstop takes only random-looking values, the name rules only
+    a value that ends its line. Paths, versions, references and code names stay."""
+    lower = text.lower()
+    if not any(h in lower for h in _MIXED_HINTS):
+        return text
+
+    def repl(match: re.Match[str]) -> str:
+        value = match.group("value")
+        if _not_a_value(value) or not take(value) or value.startswith(("http", "$", "%")):
+            return match.group(0)
+        counts["password"] += 1
+        start = match.start("value") - match.start()
+        return match.group(0)[:start] + marker("password")
+
+    return _MIXED_CUE.sub(repl, text)
+
+
+__all__ = ["mixed_passwords", "word_passwords"]

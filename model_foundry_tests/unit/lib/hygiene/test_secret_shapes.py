@@ -536,6 +536,26 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
         ],
         ["the new one is", 'variable "db" {', "Secret ID    =", "/tag/x/", "/org/repo/"],
     ),
+    # A password of words and digits mid-line after its word, in three languages; a secret
+    # split into literals joined in code under its name.
+    (
+        "mixed_password_mid_line_and_joined_literals",
+        "# password: sakura-mochi-" + _v("sm", 2, "123456789") + " (for the client)\n"
+        "Passwort: Linde-Ahorn-" + _v("la", 3, "123456789") + " (Kunde)\n"
+        "# 合言葉: yuzu-" + _v("yz", 4, "123456789") + " (確認用)\n"
+        'HARNESS_PAT = (\n    "pat.' + _v("h1", 22) + '."\n    "' + _v("h2", 24) + '"\n)\n'
+        'String apiKey = "' + _v("j1", 10) + '" +\n  "' + _v("j2", 10) + '";',
+        [
+            "sakura-mochi-" + _v("sm", 2, "123456789"),
+            "Linde-Ahorn-" + _v("la", 3, "123456789"),
+            "yuzu-" + _v("yz", 4, "123456789"),
+            _v("h1", 22),
+            _v("h2", 24),
+            _v("j1", 10),
+            _v("j2", 10),
+        ],
+        ["(for the client)", "(Kunde)", "(確認用)", "HARNESS_PAT = (", "String apiKey = "],
+    ),
     # A credential column headed in Japanese.
     (
         "japanese_table_header",
@@ -588,6 +608,11 @@ NEGATIVES: list[tuple[str, str]] = [
         "rfc7519_jwt",
         "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogI"
         "mh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+    ),
+    (
+        "password_words_not_values",
+        "password: ${DB_PASS} ok\npassword: v1.2.3 later\npassword=/run/secrets/db here\n"
+        'msg = ("hello " "world")',
     ),
     ("powershell_env_reference", 'password = "$env:DB_PASS"\n$cred = $Env:API_TOKEN'),
     ("versions", "python 3.11.7, node v20.11.1, numpy==1.26.4"),
