@@ -126,7 +126,9 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
         r"(?i:private[ _-]?key|privkey|accounts[ \t]*:[ \t]*\[|wallet[ \t]*\(|from_?key[ \t]*\("
         r"|signer|deployer)[^\n]{0,60}?"
         rf"{_B}(?P<secret>0x[0-9a-fA-F]{{64}}){_E}",
-        keywords=("0x",),
+        keywords=(),
+        # The key's shape opens with a literal, which ``re`` finds fast: no key, no walk.
+        hint=r"0x[0-9a-fA-F]{64}",
     ),
     # HashiCorp's secret id (Vault's AppRole, Consul's and Nomad's ACL tokens) is a UUID, a
     # shape that stays everywhere else; its accessor id beside it is public.
@@ -166,7 +168,10 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
         "password",
         r"(?i)(?:\bpin(?:[ -]?code)?|\bpasscode|\b(?:door|gate|alarm|lock) code|暗証番号)"
         r"[ \t]*(?:is|was|:|=|は|：)[ \t]*(?P<secret>\d{4,8})(?![\d.,:/-])",
-        keywords=("pin", "passcode", " code", "暗証番号"),
+        keywords=(
+            *("pin ", "pin:", "pin=", "pin-code", "pincode", "passcode", "暗証番号"),
+            *(f"{w} code" for w in ("door", "gate", "alarm", "lock")),
+        ),
     ),
     # Terraform: a variable's default, where its name says secret or it is marked sensitive.
     rule(

@@ -48,8 +48,19 @@ class Rule:
         return bool(self.pattern.flags & re.IGNORECASE)
 
 
-def _rule(kind: str, expression: str, flags: int = 0, keywords: tuple[str, ...] = ()) -> Rule:
-    return Rule(kind, re.compile(expression, flags), keywords=keywords)
+def _rule(
+    kind: str,
+    expression: str,
+    flags: int = 0,
+    keywords: tuple[str, ...] = (),
+    hint: str | None = None,
+) -> Rule:
+    return Rule(
+        kind,
+        re.compile(expression, flags),
+        keywords=keywords,
+        hint=re.compile(hint) if hint else None,
+    )
 
 
 # The literal characters a prefix expression opens with (``sk-ant-`` of ``sk-ant-(?:api)``).

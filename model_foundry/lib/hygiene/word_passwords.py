@@ -352,8 +352,10 @@ _MIXED_CUE = re.compile(
     r"(?P<value>(?=[^\s\"'」)）]*[A-Za-z])(?=[^\s\"'」)）]*[0-9!#$%&*+?@^~])"
     r"[A-Za-z0-9!#$%&*+\-./=?@^_~]{6,64}?)(?=[.,;:!?]?(?:[\s\"'」)）]|$))"
 )
-_MIXED_HINTS = ("pass", "pw", "wort", "senha", "contrase", "wachtwoord", "hasło", "lösen", "şifre",
-                "пароль", "パスワード", "パスフレーズ", "合言葉", "暗証番号")  # fmt: skip
+# The words the cue opens with, lower-cased: where the pattern is tried.
+_MIXED_STARTS = ("pass", "pw", "kennwort", "passwort", "mot de passe", "contraseña", "senha",
+                 "wachtwoord", "hasło", "lösenord", "şifre", "пароль", "パスワード", "パスフレーズ",
+                 "合言葉", "暗証番号")  # fmt: skip
 
 
 def mixed_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
@@ -362,18 +364,35 @@ def mixed_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]
     (for the client)``): the backstop takes only random-looking values, the name rules only
     a value that ends its line. Paths, versions, references and code names stay."""
     lower = text.lower()
-    if not any(h in lower for h in _MIXED_HINTS):
-        return text
-
-    def repl(match: re.Match[str]) -> str:
+    if len(lower) != len(text):  # a letter lowered to another length: positions move
+        lower = text
+    # Tried only where a password word starts (as ``secrets._prose`` does): the pattern,
+    # tried from every position, cost a tenth of all scrubbing time on code.
+    starts = sorted({at for word in _MIXED_STARTS for at in _find_all(lower, word)})
+    out: list[str] = []
+    last = 0
+    for at in starts:
+        if at < last:
+            continue
+        match = _MIXED_CUE.match(text, at)
+        if match is None:
+            continue
         value = match.group("value")
         if _not_a_value(value) or not take(value) or value.startswith(("http", "$", "%")):
-            return match.group(0)
+            continue
         counts["password"] += 1
-        start = match.start("value") - match.start()
-        return match.group(0)[:start] + marker("password")
+        out += [text[last : match.start("value")], marker("password")]
+        last = match.end("value")
+    return "".join(out) + text[last:] if out else text
 
-    return _MIXED_CUE.sub(repl, text)
+
+def _find_all(text: str, word: str) -> list[int]:
+    found: list[int] = []
+    at = text.find(word)
+    while at >= 0:
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found
 
 
 __all__ = ["mixed_passwords", "word_passwords"]
