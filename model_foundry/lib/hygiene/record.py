@@ -14,10 +14,10 @@ dicts and lists and treats every string the same way:
 Keys are left as they are. The counts say how many markers of each kind were written; the
 dataset card and manifest report them.
 
-A secret found once is removed wherever else the record holds it (:func:`echoes`): an agent
+A secret found once is removed wherever else the record holds it (:func:`echo_forms`): an agent
 sets a token where a rule sees it (``export TOKEN=...``), then the value comes back where
 none could (a tool's output, an error message, a note "raw value: ..."), percent-encoded or
-decoded, or escaped inside a JSON string.
+decoded, or escaped inside a JSON string. A value a rule took wrongly goes everywhere too.
 
 A string's scrubbed form depends on nothing but the string (and the scrubber's rules and
 salt), so each scrubber remembers the strings it has seen: the system prompts, tool schemas,
@@ -97,6 +97,7 @@ def _forms(value: str) -> set[str]:
     return {f for f in forms if len(f) >= ECHO_MIN_CHARS}
 
 
+# From this many forms in a record, one pattern finds them all (see ``_echoes``).
 _ECHO_PATTERN_FROM = 16
 
 
