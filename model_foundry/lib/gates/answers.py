@@ -55,7 +55,8 @@ _LIST_NUMBER = re.compile(r"^\d{1,3}[.)]$")
 # Between figures, these make a sum or a mapping (``1234 + 8766 = 10000``, ``3.10 → 2026-10``).
 _OPERATORS = frozenset("+-=×÷*/<>≤≥≈→←") | {"->", "=>", "<-", "<="}
 _MARKUP = re.compile(r"<[^>]*>|&[a-z]+;|```\w*")
-_CODE_WITH_CONTENT = re.compile(r"`[^`\n]*[^`\s][^`\n]*`|```[^\n]*\n[^`]*[^`\s][^`]*```")
+# Code marked as such holding a letter or a digit (```` `!!!` ```` is no code).
+_CODE_WITH_CONTENT = re.compile(r"`[^`\n]*[A-Za-z0-9][^`\n]*`|```[^\n]*\n[^`]*[A-Za-z0-9][^`]*```")
 # Inside a run, these part figures (``2^10``, ``2×3=6``, ``2**8``, a table's ``|``): each part
 # is judged. Not ``-``, which dates and negative numbers hold.
 _INNER_OPERATORS = re.compile(r"\*\*|[\^×÷*/=+<>≤≥≈→←|]")

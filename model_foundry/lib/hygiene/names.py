@@ -131,13 +131,13 @@ def secret_name_kind(name: str) -> str | None:
         return None
     if words[-3:] in KEY_ID_NAMES:
         return "api_key"
+    if len(words) > 1 and words[-1] in _DESCRIPTORS:
+        return None
     for word in words:
         if word in _ASCII_WORLD_NAMES:
             return _ASCII_WORLD_NAMES[word]  # ``Kennwort:``, ``senha=``
     if name.isupper() and len(words) > 1 and words[-1] == "pat":
         return "token"  # a personal access token (GITHUB_PAT); a lone ``pat`` is a pattern
-    if len(words) > 1 and words[-1] in _DESCRIPTORS:
-        return None
     # kubeconfig's client-key-data holds a private key in base64 (its certificate-data does
     # not: a certificate is public).
     if words[-2:] == ["key", "data"]:

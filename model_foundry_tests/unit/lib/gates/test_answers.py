@@ -183,6 +183,7 @@ PLANTED = [
     Planted("digits and marks", "7 % 3 # 1", "empty"),
     Planted("list numbers only", "1.\n2.\n3.", "empty"),
     Planted("markup", "<br/><p></p>\n```\n```", "empty"),
+    Planted("a code span of marks", "`!!!`", "empty"),
     Planted("not json", "Sure! Here is the person: Ada, 36.", "unparsed", json_schema=SCHEMA),
     Planted("json off schema", '{"name": "Ada"}', "unparsed", json_schema=SCHEMA),
     Planted(

@@ -609,6 +609,8 @@ NEGATIVES: list[tuple[str, str]] = [
         "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogI"
         "mh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
     ),
+    # Another language's password word with a word describing it after: the hint, not it.
+    ("world_word_with_descriptor", "kennwort_hint: Lieblingsfarbe7\n"),
     (
         "password_words_not_values",
         "password: ${DB_PASS} ok\npassword: v1.2.3 later\npassword=/run/secrets/db here\n"
