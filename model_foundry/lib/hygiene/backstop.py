@@ -274,6 +274,12 @@ _BASE64_BODY = re.compile(r"[A-Za-z0-9+/]+|[A-Za-z0-9_-]+")
 _CALL_BEFORE = re.compile(
     r"(?i)(?:client|login|connect|auth)[\w.]*[ \t]*\((?:[^()\n]{0,160},)?[ \t]*[\"']$"
 )
+# The same call with its arguments on lines of their own (``Cluster.connect(\n url,\n
+# "user",\n "<pw>"``): a user's literal, then the value, each opening its line.
+_CALL_LINES_BEFORE = re.compile(
+    r"(?i)(?:client|login|connect|auth)[\w.]*[ \t]*\((?:\s*[^()\s][^()\n]{0,120},){0,3}"
+    r"\s*[\"'][\w.@+-]{1,64}[\"'],[ \t]*\n[ \t]*[\"']$"
+)
 _CALL_WINDOW = 200
 
 
@@ -592,6 +598,8 @@ def _cue(
     quoted = text[max(0, start - 2) : start].rstrip("\n")[-1:] in ('"', "'")
     if quoted and _CALL_BEFORE.search(text, max(line_start, start - _CALL_WINDOW), start):
         return "token"
+    if quoted and _CALL_LINES_BEFORE.search(text, max(0, start - _CALL_WINDOW), start):
+        return "password"
     if grade != "mixed":
         # Hex or one-case: a signature or digest line (``Signature: 8a47...``) is public; a
         # table column headed by a credential word is not.

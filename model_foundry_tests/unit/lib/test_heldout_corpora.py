@@ -72,11 +72,11 @@ EXPECTED = {
     # First look (2026-12-07, a helper that read only heldout6's and 7's READMEs; the even
     # half with prompts for its noise): tuned half 23/87 leaked, 84/93 kept, 18/26 noise
     # held, 27/30 good kept; blind half 34/100, 94/105, 18/26, 28/30. Then tuned on the even
-    # half: its 23 leaks to 7, yet the blind half's 34 stayed 34 (a password of words and
+    # half: its 23 leaks to 6, yet the blind half's 34 stayed 34 (a password of words and
     # digits mid-line after its word, in any language the cues know, took one more blind
     # leak each in heldout5 and 7). Good answers said again
     # because asked, or in backticks, kept: heldout4, 6 and 7 blind keep one more each.
-    ("heldout8", "tuned"): Figures(22, 26, 30, 30, 7, 87, 91, 93),
+    ("heldout8", "tuned"): Figures(22, 26, 30, 30, 6, 87, 91, 93),
     ("heldout8", "blind"): Figures(18, 26, 28, 30, 34, 100, 94, 105),
 }
 

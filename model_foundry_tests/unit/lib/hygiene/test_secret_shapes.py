@@ -556,6 +556,14 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
         ],
         ["(for the client)", "(Kunde)", "(確認用)", "HARNESS_PAT = (", "String apiKey = "],
     ),
+    # A login call's arguments on lines of their own: a user's literal, then the password.
+    (
+        "call_arguments_on_lines",
+        'Cluster cluster = Cluster.connect(\n    "couchbases://cb.example",\n    "app_rw",\n'
+        '    "Larkspur#' + _v("cb", 8) + '"\n);',
+        ["Larkspur#" + _v("cb", 8)],
+        ["Cluster cluster = Cluster.connect(", '"app_rw",', ");"],
+    ),
     # A credential column headed in Japanese.
     (
         "japanese_table_header",
