@@ -46,10 +46,12 @@ from itertools import pairwise
 
 from model_foundry.lib.gates.config import DEFAULTS, GateConfig
 from model_foundry.lib.gates.noise_artefacts import (
+    URL,
     byte_escapes,
     keyboard_walks,
     layout,
     mojibake,
+    template_slots,
     tokenizer_marks,
     unfinished,
 )
@@ -82,7 +84,6 @@ FENCE = re.compile(
     r"^[ \t]{0,3}(?:```.*?(?:^[ \t]*```|\Z)|~~~.*?(?:^[ \t]*~~~|\Z))", re.DOTALL | re.MULTILINE
 )
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
-_URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 # Markdown's marks at the start of a line (bullets, numbered items, headings, quotes) and
 # whole lines that are only a rule or a table's delimiter row.
 _LINE_MARKS = re.compile(r"(?m)^[ \t]*(?:[-*+>]|#{1,6}|\d{1,3}[.)])[ \t]+")
@@ -175,7 +176,7 @@ def prose(text: str, *, separators: bool = False) -> str:
     with ``separators``): what the noise statistics judge."""
     text = FENCE.sub(" ", unicodedata.normalize("NFKC", text))
     text = _INLINE_CODE.sub(" ", text)
-    text = _URL.sub(" ", text)
+    text = URL.sub(" ", text)
     text = _RULE_LINES.sub(" ", text)
     text = _LINE_MARKS.sub(" ", text)
     return text if separators else _SEPARATORS.sub(" ", text)
@@ -341,7 +342,7 @@ _JAPANESE_NAMES = ("CJK", "HIRAGANA", "KATAKANA", "HALFWIDTH KATAKANA")
 
 
 @functools.lru_cache(maxsize=4096)
-def _script(ch: str) -> str | None:
+def letter_script(ch: str) -> str | None:
     """The script of a letter by its Unicode name (``LATIN``, ``GREEK``, ``HANGUL``, ...),
     kanji and kana as one, None for a non-letter or a modifier (IPA's ``ː``)."""
     if not ch.isalpha():
@@ -355,18 +356,12 @@ def _script(ch: str) -> str | None:
     return None if head in ("", "MODIFIER") else head
 
 
-def letter_script(ch: str) -> str | None:
-    """The script of a letter as the script statistics count it (kanji and kana as one),
-    None for a non-letter."""
-    return _script(ch)
-
-
 def mixed_scripts(text: str) -> bool:
     """``noise_scripts``: within words, over :data:`SCRIPT_CHANGES` of the neighbouring
     letters are in different scripts."""
     pairs = changes = letters = 0
     for run in prose(text).split():
-        scripts = [s for s in map(_script, run) if s]
+        scripts = [s for s in map(letter_script, run) if s]
         letters += len(scripts)
         pairs += max(0, len(scripts) - 1)
         changes += sum(1 for a, b in pairwise(scripts) if a != b)
@@ -389,7 +384,7 @@ def script_soup(text: str) -> bool:
     :data:`SOUP_SCRIPTS` or more scripts, the most used holding under :data:`SOUP_TOP_SHARE`
     of them."""
     for line in prose(text).splitlines():
-        letters = Counter(s for s in map(_script, line) if s)
+        letters = Counter(s for s in map(letter_script, line) if s)
         total = sum(letters.values())
         if total < SCRIPT_LETTERS:
             continue
@@ -521,7 +516,9 @@ def noise_cause(text: str, config: GateConfig = DEFAULTS) -> str | None:
         "noise_kana": lambda: kana_out_of_order(prose(text, separators=True)),
         "noise_particles": lambda: stretch_without_particles(prose(text, separators=True)),
         "noise_escapes": lambda: byte_escapes(prose(text, separators=True)),
-        "noise_tokens": lambda: tokenizer_marks(prose(text, separators=True), text),
+        "noise_tokens": lambda: (
+            tokenizer_marks(prose(text, separators=True)) or template_slots(text)
+        ),
         "noise_keyboard": lambda: keyboard_walks(prose(text, separators=True)),
         "noise_unfinished": lambda: unfinished(text),
         "noise_mojibake": lambda: mojibake(prose(text)),

@@ -23,6 +23,8 @@ import re
 
 from ftfy.badness import badness
 
+# A link (the noise statistics take links out of the prose; ``noise_layout`` counts them).
+URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 _ESCAPE = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{3})")
 _TOKEN = re.compile(
     r"</?(?:unk|pad|s|mask|bos|eos|cls|sep)>|\[(?:UNK|PAD|CLS|SEP|MASK|BOS|EOS)\]"
@@ -56,12 +58,15 @@ def byte_escapes(prose: str) -> bool:
 _SLOTS = re.compile(r"\s*(?:(?:\{\{\s*[\w.]+\s*\}\}|\$?\{[\w.]+\}|<[A-Z_]+>|\[[A-Z_]+\])\s*)+")
 
 
-def tokenizer_marks(prose: str, text: str = "") -> bool:
+def template_slots(text: str) -> bool:
+    """``noise_tokens`` too: the whole answer is template slots (:data:`_SLOTS`)."""
+    return bool(text) and _SLOTS.fullmatch(text) is not None
+
+
+def tokenizer_marks(prose: str) -> bool:
     """``noise_tokens``: :data:`TOKENS_MIN` tokenizer marks or more, making
     :data:`TOKENS_SHARE` of the characters (a tokenizer's marks stand between a few letters,
-    so they need a smaller share than escapes); or ``text`` is template slots alone."""
-    if text and _SLOTS.fullmatch(text):
-        return True
+    so they need a smaller share than escapes)."""
     found = _TOKEN.findall(prose)
     return len(found) >= TOKENS_MIN and _share(found, prose) >= TOKENS_SHARE
 
@@ -156,7 +161,6 @@ def mojibake(prose: str) -> bool:
 BLANK_RUN = re.compile(r"\n(?:[ \t]*\n){9,}")
 # Links or paths, at least this many, and the answer nothing else (a list's marks aside).
 LAYOUT_MIN = 5
-_LINK = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 _PATH = re.compile(r"~?/?(?:[\w.@+-]+/){2,}[\w.@+-]*|[A-Za-z]:\\(?:[\w. +-]+\\)+[\w. +-]*")
 _LIST_MARKS = re.compile(r"(?m)^[ \t]*(?:[-*+•>]|\d{1,3}[.)])[ \t]+|[,;()\[\]<>\"'`|]")
 
@@ -166,8 +170,8 @@ def layout(text: str) -> bool:
     or paths and no other word."""
     if BLANK_RUN.search(text):
         return True
-    found = _LINK.findall(text)
-    rest = _LINK.sub(" ", text)
+    found = URL.findall(text)
+    rest = URL.sub(" ", text)
     found += _PATH.findall(rest)
     rest = _LIST_MARKS.sub(" ", _PATH.sub(" ", rest))
     return len(found) >= LAYOUT_MIN and not rest.split()

@@ -650,7 +650,7 @@ def strong(value: str) -> bool:
     module doc): 32 characters or more drawn from both cases and digits, or a short issuer
     word before a long random body, with the entropy such a draw has; not base64 of text."""
     n = len(value)
-    if n < _STRONG_LEN or n > _MAX_LEN or _PUBLIC_SHAPE.fullmatch(value):
+    if n < _STRONG_LEN or n > _MAX_LEN:
         return False
     if value.startswith("eyJ") and value.count(".") == 2 and documentation_jwt(value):
         return False

@@ -46,7 +46,8 @@ def marker(kind: str) -> str:
 # One of our markers: a scrubbed text scrubbed again must come out the same, so no rule may
 # read a marker's halves as a value (``https://[REDACTED:github_token]@host`` is no
 # ``user:password@``).
-_MARKER = re.compile(r"\[REDACTED:[^\]\s]{1,64}\]")
+# Its kind is the one group.
+MARKER = re.compile(r"\[REDACTED:([^\]\s]{1,64})\]")
 _MARKER_LONGEST = 80
 
 
@@ -56,7 +57,7 @@ def in_marker(text: str, start: int, end: int) -> bool:
     at = text.rfind(MARKER_PREFIX, max(0, start - _MARKER_LONGEST), end)
     if at < 0:
         return False
-    found = _MARKER.match(text, at)
+    found = MARKER.match(text, at)
     return found is not None and found.end() > start
 
 
@@ -126,7 +127,8 @@ def is_placeholder(value: str) -> bool:
     text = value.strip().strip("\"'`")
     if not text or MARKER_PREFIX in text:
         return True
-    if text.lower() in PLAIN_VALUES or text.lower() in PUBLISHED_DEFAULTS:
+    lowered = text.lower()
+    if lowered in PLAIN_VALUES or lowered in PUBLISHED_DEFAULTS:
         return True
     if _REFERENCE.match(text):
         return True
@@ -142,6 +144,7 @@ def token_body_is_placeholder(token: str, prefix_len: int) -> bool:
 
 
 __all__ = [
+    "MARKER",
     "MARKER_PREFIX",
     "PLAIN_VALUES",
     "in_marker",

@@ -38,7 +38,7 @@ from urllib.parse import quote, quote_plus, unquote
 from model_foundry.lib.hygiene.config import HygieneConfig, load_config
 from model_foundry.lib.hygiene.names import secret_name_kind, value_is_secret
 from model_foundry.lib.hygiene.pii import PiiScrubber, load_salt
-from model_foundry.lib.hygiene.placeholders import MARKER_PREFIX, is_placeholder, marker
+from model_foundry.lib.hygiene.placeholders import MARKER, MARKER_PREFIX, is_placeholder, marker
 from model_foundry.lib.hygiene.secrets import SecretScrubber
 
 # What the remembered strings may hold, in characters (inputs and outputs): some 64 MB at
@@ -50,8 +50,6 @@ _K8S_KIND = "k8s_secret"
 # A string's scrubbed form, the markers it got by kind, and the values they replaced with
 # their kinds.
 _Scrubbed = tuple[str, tuple[tuple[str, int], ...], tuple[tuple[str, str], ...]]
-# Our markers, their kind captured (the same shape as ``placeholders.marker`` writes).
-_MARKER_KIND = re.compile(r"\[REDACTED:([^\]\s]{1,64})\]")
 # A removed value shorter than this is not looked for elsewhere: a PIN or a short word
 # would take the same digits or letters out of unrelated text.
 ECHO_MIN_CHARS = 8
@@ -65,7 +63,7 @@ def removed_values(before: str, after: str) -> list[tuple[str, str]]:
     Adjacent markers give one value (of the first kind). A marker that ``before`` already
     held is no value. If the text does not line up (a pass changed more than a span), the
     values found up to there are returned."""
-    pieces = _MARKER_KIND.split(after)
+    pieces = MARKER.split(after)
     if len(pieces) == 1 or not before.startswith(pieces[0]):
         return []
     texts, kinds = pieces[0::2], pieces[1::2]

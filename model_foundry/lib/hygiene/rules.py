@@ -160,14 +160,14 @@ def _long_mixed(value: str) -> bool:
 
 # Words joined by ``-``/``_`` and then a hex digest: a cache key or a build's id
 # (``Linux-pnpm-store-<sha256>``, ``v1-deps-<sha1>``), named so a person can read it.
-NAMED_DIGEST = re.compile(r"(?:[A-Za-z][A-Za-z0-9.]*[-_]){2,}[0-9a-f]{16,}")
+_NAMED_DIGEST = re.compile(r"(?:[A-Za-z][A-Za-z0-9.]*[-_]){2,}[0-9a-f]{16,}")
 
 
 def _prose_value(value: str) -> bool:
     """A value in prose: long and random; one opening with ``/`` or ``+`` (base64 can) only
     with upper and lower case and digits and no dot, which a path seldom has; no named
-    digest (:data:`NAMED_DIGEST`)."""
-    if NAMED_DIGEST.fullmatch(value):
+    digest (:data:`_NAMED_DIGEST`)."""
+    if _NAMED_DIGEST.fullmatch(value):
         return False
     if value[0] in "+/" and (
         "." in value or not (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value))
@@ -495,7 +495,6 @@ __all__ = [
     "AUTH_HEADER_RULES",
     "COMMAND_RULES",
     "FILE_RULES",
-    "NAMED_DIGEST",
     "PRIVATE_KEY",
     "PROSE_SECRET",
     "PROVIDER_RULES",

@@ -343,19 +343,17 @@ def word_passwords(text: str, counts: Counter[str], take: Callable[[str], bool])
 # A password word in any of the languages the cues know, then what makes the next token its
 # value: ``:``, ``=``, ``is``, Japanese ``は``, and maybe a quote or bracket.
 _PASSWORD_WORDS = (
-    r"password|passwd|passphrase|pass ?word|pwd?|kennwort|passwort|mot de passe|contraseña"
-    r"|senha|wachtwoord|hasło|lösenord|şifre|пароль|パスワード|パスフレーズ|合言葉|暗証番号"
+    *("password", "passwd", "passphrase", "pass word", "pwd", "pw", "kennwort", "passwort"),
+    *("mot de passe", "contraseña", "senha", "wachtwoord", "hasło", "lösenord", "şifre"),
+    *("пароль", "パスワード", "パスフレーズ", "合言葉", "暗証番号"),
 )
 _MIXED_CUE = re.compile(
-    rf"(?i)(?<![\w-])(?:{_PASSWORD_WORDS})[ \t]*(?:[:=：]|is\b|は)[ \t]*[\"'「(（]?"
+    rf"(?i)(?<![\w-])(?:{'|'.join(map(re.escape, _PASSWORD_WORDS))})"
+    r"[ \t]*(?:[:=：]|is\b|は)[ \t]*[\"'「(（]?"
     # Letters with digits or marks, up to a blank, a quote or a bracket, or a sentence's end.
     r"(?P<value>(?=[^\s\"'」)）]*[A-Za-z])(?=[^\s\"'」)）]*[0-9!#$%&*+?@^~])"
     r"[A-Za-z0-9!#$%&*+\-./=?@^_~]{6,64}?)(?=[.,;:!?]?(?:[\s\"'」)）]|$))"
 )
-# The words the cue opens with, lower-cased: where the pattern is tried.
-_MIXED_STARTS = ("pass", "pw", "kennwort", "passwort", "mot de passe", "contraseña", "senha",
-                 "wachtwoord", "hasło", "lösenord", "şifre", "пароль", "パスワード", "パスフレーズ",
-                 "合言葉", "暗証番号")  # fmt: skip
 
 
 def mixed_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
@@ -368,7 +366,7 @@ def mixed_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]
         lower = text
     # Tried only where a password word starts (as ``secrets._prose`` does): the pattern,
     # tried from every position, cost a tenth of all scrubbing time on code.
-    starts = sorted({at for word in _MIXED_STARTS for at in _find_all(lower, word)})
+    starts = sorted({at for word in _PASSWORD_WORDS for at in _find_all(lower, word)})
     out: list[str] = []
     last = 0
     for at in starts:
