@@ -43,6 +43,7 @@ from model_foundry.lib.hygiene.rules import (
     Rule,
     looks_random,
 )
+from model_foundry.lib.hygiene.typed_passwords import typed_passwords
 from model_foundry.lib.hygiene.word_passwords import mixed_passwords, word_passwords
 
 # An AWS secret access key: 40 base64 characters; taken only within this many characters
@@ -309,6 +310,7 @@ class SecretScrubber:
             text = markdown_columns(text, counts, self._take)
             text = word_passwords(text, counts, self._take)
             text = mixed_passwords(text, counts, self._take)
+            text = typed_passwords(text, counts, self._take)
             text = self._backstop.scrub(text, counts)
         if MARKER_PREFIX in text:
             text = _concatenated(text, self._take)
