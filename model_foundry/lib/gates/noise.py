@@ -243,7 +243,8 @@ STOP_WORDS = frozenset(_STOP_WORDS.split())
 # line, or commas between), titles and names in capitals (``Tokyo Osaka Kyoto``, code's
 # ``StatefulSet``) make no such stretch. Gopher judges documents of 50 words and more.
 STOP_WORDS_STRETCH = 12
-# A stretch this long has its function words for a tenth of its words or more.
+# A stretch this long has its function words for a tenth of its words or more (English: a
+# fifth).
 STOP_WORDS_LONG_STRETCH = 16
 _LATIN = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff"
 _LATIN_RUN = re.compile(f"[{_LATIN}]+")
@@ -275,10 +276,26 @@ def _line_stretches(line: str) -> list[list[str]]:
 # Gopher's rule over a paragraph: its clauses of this many words or more (a list's items and
 # a heading are shorter, or one to a line), at least two on the line and this many words
 # together, with function words for under this share of them. Prose has a fifth and more
-# (a terse French sentence, 0.24); syllables strung into words hit a short one now and then.
+# (a terse French sentence, 0.24), but the list holds only a language's commonest few, and a
+# Vietnamese or Indonesian sentence can count under a sixth; syllables strung into words hit
+# a short one now and then.
 STOP_WORDS_CLAUSE = 4
 STOP_WORDS_LINE = 12
 STOP_WORDS_SHARE = 0.1
+# English, whose function words the list holds nearly all of: its prose has a fifth and more,
+# and real words in no order (``quantum onion policy therefore blue the swimming of``) a tenth
+# to a fifth. Words only English writes among them say a stretch is English.
+ENGLISH_STOP_WORDS_SHARE = 0.2
+_ENGLISH_ONLY = frozenset(("the", "of", "and", "that", "with", "which", "from"))
+_ENGLISH_AT_LEAST = 2
+
+
+def _too_few(words: list[str]) -> bool:
+    """Whether ``words`` (lower case) hold too few function words for their language."""
+    stops = [w for w in words if w in STOP_WORDS]
+    english = sum(w in _ENGLISH_ONLY for w in stops) >= _ENGLISH_AT_LEAST
+    share = ENGLISH_STOP_WORDS_SHARE if english else STOP_WORDS_SHARE
+    return len(stops) < share * len(words)
 
 
 def _few_stop_words(clauses: list[list[str]]) -> bool:
@@ -286,7 +303,7 @@ def _few_stop_words(clauses: list[list[str]]) -> bool:
     words = [w.lower() for c in clauses for w in c]
     if len(clauses) < 2 or len(words) < STOP_WORDS_LINE:
         return False
-    return sum(w in STOP_WORDS for w in words) < STOP_WORDS_SHARE * len(words)
+    return _too_few(words)
 
 
 def no_stop_words(text: str) -> bool:
@@ -303,12 +320,12 @@ def no_stop_words(text: str) -> bool:
 
 
 def _stretch_without_stop_words(stretch: list[str]) -> bool:
-    stops = sum(w.lower() in STOP_WORDS for w in stretch)
-    if len(stretch) >= STOP_WORDS_STRETCH and stops == 0:
+    words = [w.lower() for w in stretch]
+    if len(words) >= STOP_WORDS_STRETCH and not any(w in STOP_WORDS for w in words):
         return True
     # A long stretch with a function word or two in it: real words in no order, often after
     # a good start (``... add the package and then quietly neither yesterday river ...``).
-    return len(stretch) >= STOP_WORDS_LONG_STRETCH and stops < STOP_WORDS_SHARE * len(stretch)
+    return len(words) >= STOP_WORDS_LONG_STRETCH and _too_few(words)
 
 
 # A run of five consonant letters: no word of English has more than a few (``strengths``,

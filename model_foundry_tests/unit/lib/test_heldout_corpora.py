@@ -51,7 +51,7 @@ EXPECTED = {
     # 19/123 leaked, 85/86 kept, 89/89 probes; blind half 27/35, 38/45, 21/128, 87/90, 87/89.
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
     # of the missed blind rows only their shape names were seen.
-    ("heldout5", "tuned"): Figures(34, 36, 46, 46, 3, 123, 86, 86, 89, 89),
+    ("heldout5", "tuned"): Figures(35, 36, 46, 46, 3, 123, 86, 86, 89, 89),
     ("heldout5", "blind"): Figures(32, 35, 38, 45, 19, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
@@ -67,8 +67,10 @@ EXPECTED = {
     # 2026-12-07, later: a secret found once goes wherever the record holds it again, EVM
     # keys where the line says it signs, published defaults and jwt.io's sample kept (tuned
     # 4 -> 1 leaked, 91 -> 95 kept; no blind figure moved).
+    # 2026-12-07, later still: English function words under a fifth of a line's words are
+    # noise_stop_words (was a tenth): one more noise held here blind, one in heldout5 tuned.
     ("heldout7", "tuned"): Figures(25, 26, 30, 30, 1, 92, 95, 95),
-    ("heldout7", "blind"): Figures(21, 25, 25, 29, 12, 93, 84, 89),
+    ("heldout7", "blind"): Figures(22, 25, 25, 29, 12, 93, 84, 89),
     # First look (2026-12-07, a helper that read only heldout6's and 7's READMEs; the even
     # half with prompts for its noise): tuned half 23/87 leaked, 84/93 kept, 18/26 noise
     # held, 27/30 good kept; blind half 34/100, 94/105, 18/26, 28/30. Then tuned on the even
@@ -76,7 +78,9 @@ EXPECTED = {
     # digits mid-line after its word, in any language the cues know, took one more blind
     # leak each in heldout5 and 7). Good answers said again
     # because asked, or in backticks, kept: heldout4, 6 and 7 blind keep one more each.
-    ("heldout8", "tuned"): Figures(22, 26, 30, 30, 6, 87, 91, 93),
+    # A password typed at the shell's prompt after a password prompt (typed_passwords.py):
+    # tuned 6 -> 3 leaked.
+    ("heldout8", "tuned"): Figures(22, 26, 30, 30, 3, 87, 91, 93),
     ("heldout8", "blind"): Figures(18, 26, 28, 30, 34, 100, 94, 105),
 }
 

@@ -357,6 +357,19 @@ def test_mojibake_is_noise_an_example_of_it_is_not(text: str, cause: str | None)
             "so that nothing from the system site packages leaks into the results you compare",
             None,
         ),
+        # English words in no order, a few function words sprinkled: 3 of 22 words.
+        (
+            "Lantern velvet the orbit cabinet nonetheless spoon, harbour quietly ledger of "
+            "thunder kettle, meanwhile copper radish purple the compass firmly yesterday.",
+            "noise_stop_words",
+        ),
+        # The same share in a language the list holds only a few function words of is kept:
+        # two of 14 words are listed, and neither is only English.
+        (
+            "Saya pergi ke pasar pagi untuk membeli sayur segar, buah mangga dan roti manis "
+            "bersama ibu saya kemarin.",
+            None,
+        ),
     ],
 )
 def test_a_long_stretch_with_few_function_words_is_noise(text: str, cause: str | None) -> None:
