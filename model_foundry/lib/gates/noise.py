@@ -8,7 +8,8 @@ repetition, echo and script check; these four statistics catch it, each with its
 
 - ``noise_words``: too small a share of the words has a letter in it (Gopher: 80% must);
 - ``noise_symbols``: too many symbol-only words (``###``, ``!?!?``, ``@#$%``) per word with a
-  letter (Gopher: at most 0.1 ``#`` or ``...`` per word);
+  letter (Gopher: at most 0.1 ``#`` or ``...`` per word), or a good start that ends in such
+  junk (:func:`junk_tail`);
 - ``noise_word_length``: the mean word with a letter is longer than any language's (Gopher:
   3 to 10 characters on web pages; a random run of letters is far longer);
 - ``noise_chars``: too large a share of the text is neither words with a letter nor numbers.
@@ -150,6 +151,34 @@ def _is_word(run: str) -> bool:
 
 # A symbol-only word: no letter and no digit (``###``, ``!!!``, ``...``, ``@#$%``).
 _SYMBOLS_ONLY = re.compile(r"^(?:[^\w]|_)+$")
+
+
+# A junk tail: a good start, then runs no language writes to the end of the last line
+# (``... plants convert light 3#@ 9 ad 00 ]] lkj 0x0x0x ;; ~~ ## 77 @@@@ qqq zzz 00``). Over
+# the whole answer the good start dilutes every ratio; the tail alone is symbols and
+# fragments. A word here is three letters or more with a vowel (``lkj``, ``qqq`` are not);
+# anything outside ASCII ends the tail. Arithmetic's marks are not symbols of it.
+JUNK_TAIL_RUNS = 12
+JUNK_TAIL_SYMBOLS = 3
+_TAIL_WORD = re.compile(r"[A-Za-z]*[aeiouyAEIOUY][A-Za-z]*")
+_ARITHMETIC = frozenset(re.split(" ", "+ - = / * × ÷ -> => < > <= >= == | || && % ^"))
+
+
+def junk_tail(text: str) -> bool:
+    """Whether the prose's last line ends in :data:`JUNK_TAIL_RUNS` runs or more without a
+    word, :data:`JUNK_TAIL_SYMBOLS` different symbol-only runs among them."""
+    lines = [line for line in prose(text).splitlines() if line.strip()]
+    tail: list[str] = []
+    for run in reversed(lines[-1].split() if lines else []):
+        letters = "".join(c for c in run if c.isascii() and c.isalpha())
+        worded = len(letters) >= 3 and _TAIL_WORD.search(letters) and len(set(letters.lower())) > 1
+        if worded or not run.isascii():
+            break
+        tail.append(run)
+    if len(tail) < JUNK_TAIL_RUNS:
+        return False
+    symbols = {r for r in tail if _SYMBOLS_ONLY.match(r) and r not in _ARITHMETIC}
+    return len(symbols) >= JUNK_TAIL_SYMBOLS
 
 
 # Fewer characters of words and noise than this left: not judged.
@@ -544,7 +573,9 @@ def noise_cause(text: str, config: GateConfig = DEFAULTS) -> str | None:
     if stats is not None:
         checks |= {
             "noise_words": lambda: stats.letter_words < config.noise_letter_words,
-            "noise_symbols": lambda: stats.symbols_per_word > config.noise_symbols_per_word,
+            "noise_symbols": lambda: (
+                stats.symbols_per_word > config.noise_symbols_per_word or junk_tail(text)
+            ),
             # One long word may be a name: only a very long one is judged alone.
             "noise_word_length": lambda: (
                 stats.mean_word_length > config.noise_word_length

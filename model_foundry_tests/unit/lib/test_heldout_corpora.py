@@ -44,7 +44,7 @@ class Figures:
 # each in heldout4 and heldout6, and 1 or 2 tuned rows in heldout4 to 7; no good answer lost.
 EXPECTED = {
     ("heldout3", "tuned"): Figures(89, 94, 107, 107, 0, 112, 112, 112),
-    ("heldout3", "blind"): Figures(87, 93, 105, 107, 5, 100, 106, 107),
+    ("heldout3", "blind"): Figures(89, 93, 105, 107, 5, 100, 106, 107),
     ("heldout4", "tuned"): Figures(29, 30, 40, 40, 0, 115, 83, 84, 91, 91),
     ("heldout4", "blind"): Figures(28, 30, 38, 40, 12, 115, 80, 81, 91, 91),
     # Measured untouched first (2026-12-06): tuned half 27/36 noise held, 42/46 good kept,
@@ -79,8 +79,9 @@ EXPECTED = {
     # leak each in heldout5 and 7). Good answers said again
     # because asked, or in backticks, kept: heldout4, 6 and 7 blind keep one more each.
     # A password typed at the shell's prompt after a password prompt (typed_passwords.py):
-    # tuned 6 -> 3 leaked.
-    ("heldout8", "tuned"): Figures(22, 26, 30, 30, 3, 87, 91, 93),
+    # tuned 6 -> 3 leaked. A good start ending in a tail of junk runs is noise_symbols:
+    # tuned 22 -> 23 noise held (heldout3 blind 87 -> 89).
+    ("heldout8", "tuned"): Figures(23, 26, 30, 30, 3, 87, 91, 93),
     ("heldout8", "blind"): Figures(18, 26, 28, 30, 34, 100, 94, 105),
 }
 

@@ -374,3 +374,22 @@ def test_mojibake_is_noise_an_example_of_it_is_not(text: str, cause: str | None)
 )
 def test_a_long_stretch_with_few_function_words_is_noise(text: str, cause: str | None) -> None:
     assert noise_cause(text) == cause
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        # A good start, then fragments and symbols to the end of the line.
+        (
+            "Tides are caused mainly by the pull of the moon "
+            "7& qz 00 ]] xx 4 ~~ @@ 00 ^^ 11 kk 0x0x ## zz",
+            "noise_symbols",
+        ),
+        # A sum written out ends in figures and arithmetic's marks, not junk.
+        ("The sum is 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 10 = 55", None),
+        # Symbols in the tail, but fewer than twelve runs: a short aside is no tail of junk.
+        ("Use the arrow keys to move the cursor: ← ↑ → ↓ and ## for headings.", None),
+    ],
+)
+def test_a_good_start_that_ends_in_junk_is_noise(text: str, cause: str | None) -> None:
+    assert noise_cause(text) == cause
