@@ -83,6 +83,12 @@ EXPECTED = {
     # tuned 22 -> 23 noise held (heldout3 blind 87 -> 89).
     ("heldout8", "tuned"): Figures(23, 26, 30, 30, 3, 87, 91, 93),
     ("heldout8", "blind"): Figures(18, 26, 28, 30, 34, 100, 94, 105),
+    # First look (2026-12-07, a helper that read only heldout8's README and gitleaks' rule
+    # list; agent sessions: tool calls, tool results, summaries): tuned half 11/79 leaked,
+    # 87/88 kept, 16/23 noise held, 23/23 good kept; blind half 13/82, 81/89, 18/22, 22/22
+    # (on 8b87478, this day's start: the same but 14/23 tuned noise held).
+    ("heldout9", "tuned"): Figures(16, 23, 23, 23, 11, 79, 87, 88),
+    ("heldout9", "blind"): Figures(18, 22, 22, 22, 13, 82, 81, 89),
 }
 
 
