@@ -92,6 +92,11 @@ _CUE_WORDS = {
     "pass": "password",
     "pw": "password",
     "pwd": "password",
+    # Abbreviations with the vowels dropped (``DB_PSWD``, ``pwrd``, ``passwrd``).
+    "pswd": "password",
+    "pswrd": "password",
+    "pwrd": "password",
+    "passwrd": "password",
     "secret": "secret",
     "secrets": "secret",
     "private": "secret",
@@ -148,7 +153,7 @@ _ASCII_WORLD_CUES = tuple({w.lower() for w, _ in WORLD_CUES if w.isascii()})
 WORLD_GAP = re.compile(r"[^A-Za-z0-9\n]{0,12}|[^\n]{1,32}?[ \t]*[:=：][ \t]*[\"'「]?")
 # A password flag right before the value (``-p X``, ``-P X``, ``-p=X``, Windows' ``/p:X``) or
 # glued to it (``-pX``); ``-U``/``-u``/``--user`` with ``user%pw`` or ``user:pw``.
-_FLAG_BEFORE = re.compile(r"(?:^|\s)(?:-[pP](?:[ \t]+|=)[\"']?|/[pP](?:ass(?:word)?)?:)$")
+_FLAG_BEFORE = re.compile(r"(?:^|\s)(?:-[pP](?:[ \t]+|=)|/[pP](?:ass(?:word)?)?:)[\"']?$")
 _GLUED_FLAG = re.compile(r"-[pP](?=[^-])")
 _USER_FLAG = re.compile(r"(?:^|\s)(?:-[uU]|--user(?:name)?)[ \t=]+[\"']?[\w.@-]{1,64}[%:]$")
 # The same flag before a run that holds ``user%pw`` whole (``%`` is a value character).

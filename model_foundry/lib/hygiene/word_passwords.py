@@ -1,7 +1,8 @@
-"""Letters-only passwords: a value the cue alone makes one.
+"""Word passwords: a value the cue alone makes one.
 
-A password of letters only (``correcthorsebattery``, ``BlueHarbor``) looks like a word, so
-the backstop's randomness test (:mod:`~model_foundry.lib.hygiene.backstop`) never takes it.
+A password of letters (``correcthorsebattery``, ``BlueHarbor``), or of a word with digits or
+marks (``Wintergarten8``), looks like a word, so the backstop's randomness test
+(:mod:`~model_foundry.lib.hygiene.backstop`) never takes it.
 It is taken here only after a cue that makes the next token a value (:data:`_WORD_CUES`):
 
 - a password file's one line of output (``cat .vault_pass``);
@@ -34,12 +35,24 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from model_foundry.lib.hygiene.backstop import _NAMING, _NOT_USER_FIELDS, _not_a_value, name_cue
+from model_foundry.lib.hygiene.backstop import (
+    _EXTENSION,
+    _NAMING,
+    _NOT_USER_FIELDS,
+    _SNAKE,
+    _UUID,
+    _VERSION,
+    _not_a_value,
+    name_cue,
+)
 from model_foundry.lib.hygiene.names import DESCRIPTOR_WORDS, WORLD_CUES
 from model_foundry.lib.hygiene.placeholders import is_placeholder, marker, word_set
 
-# The value: letters only, then the end of the token (a sentence's full stop may follow).
-_WORD = r"(?P<value>[A-Za-z]{6,64})"
+# The value: a letter, then letters, digits or marks (not a path's, a host's or an
+# interpolation's, nor ``=``, which joins a name to its value), then the end of the token
+# (a sentence's full stop may follow). The backstop takes only random-looking values, so a
+# word with digits (``Wintergarten8``) after one of these cues is taken here.
+_WORD = r"(?P<value>[A-Za-z][A-Za-z0-9!#%&*+\-?^_~]{5,63})"
 _WORD_END = r"(?=$|[\s\"'`,;)}\]]|\.(?:\s|$))"
 # A tool's flags must be on its own command line: no pipe, ``;`` or ``&`` between.
 _SAME_COMMAND = r"[^\n|;&]{0,200}?[ \t]"
@@ -91,7 +104,7 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
     for hints, pattern in (
         # --password X, --db-password=X, -storepass X (the flag's name is checked too).
         (
-            ("pass", "pwd"),
+            ("pass", "pwd", "pswd", "pwrd"),
             rf"(?:^|[\s\"'])--?(?P<name>[A-Za-z][\w-]{{0,40}})(?:[ \t]+|=){_CUED_WORD}",
         ),
         # Tools whose short flag takes the password, attached or not.
@@ -115,14 +128,15 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         (
             ("-u", "--user", "/u:", "-l "),
             r"(?:^|[ \t])(?:-[uUl]|--user(?:name)?|--login|/u(?:ser)?:)[ \t=]?[\"']?[\w.@\\-]{1,64}"
-            rf"[\"']?{_SAME_COMMAND}(?:-[pP]|--pass(?:word)?|/p(?:ass(?:word)?)?:)(?:[ \t]+|=)?"
-            rf"{_CUED_WORD}",
+            # ``--password-stdin`` is its own flag, not ``--pass`` and a value.
+            rf"[\"']?{_SAME_COMMAND}(?:-[pP]|--pass(?:word)?(?![\w-])|/p(?:ass(?:word)?)?:)"
+            rf"(?:[ \t]+|=)?{_CUED_WORD}",
         ),
         (("chpasswd",), rf"[\w.-]{{1,64}}:{_WORD}{_QUOTE}[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b"),
         # A password key whose value ends the statement: ``password: X``, ``"pwd": "X",``,
         # ``pass=X  # comment`` (a ``#`` right after it is the value's own).
         (
-            ("pass", "pwd"),
+            ("pass", "pwd", "pswd", "pwrd"),
             rf"{_KEY_START}{_QUOTE}(?P<key>[A-Za-z_][\w.-]{{0,63}}){_QUOTE}[ \t]*(?::=|[:=])[ \t]*"
             rf"{_QUOTE}{_WORD}{_QUOTE}(?:[ \t]*(?=[,;}})\]]|$)|[ \t]+(?=#))",
         ),
@@ -141,8 +155,9 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         (("machine",), rf"\bmachine[ \t]+\S+\s+login\s+\S+\s+password[ \t]+{_WORD}{_WORD_END}"),
         (
             ("htpasswd",),
-            r"\bhtpasswd[ \t]+(?:-\w+[ \t]+)*?-\w*b\w*[ \t]+(?:-\w+[ \t]+)*\S+[ \t]+\S+[ \t]+"
-            rf"{_WORD}{_WORD_END}",
+            # ``-n`` prints the line instead of writing a file: user and password only.
+            r"\bhtpasswd[ \t]+(?:-\w+[ \t]+)*?-\w*b\w*[ \t]+(?:-\w+[ \t]+)*(?:\S+[ \t]+)?\S+[ \t]+"
+            rf"{_CUED_WORD}",
         ),
         # curl -u user:X, lftp -u user,X (the tools' documented user[:,]password argument).
         (
@@ -195,13 +210,13 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         # A password key as a shell word or a query's pair: ``vault login password=X``,
         # ``?user=u&password=X&ssl=true``, systemd's ``Environment=DB_PASSWORD=X``.
         (
-            ("pass", "pwd"),
+            ("pass", "pwd", "pswd", "pwrd"),
             rf"(?:^|(?<=[\s?&;'\"=]))(?P<key>[A-Za-z_][\w.-]{{0,63}})={_QUOTE}{_WORD}{_QUOTE}"
             r"(?=$|[\s&#;,)\]}]|\.(?:\s|$))",
         ),
         # An XML element: <password>X</password>, <ns:Password attr="">X</ns:Password>.
         (
-            ("pass", "pwd"),
+            ("pass", "pwd", "pswd", "pwrd"),
             r"<(?P<key>[A-Za-z_][\w.:-]{0,63})(?:[ \t][^<>\n]{0,200})?>[ \t]*"
             rf"{_WORD}[ \t]*</(?P=key)>",
         ),
@@ -265,7 +280,9 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         # ``Пароль от базы на стенде: X``, ``mot de passe du compte est : X``.
         (
             tuple(w.lower() for w, kind in WORLD_CUES if kind == "password"),
-            rf"(?:{'|'.join(w for w, kind in WORLD_CUES if kind == 'password')})(?P<prose>)"
+            # Not joined to more of a name (``kennwort_hint``: the key's rule judges that).
+            rf"(?:{'|'.join(w for w, kind in WORLD_CUES if kind == 'password')})(?![_A-Za-z-])"
+            r"(?P<prose>)"
             rf"[^\n:=：]{{0,32}}?[ \t]*[:=：][ \t]*{_CUED_WORD}",
         ),
     )
@@ -282,6 +299,15 @@ _STATUS_WORDS = word_set(
 def _word_password(value: str) -> bool:
     """Whether a letters-only value after a strong cue can be a password (see the module)."""
     low = value.lower()
+    # A strong cue stands before it: a capitalised word with digits (``Wintergarten8``) is the
+    # password, not a class name; a code name, a version, a file or a UUID is not.
+    if not value.isalpha() and (
+        _SNAKE.fullmatch(value)
+        or _VERSION.fullmatch(value)
+        or _UUID.search(value)
+        or _EXTENSION.search(value)
+    ):
+        return False
     return not (
         value.isupper()
         or is_placeholder(value)
@@ -345,11 +371,12 @@ def word_passwords(text: str, counts: Counter[str], take: Callable[[str], bool])
 _PASSWORD_WORDS = (
     *("password", "passwd", "passphrase", "pass word", "pwd", "pw", "kennwort", "passwort"),
     *("mot de passe", "contraseña", "senha", "wachtwoord", "hasło", "lösenord", "şifre"),
-    *("пароль", "パスワード", "パスフレーズ", "合言葉", "暗証番号"),
+    *("пароль", "パスワード", "パスフレーズ", "合言葉", "暗証番号", "密码", "비밀번호"),
 )
 _MIXED_CUE = re.compile(
     rf"(?i)(?<![\w-])(?:{'|'.join(map(re.escape, _PASSWORD_WORDS))})"
-    r"[ \t]*(?:[:=：]|is\b|は)[ \t]*[\"'「(（]?"
+    # ``is`` and the other languages' copulas: es, est, ist, é, è, är, jest, 是, 는/은.
+    r"[ \t]*(?:[:=：]|(?:is|es|est|ist|är|jest)\b|[éè](?!\w)|是|は|는|은)[ \t]*[\"'「(（]?"
     # Letters with digits or marks, up to a blank, a quote or a bracket, or a sentence's end.
     r"(?P<value>(?=[^\s\"'」)）]*[A-Za-z])(?=[^\s\"'」)）]*[0-9!#$%&*+?@^~])"
     r"[A-Za-z0-9!#$%&*+\-./=?@^_~]{6,64}?)(?=[.,;:!?]?(?:[\s\"'」)）]|$))"

@@ -52,7 +52,7 @@ EXPECTED = {
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
     # of the missed blind rows only their shape names were seen.
     ("heldout5", "tuned"): Figures(35, 36, 46, 46, 3, 123, 86, 86, 89, 89),
-    ("heldout5", "blind"): Figures(32, 35, 38, 45, 19, 128, 87, 90, 87, 89),
+    ("heldout5", "blind"): Figures(32, 35, 38, 45, 18, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
     ("heldout6", "tuned"): Figures(26, 27, 30, 30, 2, 94, 99, 101),
@@ -87,8 +87,11 @@ EXPECTED = {
     # list; agent sessions: tool calls, tool results, summaries): tuned half 11/79 leaked,
     # 87/88 kept, 16/23 noise held, 23/23 good kept; blind half 13/82, 81/89, 18/22, 22/22
     # (on 8b87478, this day's start: the same but 14/23 tuned noise held).
-    ("heldout9", "tuned"): Figures(16, 23, 23, 23, 11, 79, 87, 88),
-    ("heldout9", "blind"): Figures(18, 22, 22, 22, 13, 82, 81, 89),
+    # Then tuned on the even half: a word with digits or marks after a cue that makes it a
+    # value (chpasswd, htpasswd -n, /p:'...', DB_PSWD, other languages' "is"): tuned 11 -> 6,
+    # blind 13 -> 8 (heldout5 blind 19 -> 18).
+    ("heldout9", "tuned"): Figures(16, 23, 23, 23, 6, 79, 87, 88),
+    ("heldout9", "blind"): Figures(18, 22, 22, 22, 8, 82, 81, 89),
 }
 
 

@@ -1,0 +1,43 @@
+"""A word with digits or marks after a cue that makes it a value (``word_passwords``): the
+backstop takes only random-looking values, so these passed before."""
+
+from __future__ import annotations
+
+import pytest
+
+from model_foundry.lib.hygiene.secrets import scrub_secrets
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("echo 'deploy:Harbourlight7' | sudo chpasswd", "Harbourlight7"),
+        ("htpasswd -nbB grafana-viewer 'pebble-fjord-31'", "pebble-fjord-31"),
+        ("htpasswd -b /etc/nginx/.htpasswd admin Quarry#2290", "Quarry#2290"),
+        ("xfreerdp /v:jump-01 /u:ops /p:'Lantern#4417' /cert:ignore", "Lantern#4417"),
+        ("DB_USER=shop\nDB_PSWD=marmaladeskies\n", "marmaladeskies"),
+        ("el usuario es admin y la contraseña es Tortuga_2024. gracias", "Tortuga_2024"),
+        ("le mot de passe est Noisette-88 pour le wifi", "Noisette-88"),
+        ("数据库密码是 Bamboo_7731 记得改", "Bamboo_7731"),
+    ],
+)
+def test_a_word_with_digits_after_a_password_cue_goes(text: str, secret: str) -> None:
+    out, counts = scrub_secrets(text)
+    assert secret not in out
+    assert counts["password"] >= 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A flag after the password flag is the next option, not its value.
+        "echo $PW | docker login -u ci --password-stdin registry.example",
+        # A file or a code name after a password word is no password.
+        "--password-file secrets.txt\n",
+        "db_password = get_password_v2\n",
+        # A German name joined to more words is the key's, and its last word says a hint.
+        "kennwort_hint: Lieblingsfarbe7\n",
+    ],
+)
+def test_what_stands_after_a_cue_but_is_no_password_stays(text: str) -> None:
+    assert scrub_secrets(text)[0] == text
