@@ -23,8 +23,9 @@ It is taken here only after a cue that makes the next token a value (:data:`_WOR
   ``login: admin / X``, and Japanese ``パスワードは X``, ``パスワード: X``,
   ``パスワード（X）``, ``pwは X``.
 
-Six letters or more, not in capitals, not a placeholder, a mode or a status word
-(``required``, ``incorrect``). After a prose cue the word must also not be an English
+Six characters or more opening with a letter, not in capitals, not a placeholder, a mode or
+a status word (``required``, ``incorrect``); with a digit or a mark, not a code name, a
+version, a file name or a UUID either. After a prose cue the word must also not be an English
 function word, an adjective or participle (``stored``, ``visible``), a noun that compounds
 with password (``policy``, ``manager``) or a password manager's or service's name.
 """
@@ -297,7 +298,7 @@ _STATUS_WORDS = word_set(
 
 
 def _word_password(value: str) -> bool:
-    """Whether a letters-only value after a strong cue can be a password (see the module)."""
+    """Whether a word value after a strong cue can be a password (see the module)."""
     low = value.lower()
     # A strong cue stands before it: a capitalised word with digits (``Wintergarten8``) is the
     # password, not a class name; a code name, a version, a file or a UUID is not.
