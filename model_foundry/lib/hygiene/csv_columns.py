@@ -7,7 +7,9 @@ is the cue: where a line of names, one of which is a credential word (``password
 ``api_key``, ``token``), is followed by rows with as many fields, that column's values are
 taken, whatever they look like. A Markdown table (a line of cells between pipes, its rule
 line under it) is read the same way: the backstop takes the random values of any table
-column headed by a credential word, this the rest (``| app | BasketPeonyThunder |``).
+column headed by a credential word, this the rest (``| app | BasketPeonyThunder |``). A
+table of fields and values (``| field | value |``) is read by its rows: the value of a row
+whose field is a credential's name goes (``| password | Tuesday-Biscuit |``).
 """
 
 from __future__ import annotations
@@ -96,6 +98,9 @@ def markdown_columns(text: str, counts: Counter[str], take: Callable[[str], bool
             for at, cell in enumerate(header)
             if (kind := secret_name_kind(cell.replace(" ", "_"))) in _KINDS
         }
+        if not kinds and len(header) == 2 and header[1].lower() in _VALUE_HEADERS:
+            changed = _key_value_rows(lines, i + 1, counts, take) or changed
+            continue
         j = i + 1
         while kinds and j < len(lines) and (cells := _md_cells(lines[j])) is not None:
             if len(cells) == len(header):
@@ -115,6 +120,29 @@ def markdown_columns(text: str, counts: Counter[str], take: Callable[[str], bool
                 lines[j] = "|".join(raw)
             j += 1
     return "\n".join(lines) if changed else text
+
+
+# The second header of a two-column table whose rows name a field, then its value.
+_VALUE_HEADERS = frozenset({"value", "values", "値", "設定値", "内容", "setting", "details"})
+
+
+def _key_value_rows(
+    lines: list[str], j: int, counts: Counter[str], take: Callable[[str], bool]
+) -> bool:
+    """A table of fields and values (``| password | Tuesday-Biscuit |``): a row whose field
+    is a credential's name has its value taken, when that is one token and no mask."""
+    changed = False
+    while j < len(lines) and (cells := _md_cells(lines[j])) is not None:
+        kind = secret_name_kind(cells[0].strip("`*").replace(" ", "_")) if len(cells) == 2 else None
+        value = cells[1].strip("`\"'") if kind in _KINDS else ""
+        one_token = value and " " not in value and not _NO_VALUE.fullmatch(value)
+        if kind and one_token and not is_placeholder(value) and take(value):
+            head, _, tail = lines[j].rpartition(value)
+            lines[j] = head + marker(kind) + tail
+            counts[kind] += 1
+            changed = True
+        j += 1
+    return changed
 
 
 __all__ = ["csv_columns", "markdown_columns"]

@@ -15,7 +15,8 @@
   ``user_<hash>``, an HMAC-SHA256 of the name keyed with this installation's salt
   (``settings.hygiene_salt_file()``, created once with 32 random bytes), so the same person
   maps to the same folder across a dataset while nobody without the salt can test a guessed
-  name against the hash.
+  name against the hash. Accounts that name no person (``ubuntu``, ``runner``, ``node``,
+  ``agent``) stay.
 """
 
 from __future__ import annotations
@@ -89,7 +90,13 @@ _HOME = re.compile(
     r"(?P<root>/home/|/Users/|[A-Za-z]:(?:\\\\|\\|/)Users(?:\\\\|\\|/))"
     r"(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9_-])?)(?![A-Za-z0-9_-])"
 )
-_KEPT_HOMES = re.compile(r"(?i)user_[0-9a-f]{10}|shared|public|default|all users|user|username")
+# Homes that name no person: placeholders, and the accounts of cloud images, CI runners,
+# containers and dev environments (``/home/ubuntu``, ``/home/runner``, ``/home/node``).
+_KEPT_HOMES = re.compile(
+    r"(?i)user_[0-9a-f]{10}|shared|public|default|all users|user|username|ubuntu|ec2-user"
+    r"|admin|runner|vagrant|node|app|agent|codespace|vscode|coder|jenkins|circleci|gitlab-runner"
+    r"|www-data|docker|git|ci|build|builder|debian|centos|fedora|opc|azureuser|pi"
+)
 
 
 def _kept_ip(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:

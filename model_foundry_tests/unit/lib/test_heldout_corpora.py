@@ -46,7 +46,7 @@ EXPECTED = {
     ("heldout3", "tuned"): Figures(89, 94, 107, 107, 0, 112, 112, 112),
     ("heldout3", "blind"): Figures(89, 93, 105, 107, 5, 100, 106, 107),
     ("heldout4", "tuned"): Figures(29, 30, 40, 40, 0, 115, 83, 84, 91, 91),
-    ("heldout4", "blind"): Figures(28, 30, 38, 40, 12, 115, 80, 81, 91, 91),
+    ("heldout4", "blind"): Figures(28, 30, 38, 40, 12, 115, 81, 81, 91, 91),
     # Measured untouched first (2026-12-06): tuned half 27/36 noise held, 42/46 good kept,
     # 19/123 leaked, 85/86 kept, 89/89 probes; blind half 27/35, 38/45, 21/128, 87/90, 87/89.
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
@@ -56,7 +56,7 @@ EXPECTED = {
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
     ("heldout6", "tuned"): Figures(26, 27, 30, 30, 2, 94, 99, 101),
-    ("heldout6", "blind"): Figures(24, 26, 27, 29, 18, 96, 93, 96),
+    ("heldout6", "blind"): Figures(24, 26, 27, 29, 18, 96, 94, 96),
     # First look (2026-12-07, written by a helper from trufflehog's and detect-secrets' lists):
     # tuned half 22/26 noise held, 24/30 good kept, 15/92 leaked, 90/95 kept; blind half
     # 19/25, 23/29, 16/93, 83/89. Then tuned on the even half: quoted passphrases, names a
@@ -89,8 +89,10 @@ EXPECTED = {
     # (on 8b87478, this day's start: the same but 14/23 tuned noise held).
     # Then tuned on the even half: a word with digits or marks after a cue that makes it a
     # value (chpasswd, htpasswd -n, /p:'...', DB_PSWD, other languages' "is"): tuned 11 -> 6,
-    # blind 13 -> 8 (heldout5 blind 19 -> 18).
-    ("heldout9", "tuned"): Figures(16, 23, 23, 23, 6, 79, 87, 88),
+    # blind 13 -> 8 (heldout5 blind 19 -> 18). A table of fields and values loses a
+    # credential's value; homes of accounts that name nobody (/home/ubuntu, /home/agent)
+    # stay: tuned 5 leaked, 88/88 kept (heldout4 and 6 blind keep one more negative each).
+    ("heldout9", "tuned"): Figures(16, 23, 23, 23, 5, 79, 88, 88),
     ("heldout9", "blind"): Figures(18, 22, 22, 22, 8, 82, 81, 89),
 }
 

@@ -64,6 +64,14 @@ def test_home_paths_take_a_keyed_alias() -> None:
     assert _pii(out)[0] == out
 
 
+def test_homes_of_accounts_that_name_nobody_stay() -> None:
+    text = "/home/ubuntu/app, /home/runner/work, /home/node/.npm, /home/agent/.ssh, /home/carla/x"
+    out, counts = _pii(text)
+    assert out.startswith("/home/ubuntu/app, /home/runner/work, /home/node/.npm, /home/agent/")
+    assert "carla" not in out
+    assert counts == {"home_path": 1}
+
+
 def test_salt_is_created_once_and_private(tmp_path: Path) -> None:
     path = settings.hygiene_salt_file()
     assert not path.exists()

@@ -41,3 +41,17 @@ def test_a_word_with_digits_after_a_password_cue_goes(text: str, secret: str) ->
 )
 def test_what_stands_after_a_cue_but_is_no_password_stays(text: str) -> None:
     assert scrub_secrets(text)[0] == text
+
+
+def test_a_table_of_fields_and_values_loses_its_credentials_values() -> None:
+    table = (
+        "| field | value |\n|---|---|\n| user | admin |\n| password | Tuesday-Biscuit |\n"
+        "| API key | `Orchard-Lamp` |\n| token | ask ops |\n| port | 3000 |\n"
+    )
+    out, _ = scrub_secrets(table)
+    assert "Tuesday-Biscuit" not in out and "Orchard-Lamp" not in out
+    assert "| user | admin |" in out and "| port | 3000 |" in out
+    assert "| token | ask ops |" in out  # a note, not a value
+    # A table describing fields (their types) holds no value.
+    described = "| field | description |\n|---|---|\n| password | string |\n"
+    assert scrub_secrets(described)[0] == described
