@@ -43,7 +43,8 @@ _DESCRIPTORS = word_set(
     count counts len length size limit limits max min expiry expires expiration ttl timeout
     provider providers version format style required enabled disabled prefix suffix
     stdin env var variable field param params policy rotation hint label hash hashes
-    algorithm algo usage index position offset store helper helpers source database"""
+    algorithm algo usage index position offset store helper helpers source database command
+    cmd prompt"""
 )
 _DATA_KEYS = word_set(
     """primary sort partition foreign cache idempotency dedup request group hash row object

@@ -108,6 +108,16 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             ("pass", "pwd", "pswd", "pwrd"),
             rf"(?:^|[\s\"'])--?(?P<name>[A-Za-z][\w-]{{0,40}})(?:[ \t]+|=){_CUED_WORD}",
         ),
+        # A passphrase quoted after a password flag, spaces and all (``--passphrase 'a b c'``),
+        # or given as a file the shell makes of it (``--password-file <(echo 'a b c')``).
+        (
+            ("pass",),
+            r"(?:^|[ \t])--?(?P<name>[A-Za-z][\w-]{0,40}?)(?:-file)?(?:[ \t]+|=)"
+            rf"(?:<\((?:echo|printf)[ \t]+(?:-n[ \t]+)?)?(?P<q>[\"']){_PHRASE}(?P=q)",
+        ),
+        # ssh-keygen's old (-P) and new (-N) passphrases.
+        (("ssh-keygen",), rf"\bssh-keygen{_SAME_COMMAND}-P[ \t]+(?P<q>[\"']){_PHRASE}(?P=q)"),
+        (("ssh-keygen",), rf"\bssh-keygen{_SAME_COMMAND}-N[ \t]+(?P<q>[\"']){_PHRASE}(?P=q)"),
         # Tools whose short flag takes the password, attached or not.
         (
             ("sshpass", "mongo", "login"),

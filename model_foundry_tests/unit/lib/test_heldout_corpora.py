@@ -70,7 +70,7 @@ EXPECTED = {
     # 2026-12-07, later still: English function words under a fifth of a line's words are
     # noise_stop_words (was a tenth): one more noise held here blind, one in heldout5 tuned.
     ("heldout7", "tuned"): Figures(25, 26, 30, 30, 1, 92, 95, 95),
-    ("heldout7", "blind"): Figures(22, 25, 25, 29, 12, 93, 84, 89),
+    ("heldout7", "blind"): Figures(22, 25, 25, 29, 11, 93, 84, 89),
     # First look (2026-12-07, a helper that read only heldout6's and 7's READMEs; the even
     # half with prompts for its noise): tuned half 23/87 leaked, 84/93 kept, 18/26 noise
     # held, 27/30 good kept; blind half 34/100, 94/105, 18/26, 28/30. Then tuned on the even
@@ -92,7 +92,10 @@ EXPECTED = {
     # blind 13 -> 8 (heldout5 blind 19 -> 18). A table of fields and values loses a
     # credential's value; homes of accounts that name nobody (/home/ubuntu, /home/agent)
     # stay: tuned 5 leaked, 88/88 kept (heldout4 and 6 blind keep one more negative each).
-    ("heldout9", "tuned"): Figures(16, 23, 23, 23, 5, 79, 88, 88),
+    # A quoted passphrase after a password flag or in <(echo '...'), ssh-keygen's -P and -N;
+    # a name ending in command, cmd or prompt says what it holds: tuned 5 -> 2 (heldout7
+    # blind 12 -> 11).
+    ("heldout9", "tuned"): Figures(16, 23, 23, 23, 2, 79, 88, 88),
     ("heldout9", "blind"): Figures(18, 22, 22, 22, 8, 82, 81, 89),
 }
 

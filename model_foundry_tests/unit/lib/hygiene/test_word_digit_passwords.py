@@ -19,6 +19,10 @@ from model_foundry.lib.hygiene.secrets import scrub_secrets
         ("el usuario es admin y la contraseña es Tortuga_2024. gracias", "Tortuga_2024"),
         ("le mot de passe est Noisette-88 pour le wifi", "Noisette-88"),
         ("数据库密码是 Bamboo_7731 记得改", "Bamboo_7731"),
+        # A quoted passphrase after a password flag, or in a file the shell makes of it.
+        ("gpg --batch --passphrase 'amber gull at dusk' -c notes.txt", "amber gull at dusk"),
+        ("restic --password-file <(echo 'moss under the bridge') backup /srv", "moss under the"),
+        ("ssh-keygen -p -P 'thimble' -N 'thimble and thread' -f id_ed25519", "thimble"),
     ],
 )
 def test_a_word_with_digits_after_a_password_cue_goes(text: str, secret: str) -> None:
@@ -35,6 +39,11 @@ def test_a_word_with_digits_after_a_password_cue_goes(text: str, secret: str) ->
         # A file or a code name after a password word is no password.
         "--password-file secrets.txt\n",
         "db_password = get_password_v2\n",
+        # An empty new passphrase, a file's path, a command that prints the password.
+        "ssh-keygen -t ed25519 -N '' -f deploy_key",
+        "restic --password-file '/run/secrets/restic' backup",
+        "restic --password-command 'pass show restic' backup",
+        'RESTIC_PASSWORD_COMMAND="pass show restic"\n',
         # A German name joined to more words is the key's, and its last word says a hint.
         "kennwort_hint: Lieblingsfarbe7\n",
     ],
