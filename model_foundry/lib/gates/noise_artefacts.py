@@ -58,9 +58,19 @@ def byte_escapes(prose: str) -> bool:
 _SLOTS = re.compile(r"\s*(?:(?:\{\{\s*[\w.]+\s*\}\}|\$?\{[\w.]+\}|<[A-Z_]+>|\[[A-Z_]+\])\s*)+")
 
 
+# A line that is one slot and nothing else, maybe a list item's (``1. {{方法1}}``).
+_SLOT_LINE = re.compile(r"(?m)^[ \t]*(?:[-*+]|\d{1,2}[.)])?[ \t]*\{\{[^{}\n]{1,40}\}\}[ \t]*$")
+# Lines of nothing but a slot this many times: a template's skeleton, not a template written
+# on request (whose slots stand inside its sentences: ``Dear {{name}},``).
+SLOT_LINES = 3
+
+
 def template_slots(text: str) -> bool:
-    """``noise_tokens`` too: the whole answer is template slots (:data:`_SLOTS`)."""
-    return bool(text) and _SLOTS.fullmatch(text) is not None
+    """``noise_tokens`` too: the whole answer is template slots (:data:`_SLOTS`), or
+    :data:`SLOT_LINES` of its lines are a slot alone."""
+    if not text:
+        return False
+    return _SLOTS.fullmatch(text) is not None or len(_SLOT_LINE.findall(text)) >= SLOT_LINES
 
 
 def tokenizer_marks(prose: str) -> bool:

@@ -393,3 +393,21 @@ def test_a_long_stretch_with_few_function_words_is_noise(text: str, cause: str |
 )
 def test_a_good_start_that_ends_in_junk_is_noise(text: str, cause: str | None) -> None:
     assert noise_cause(text) == cause
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        # A template's skeleton reached the answer: lines that are a slot and nothing else.
+        ("読書のコツは次の3つです。\n\n1. {{コツ1}}\n2. {{コツ2}}\n3. {{コツ3}}\n", "noise_tokens"),
+        ("Here is the plan:\n- {{step_one}}\n- {{step_two}}\n- {{step_three}}", "noise_tokens"),
+        # A template written because it was asked for: its slots stand inside sentences.
+        (
+            "Dear {{name}},\n\nThank you for your order {{order_id}}. It ships on {{date}} "
+            "and should reach you within a week.\n\nBest regards,\nThe team",
+            None,
+        ),
+    ],
+)
+def test_lines_of_bare_template_slots_are_noise(text: str, cause: str | None) -> None:
+    assert noise_cause(text) == cause
