@@ -484,6 +484,16 @@ FILE_RULES: tuple[Rule, ...] = (
         keywords=(),
         hint=re.compile(r":(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:[^\s:]"),
     ),
+    # A password's hash after its user's name: a line of /etc/shadow, .htpasswd or
+    # ``chpasswd -e`` (crypt(3)'s ``$id$`` formats and Apache's ``$apr1$``), cracked offline
+    # by whoever reads it. A hash alone, as an example of the format, has no user and stays.
+    _rule(
+        "password_hash",
+        r"(?:^|(?<=[\s\"'>`])|(?<=\\n))[A-Za-z_][\w.-]{0,31}:"
+        r"(?P<secret>\$(?:2[aby]|1|5|6|y|apr1|argon2(?:id|i|d)|scrypt|7)\$[^\s:\"'\\]{8,256})",
+        flags=re.MULTILINE,
+        keywords=("$2", "$1$", "$5$", "$6$", "$y$", "$apr1$", "$argon2", "$scrypt$", "$7$"),
+    ),
 )
 
 # The builders, for the second set of provider rules (``provider_tokens.py``).

@@ -82,7 +82,9 @@ EXPECTED = {
     # tuned 6 -> 3 leaked. A good start ending in a tail of junk runs is noise_symbols:
     # tuned 22 -> 23 noise held (heldout3 blind 87 -> 89).
     ("heldout8", "tuned"): Figures(23, 26, 30, 30, 3, 87, 91, 93),
-    ("heldout8", "blind"): Figures(18, 26, 28, 30, 34, 100, 94, 105),
+    # 2026-12-07, tuning on heldout9's even half: a password hash after its user's name
+    # (/etc/shadow, .htpasswd) took one more blind leak here, 34 -> 33.
+    ("heldout8", "blind"): Figures(18, 26, 28, 30, 33, 100, 94, 105),
     # First look (2026-12-07, a helper that read only heldout8's README and gitleaks' rule
     # list; agent sessions: tool calls, tool results, summaries): tuned half 11/79 leaked,
     # 87/88 kept, 16/23 noise held, 23/23 good kept; blind half 13/82, 81/89, 18/22, 22/22
@@ -97,7 +99,8 @@ EXPECTED = {
     # blind 12 -> 11).
     # Lines that are a template slot and nothing else (1. {{方法1}}) are noise_tokens: one
     # more noise held in each half.
-    ("heldout9", "tuned"): Figures(17, 23, 23, 23, 2, 79, 88, 88),
+    # A password hash after its user's name: tuned 2 -> 1.
+    ("heldout9", "tuned"): Figures(17, 23, 23, 23, 1, 79, 88, 88),
     ("heldout9", "blind"): Figures(19, 22, 22, 22, 8, 82, 81, 89),
 }
 

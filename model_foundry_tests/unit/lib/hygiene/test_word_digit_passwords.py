@@ -64,3 +64,16 @@ def test_a_table_of_fields_and_values_loses_its_credentials_values() -> None:
     # A table describing fields (their types) holds no value.
     described = "| field | description |\n|---|---|\n| password | string |\n"
     assert scrub_secrets(described)[0] == described
+
+
+def test_a_password_hash_after_its_user_goes_an_example_of_the_format_stays() -> None:
+    shadow = "deploy:$6$Rk2pQ9s1$Vb7nW3xL0cF5hJ8mT2qY6eU4iO1pA9sD3gK7lZ0xC5v:19700:0:99999:7:::"
+    out, counts = scrub_secrets(shadow)
+    assert counts["password_hash"] == 1
+    assert out == "deploy:[REDACTED:password_hash]:19700:0:99999:7:::"
+    line = '{"stdout": "viewer:$apr1$Lk3j9d2f$Qm4nB7vC1xZ8aS5dF2gH0.\\n"}'
+    assert "$apr1$" not in scrub_secrets(line)[0]
+    example = (
+        "A bcrypt hash looks like $2b$12$Xq8vN2mL5pR7tY1wE4uI6oA3sD9fG0hJ2kL4zX6cV8bN0mQ2wE4r."
+    )
+    assert scrub_secrets(example)[0] == example
