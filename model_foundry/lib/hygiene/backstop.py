@@ -185,6 +185,9 @@ _URL = re.compile(r"\bhttps?://[^\s\"'<>`)\]]+")
 _HOOK_SEGMENT = re.compile(
     r"(?i)hook|token|^bot$|^incoming|^push$|^catch$|^trigger|^notify$|^callback$"
 )
+# After a hook segment, a short token of letters and digits (Zapier's ``/hooks/catch/<account
+# id>/<7 characters>/``): too short for the randomness test, yet no word or version.
+_SHORT_HOOK_TOKEN = re.compile(r"(?=[a-z]*[0-9][a-z]*[0-9])(?=[0-9]*[a-z])[a-z0-9]{6,9}", re.I)
 # Path segments after which a random segment is a content address or a shared document's
 # id (Google Docs' and Drive's ``/d/<id>``, ``/folders/<id>``), not a secret.
 _PUBLIC_SEGMENTS = word_set(
@@ -867,13 +870,13 @@ class Backstop:
                 if hooked or segment[:3].lower() == "bot":
                     value = segment[3:] if segment[:3].lower() == "bot" and not hooked else value
                     if hooked or value != segment:
-                        grade = randomness(value)
+                        short = _SHORT_HOOK_TOKEN.fullmatch(value) is not None
+                        random = randomness(value) is not None and not _camel_words(value)
                         if (
-                            grade is not None
+                            (random or short)
                             and not _UUID.search(value)
                             and not _EXTENSION.search(value)
                             and not is_placeholder(value)
-                            and not _camel_words(value)
                             and self._take(value)
                         ):
                             counts["webhook_token"] += 1

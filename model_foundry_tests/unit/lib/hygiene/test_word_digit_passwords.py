@@ -77,3 +77,10 @@ def test_a_password_hash_after_its_user_goes_an_example_of_the_format_stays() ->
         "A bcrypt hash looks like $2b$12$Xq8vN2mL5pR7tY1wE4uI6oA3sD9fG0hJ2kL4zX6cV8bN0mQ2wE4r."
     )
     assert scrub_secrets(example)[0] == example
+
+
+def test_a_short_token_after_a_hook_segment_goes_a_numeric_hook_id_stays() -> None:
+    out, _ = scrub_secrets("posts to https://hooks.zapier.com/hooks/catch/5120044/q7x2kd9/ now")
+    assert "q7x2kd9" not in out and "/hooks/catch/5120044/" in out
+    api = "GET https://api.github.com/repos/lab/site/hooks/480112233 returned 200"
+    assert scrub_secrets(api)[0] == api
