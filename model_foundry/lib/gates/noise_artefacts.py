@@ -20,6 +20,7 @@ them as code is not judged by them), with its separators.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from ftfy.badness import badness
 
@@ -110,13 +111,33 @@ def _walked(text: str) -> set[int]:
     return walked
 
 
+# A word that is a walk of four keys or more from end to end (``asdf``, ``hjkl``, ``fdsa``):
+# words have such runs inside them (``liberty``: ``erty``) but are not made of one.
+_LETTER_RUN = re.compile(r"[a-z]{4,}")
+WHOLE_WALK = 4
+
+
+def _whole_walks(text: str) -> set[int]:
+    """The positions of ``text``'s words that are one walk of :data:`WHOLE_WALK` keys or more."""
+    found: set[int] = set()
+    for word in _LETTER_RUN.finditer(text):
+        run = word.group(0)
+        for step in (1, -1):
+            if all(_next_key(a, b, step) for a, b in pairwise(run)):
+                found.update(range(word.start(), word.end()))
+    return found
+
+
 def keyboard_walks(prose: str) -> bool:
     """``noise_keyboard``: :data:`KEYBOARD_SHARE` of the Latin letters or more lie in runs
-    of :data:`KEYBOARD_RUN` neighbouring keys of one row."""
+    of :data:`KEYBOARD_RUN` neighbouring keys of one row, or in words that are such a walk of
+    :data:`WHOLE_WALK` keys."""
     text = prose.lower()
     letters = sum("a" <= c <= "z" for c in text)
-    walked = sum("a" <= text[i] <= "z" for i in _walked(text))
-    return letters >= KEYBOARD_LETTERS and walked >= KEYBOARD_SHARE * letters
+    if letters < KEYBOARD_LETTERS:
+        return False
+    walked = sum("a" <= text[i] <= "z" for i in _walked(text) | _whole_walks(text))
+    return walked >= KEYBOARD_SHARE * letters
 
 
 # Words an English sentence never ends with: articles, auxiliaries, prepositions, conjunctions.

@@ -411,3 +411,18 @@ def test_a_good_start_that_ends_in_junk_is_noise(text: str, cause: str | None) -
 )
 def test_lines_of_bare_template_slots_are_noise(text: str, cause: str | None) -> None:
     assert noise_cause(text) == cause
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        # Words that are each a walk of four keys: no five-key run, still mashing.
+        ("qwer asdf zxcv; hjkl fdsa uiop rewq lkjh dfgh poiu vcxz, sdfg", "noise_keyboard"),
+        # Words with such a run inside them (property, liberty) are words.
+        ("The property is liberty, and the poverty of the party is certain.", None),
+        # One walk named in a sentence is a fifth of nothing.
+        ("In vim, hjkl move the cursor: h left, j down, k up and l right.", None),
+    ],
+)
+def test_words_that_are_keyboard_walks_are_mashing(text: str, cause: str | None) -> None:
+    assert noise_cause(text) == cause
