@@ -203,6 +203,14 @@ FORMS = (
         lambda answer: not BLANK_RUN.search(answer),
         frozenset({"noise_layout"}),
     ),
+    # A stack trace or a log, when the prompt asks for one.
+    Form(
+        "output",
+        _words(r"tracebacks?|stack ?traces?|exceptions?|errors?|logs?|logging|エラー|ログ|例外"),
+        lambda answer: not BLANK_RUN.search(answer),
+        frozenset({"noise_layout"}),
+        max_chars=4 * MAX_CHARS,
+    ),
     # The cause is the shape here: a keyboard walk, lines that come back.
     Form("keyboard", _words("keyboard|qwerty|キーボード"), _any, frozenset({"noise_keyboard"})),
     Form(

@@ -196,10 +196,37 @@ _PATH = re.compile(r"~?/?(?:[\w.@+-]+/){2,}[\w.@+-]*|[A-Za-z]:\\(?:[\w. +-]+\\)+
 _LIST_MARKS = re.compile(r"(?m)^[ \t]*(?:[-*+•>]|\d{1,3}[.)])[ \t]+|[,;()\[\]<>\"'`|]")
 
 
+# A program's own output: a stack trace's lines (Python, Java, JavaScript) and log lines (a
+# time stamp or a level first).
+_TRACE_LINE = re.compile(
+    r"Traceback \(most recent call last\):|File \"[^\"\n]*\", line \d+.*|at [\w$.<>/:-]+ ?\(.*\)"
+    r"|(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning)\b.*|Caused by: .*|\.\.\. \d+ more"
+    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d.*|\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\]?[ :].*"
+)
+# Lines of it, at least this many and all the answer's lines but a fence: the answer is what
+# a program printed, not what the model said.
+TRACE_LINES = 3
+
+
+def machine_output(text: str) -> bool:
+    """Whether every line of ``text`` (from :data:`TRACE_LINES`) is a stack trace's or a log's;
+    the line of code a Python trace quotes under its ``File`` line counts as the trace's."""
+    lines = [line.strip() for line in text.splitlines()]
+    lines = [line for line in lines if line and not line.startswith("```")]
+    if len(lines) < TRACE_LINES:
+        return False
+    after_file = False
+    for line in lines:
+        if not (_TRACE_LINE.fullmatch(line) or after_file):
+            return False
+        after_file = line.startswith('File "')
+    return True
+
+
 def layout(text: str) -> bool:
-    """``noise_layout``: a run of blank lines (:data:`BLANK_RUN`), or :data:`LAYOUT_MIN` links
-    or paths and no other word."""
-    if BLANK_RUN.search(text):
+    """``noise_layout``: a run of blank lines (:data:`BLANK_RUN`), :data:`LAYOUT_MIN` links
+    or paths and no other word, or a program's output alone (:func:`machine_output`)."""
+    if BLANK_RUN.search(text) or machine_output(text):
         return True
     found = URL.findall(text)
     rest = URL.sub(" ", text)
