@@ -197,11 +197,13 @@ _LIST_MARKS = re.compile(r"(?m)^[ \t]*(?:[-*+•>]|\d{1,3}[.)])[ \t]+|[,;()\[\]<
 
 
 # A program's own output: a stack trace's lines (Python, Java, JavaScript) and log lines (a
-# time stamp or a level first).
+# level first, or a time stamp then a level or a bracketed source; a schedule's lines, a time
+# then words, are no log).
 _TRACE_LINE = re.compile(
     r"Traceback \(most recent call last\):|File \"[^\"\n]*\", line \d+.*|at [\w$.<>/:-]+ ?\(.*\)"
     r"|(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Warning)\b.*|Caused by: .*|\.\.\. \d+ more"
-    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d.*|\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\]?[ :].*"
+    r"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d\S*[ \t]+(?:\[[^\]\n]+\]|[A-Z]{4,7}\b).*"
+    r"|\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\]?[ :].*"
 )
 # Lines of it, at least this many and all the answer's lines but a fence: the answer is what
 # a program printed, not what the model said.

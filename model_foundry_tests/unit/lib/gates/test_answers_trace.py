@@ -32,3 +32,11 @@ def test_a_trace_or_a_log_asked_for_is_kept() -> None:
 def test_an_answer_that_explains_a_trace_is_kept() -> None:
     answer = "The list has three items, so rows[3] is past its end:\n\n" + TRACE
     assert gate(answer, prompt="Why does my script fail?") is None
+
+
+def test_a_schedule_of_dated_lines_is_no_log() -> None:
+    schedule = (
+        "2026-12-07 10:00 standup with the team\n2026-12-07 11:00 design review\n"
+        "2026-12-07 14:00 Demo to the lab"
+    )
+    assert gate(schedule, prompt="What is on my calendar today?") is None
