@@ -115,6 +115,7 @@ def test_the_hold_reads_the_clients_cpu_while_every_request_is_out(
     assert figures["completed"] == 2 and figures["tokens_sent"] == 6, figures
     assert figures["hold_span_s"] >= 1.0, figures
     share = figures["hold_cpu_s"] / figures["hold_span_s"]
-    # A spinning process gets at least a quarter of a core even with the suite's other worker
-    # busy; a blocked one is charged a tick (0.01 s) at most.
-    assert share > 0.25 if busy else share < 0.05, figures
+    # A spinning process gets a tenth of a core and more even with every core busy (the suite's
+    # other worker and more: a share of 0.25 failed once on a machine running three other
+    # jobs); a blocked one is charged a tick (0.01 s) at most.
+    assert share > 0.1 if busy else share < 0.05, figures
