@@ -112,8 +112,10 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         # or given as a file the shell makes of it (``--password-file <(echo 'a b c')``).
         (
             ("pass",),
-            r"(?:^|[ \t])--?(?P<name>[A-Za-z][\w-]{0,40}?)(?:-file)?(?:[ \t]+|=)"
-            rf"(?:<\((?:echo|printf)[ \t]+(?:-n[ \t]+)?)?(?P<q>[\"']){_PHRASE}(?P=q)",
+            # A ``-file`` flag's value is a path, unless the shell writes the file.
+            r"(?:^|[ \t])--?(?P<name>[A-Za-z][\w-]{0,40}?)(?:(?:-file)?(?:[ \t]+|=)"
+            r"<\((?:echo|printf)[ \t]+(?:-n[ \t]+)?|[ \t]+|=)"
+            rf"(?P<q>[\"']){_PHRASE}(?P=q)",
         ),
         # ssh-keygen's old (-P) and new (-N) passphrases.
         (("ssh-keygen",), rf"\bssh-keygen{_SAME_COMMAND}-P[ \t]+(?P<q>[\"']){_PHRASE}(?P=q)"),

@@ -42,6 +42,7 @@ def test_a_word_with_digits_after_a_password_cue_goes(text: str, secret: str) ->
         # An empty new passphrase, a file's path, a command that prints the password.
         "ssh-keygen -t ed25519 -N '' -f deploy_key",
         "restic --password-file '/run/secrets/restic' backup",
+        "restic --password-file 'backup pass.txt' backup",
         "restic --password-command 'pass show restic' backup",
         'RESTIC_PASSWORD_COMMAND="pass show restic"\n',
         # A German name joined to more words is the key's, and its last word says a hint.
