@@ -150,6 +150,11 @@ def _said_again(answer: str) -> bool:
     return len(set(triples)) < len(triples)
 
 
+def _laid_out(answer: str) -> bool:
+    """A list or an output asked for may hold anything but a run of blank lines."""
+    return not BLANK_RUN.search(answer)
+
+
 _SYMBOL_CAUSES = frozenset({"empty", "noise_words", "noise_symbols", "noise_chars"})
 FORMS = (
     Form("morse", _words("morse|モールス"), _morse, _SYMBOL_CAUSES),
@@ -200,14 +205,14 @@ FORMS = (
             r"links?|urls?|websites?|sites|sources|references|paths?|files|director(?:y|ies)"
             r"|folders?|tree|リンク|パス|ファイル|フォルダ|ディレクトリ"
         ),
-        lambda answer: not BLANK_RUN.search(answer),
+        _laid_out,
         frozenset({"noise_layout"}),
     ),
     # A stack trace or a log, when the prompt asks for one.
     Form(
         "output",
         _words(r"tracebacks?|stack ?traces?|exceptions?|errors?|logs?|logging|エラー|ログ|例外"),
-        lambda answer: not BLANK_RUN.search(answer),
+        _laid_out,
         frozenset({"noise_layout"}),
         max_chars=4 * MAX_CHARS,
     ),

@@ -376,21 +376,28 @@ def _code_name(name: str) -> bool:
     return name.lower() == name or "_" in name or "." in name or _camel_words(name)
 
 
+def names_a_thing(value: str) -> bool:
+    """A snake or constant name, a version, a file name or a UUID: what a value names even
+    after a cue that makes the next token a value (``word_passwords``)."""
+    return bool(
+        _SNAKE.fullmatch(value)
+        or _VERSION.fullmatch(value)
+        or _UUID.search(value)
+        or _EXTENSION.search(value)
+    )
+
+
 @memo_short
 def _not_a_value(value: str) -> bool:
     """Paths, file names, versions, UUIDs, code names and placeholders: never a secret here."""
     if MARKER_PREFIX in value or is_placeholder(value) or _PUBLIC_SHAPE.fullmatch(value):
         return True
-    if value.startswith(("/", "~", "./", "../", "$", "=")):
+    if value.startswith(("/", "~", "./", "../", "$", "=")) or names_a_thing(value):
         return True
     # A path, not base64 (whose ``+`` and ``=`` padding no path has).
-    if (value.count("/") >= 2 and "+" not in value and not value.endswith("=")) or (
-        _EXTENSION.search(value)
-    ):
+    if value.count("/") >= 2 and "+" not in value and not value.endswith("="):
         return True
-    if _UUID.search(value) or _VERSION.fullmatch(value):
-        return True
-    if _SNAKE.fullmatch(value) or _camel_words(value.rstrip("!?")) or _RANGES.search(value):
+    if _camel_words(value.rstrip("!?")) or _RANGES.search(value):
         return True
     # A dotted name (``settings.API_KEY``, ``.Values.apiKey``, ``torch.float16``); one ending
     # in four digits is a passphrase (``Ember.pepper5228``): code seldom numbers so high.
@@ -976,4 +983,4 @@ class Backstop:
         return "".join(out) + text[last:] if out else text
 
 
-__all__ = ["Backstop", "entropy", "name_cue", "randomness", "strong"]
+__all__ = ["Backstop", "entropy", "name_cue", "names_a_thing", "randomness", "strong"]

@@ -44,10 +44,11 @@ _PIECES = re.compile(r"[&;|]+")
 _MARK = marker("password")
 
 
-def _names(text: str) -> list[tuple[int, str]]:
+def _names(text: str) -> list[tuple[int, int, str]]:
     """Each name a shell could not run within :data:`_LINES_AFTER` lines after a password
-    prompt, with where the prompt's line ends."""
-    found: list[tuple[int, str]] = []
+    prompt, with where the prompt's line ends and where the shell's answer starts (what was
+    typed stands between)."""
+    found: list[tuple[int, int, str]] = []
     for prompt in _PROMPT.finditer(text):
         start = prompt.end()
         window_end = start
@@ -59,7 +60,7 @@ def _names(text: str) -> list[tuple[int, str]]:
             window_end = nxt
         for miss in _NOT_FOUND.finditer(text, start, window_end):
             name = next(g for g in miss.groups() if g is not None)
-            found.append((start, name))
+            found.append((start, miss.start(), name))
     return found
 
 
@@ -74,11 +75,11 @@ def typed_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]
     ):
         return text
     values: set[str] = set()
-    for start, name in _names(text):
+    for start, answer, name in _names(text):
         if len(name) < _MIN_LEN or MARKER_PREFIX in name or not take(name):
             continue
         values.add(name)
-        for typed in _TYPED.finditer(text, start):
+        for typed in _TYPED.finditer(text, start, answer):
             token = typed.group("typed")
             if name in _PIECES.split(token) and take(token):
                 values.add(token)

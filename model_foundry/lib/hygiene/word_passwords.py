@@ -37,14 +37,11 @@ from collections import Counter
 from collections.abc import Callable
 
 from model_foundry.lib.hygiene.backstop import (
-    _EXTENSION,
     _NAMING,
     _NOT_USER_FIELDS,
-    _SNAKE,
-    _UUID,
-    _VERSION,
     _not_a_value,
     name_cue,
+    names_a_thing,
 )
 from model_foundry.lib.hygiene.names import DESCRIPTOR_WORDS, WORLD_CUES
 from model_foundry.lib.hygiene.placeholders import is_placeholder, marker, word_set
@@ -314,12 +311,7 @@ def _word_password(value: str) -> bool:
     low = value.lower()
     # A strong cue stands before it: a capitalised word with digits (``Wintergarten8``) is the
     # password, not a class name; a code name, a version, a file or a UUID is not.
-    if not value.isalpha() and (
-        _SNAKE.fullmatch(value)
-        or _VERSION.fullmatch(value)
-        or _UUID.search(value)
-        or _EXTENSION.search(value)
-    ):
+    if not value.isalpha() and names_a_thing(value):
         return False
     return not (
         value.isupper()
