@@ -633,6 +633,12 @@ def _cue(
     return _table_cue(text, start)
 
 
+# Inside a password hash in crypt's or PHC's form (``$argon2id$v=19$m=...,p=4$<salt>$<hash>``):
+# the salt and the hash are random, yet the string alone is a format's example or a stored
+# hash; after its user's name the ``password_hash`` rule has taken it already.
+_IN_HASH = re.compile(r"\$(?:2[aby]|1|5|6|y|apr1|argon2(?:id|i|d)|scrypt|7)\$[^\s\"'`:]*\Z")
+
+
 def _in_pem_block(text: str, start: int) -> bool:
     begin = text.rfind("-----BEGIN", 0, start)
     return begin >= 0 and text.rfind("-----END", begin, start) < 0
@@ -640,13 +646,15 @@ def _in_pem_block(text: str, start: int) -> bool:
 
 def _public_context(text: str, start: int) -> bool:
     """Whether the words right before ``start`` say a public value follows (a digest, a
-    key's type, an id), or ``start`` is inside a PEM block."""
+    key's type, an id), or ``start`` is inside a PEM block or a password hash."""
     before = _line_before(text, start)
     if _PUBLIC_BEFORE.search(before):
         return True
     names = _NAME.findall(before)[-_NAMES_BACK:]
     words = [w.lower() for n in names for w in _CAMEL.findall(n)]
     if any(w in _VETO_WORDS or w in _PUBLIC_WORDS for w in words):
+        return True
+    if _IN_HASH.search(text, max(0, start - 96), start):
         return True
     return _in_pem_block(text, start)
 

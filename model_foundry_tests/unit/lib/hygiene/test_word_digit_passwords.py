@@ -78,6 +78,13 @@ def test_a_password_hash_after_its_user_goes_an_example_of_the_format_stays() ->
         "A bcrypt hash looks like $2b$12$Xq8vN2mL5pR7tY1wE4uI6oA3sD9fG0hJ2kL4zX6cV8bN0mQ2wE4r."
     )
     assert scrub_secrets(example)[0] == example
+    # PHC's form: its salt and hash are random draws, yet the whole is still an example.
+    repl = ">>> PasswordHasher().hash('correct horse')\n'$argon2id$v=19$m=65536,t=3,p=4$" + (
+        "oBHqQ+5MrvT6GTXogp4Txw$IIjC0eQj0b6uzVJDTtMGxxb1iwxBC5k8C+fttpIgJug'"
+    )
+    assert scrub_secrets(repl)[0] == repl
+    stored = "svc:" + repl.split("'")[-2]
+    assert scrub_secrets(stored)[0] == "svc:[REDACTED:password_hash]"
 
 
 def test_a_short_token_after_a_hook_segment_goes_a_numeric_hook_id_stays() -> None:
