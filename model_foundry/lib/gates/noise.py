@@ -56,7 +56,11 @@ from model_foundry.lib.gates.noise_artefacts import (
     tokenizer_marks,
     unfinished,
 )
-from model_foundry.lib.gates.noise_japanese import kana_out_of_order, stretch_without_particles
+from model_foundry.lib.gates.noise_japanese import (
+    conjunctions_in_run,
+    kana_out_of_order,
+    stretch_without_particles,
+)
 
 NOISE_CAUSES = (
     "noise_words",
@@ -554,7 +558,9 @@ def noise_cause(text: str, config: GateConfig = DEFAULTS) -> str | None:
     does not skip, else None."""
     stats = noise_stats(text)
     checks: dict[str, Callable[[], bool]] = {
-        "noise_stop_words": lambda: no_stop_words(text),
+        "noise_stop_words": lambda: (
+            no_stop_words(text) or conjunctions_in_run(prose(text, separators=True))
+        ),
         "noise_consonants": lambda: consonant_words(text),
         "noise_scripts": lambda: mixed_scripts(text) or script_soup(text),
         "noise_digits": lambda: digits_in_no_order(text),

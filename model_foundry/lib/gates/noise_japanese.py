@@ -5,7 +5,9 @@ words of a plausible length. Each gate reads the NFKC prose ``noise.prose`` leav
 - ``noise_kana``: kana in an order no Japanese word has (a small ゃ after a kanji, ッ before a
   vowel, a voicing mark on a kana that takes none);
 - ``noise_particles``: a long stretch of kanji and katakana with no hiragana in it: Japanese
-  joins its kanji and katakana words with particles and endings written in hiragana.
+  joins its kanji and katakana words with particles and endings written in hiragana;
+- ``noise_stop_words`` (with English's function words in ``noise.py``): words drawn at
+  random from a list, conjunctions among them, which Japanese sets off with punctuation.
 """
 
 from __future__ import annotations
@@ -93,4 +95,29 @@ def stretch_without_particles(prose: str) -> bool:
         and not _HIRAGANA.search(stretch)
         and not _CHINESE_FUNCTION.intersection(stretch)
         for stretch in _STRETCH.findall(prose)
+    )
+
+
+# Conjunctions that open a sentence or a clause: written Japanese puts a 。 or 、 before them
+# or a 、 after (``しかし、``, ``簡単ですが、``). Word salad drops them mid-run (``雲しかも窓``).
+# だから is left out: ``雨だから行かない`` joins a clause without a comma.
+_CONJUNCTION_IN_RUN = re.compile(
+    r"(?<=[^。、!?\s「『(:,.・])"
+    r"(?:しかし|なぜなら|そして|それから|しかも|ところが|それで|ですが|けれども|すなわち|つまり)"
+    r"(?=[^、。!?\s」』),.])"
+)
+_PUNCTUATED = re.compile(r"[。、!?\n]")
+# This many such conjunctions within one run between punctuation marks: a run of prose may
+# hold one (``安くてしかも速い``), salad drawn from a dozen words holds several.
+CONJUNCTIONS_IN_RUN = 2
+
+
+def conjunctions_in_run(prose: str) -> bool:
+    """Japanese ``noise_stop_words``: :data:`CONJUNCTIONS_IN_RUN` conjunctions or more
+    inside one run of text with no punctuation, neither set off before nor after."""
+    if not _HIRAGANA.search(prose):
+        return False
+    return any(
+        len(_CONJUNCTION_IN_RUN.findall(run)) >= CONJUNCTIONS_IN_RUN
+        for run in _PUNCTUATED.split(prose)
     )

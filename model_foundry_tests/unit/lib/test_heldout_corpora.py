@@ -42,9 +42,12 @@ class Figures:
 # 2026-12-07, later: a line in many scripts (noise_scripts) and answers that are layout
 # (blank-line runs, nothing but links or paths: noise_layout) took one more blind noise row
 # each in heldout4 and heldout6, and 1 or 2 tuned rows in heldout4 to 7; no good answer lost.
+# 2026-12-07, a new session: Japanese word salad, two sentence-opening conjunctions inside
+# one unpunctuated run (noise_stop_words, from the tuned halves' salad): noise held, tuned
+# heldout3 89 -> 90, 6 26 -> 27, 8 23 -> 24, 9 19 -> 21; blind heldout3 89 -> 91, 7 22 -> 23.
 EXPECTED = {
-    ("heldout3", "tuned"): Figures(89, 94, 107, 107, 0, 112, 112, 112),
-    ("heldout3", "blind"): Figures(89, 93, 105, 107, 5, 100, 106, 107),
+    ("heldout3", "tuned"): Figures(90, 94, 107, 107, 0, 112, 112, 112),
+    ("heldout3", "blind"): Figures(91, 93, 105, 107, 5, 100, 106, 107),
     ("heldout4", "tuned"): Figures(29, 30, 40, 40, 0, 115, 83, 84, 91, 91),
     ("heldout4", "blind"): Figures(28, 30, 38, 40, 12, 115, 81, 81, 91, 91),
     # Measured untouched first (2026-12-06): tuned half 27/36 noise held, 42/46 good kept,
@@ -55,7 +58,7 @@ EXPECTED = {
     ("heldout5", "blind"): Figures(32, 35, 38, 45, 18, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
-    ("heldout6", "tuned"): Figures(26, 27, 30, 30, 2, 94, 99, 101),
+    ("heldout6", "tuned"): Figures(27, 27, 30, 30, 2, 94, 99, 101),
     ("heldout6", "blind"): Figures(24, 26, 27, 29, 18, 96, 94, 96),
     # First look (2026-12-07, written by a helper from trufflehog's and detect-secrets' lists):
     # tuned half 22/26 noise held, 24/30 good kept, 15/92 leaked, 90/95 kept; blind half
@@ -70,7 +73,7 @@ EXPECTED = {
     # 2026-12-07, later still: English function words under a fifth of a line's words are
     # noise_stop_words (was a tenth): one more noise held here blind, one in heldout5 tuned.
     ("heldout7", "tuned"): Figures(25, 26, 30, 30, 1, 92, 95, 95),
-    ("heldout7", "blind"): Figures(22, 25, 25, 29, 11, 93, 84, 89),
+    ("heldout7", "blind"): Figures(23, 25, 25, 29, 11, 93, 84, 89),
     # First look (2026-12-07, a helper that read only heldout6's and 7's READMEs; the even
     # half with prompts for its noise): tuned half 23/87 leaked, 84/93 kept, 18/26 noise
     # held, 27/30 good kept; blind half 34/100, 94/105, 18/26, 28/30. Then tuned on the even
@@ -81,7 +84,7 @@ EXPECTED = {
     # A password typed at the shell's prompt after a password prompt (typed_passwords.py):
     # tuned 6 -> 3 leaked. A good start ending in a tail of junk runs is noise_symbols:
     # tuned 22 -> 23 noise held (heldout3 blind 87 -> 89). An argon2 hash alone kept: 91 -> 92.
-    ("heldout8", "tuned"): Figures(23, 26, 30, 30, 3, 87, 92, 93),
+    ("heldout8", "tuned"): Figures(24, 26, 30, 30, 3, 87, 92, 93),
     # 2026-12-07, tuning on heldout9's even half: a password hash after its user's name
     # (/etc/shadow, .htpasswd) took one more blind leak here, 34 -> 33.
     ("heldout8", "blind"): Figures(18, 26, 28, 30, 33, 100, 94, 105),
@@ -103,7 +106,7 @@ EXPECTED = {
     # segment (Zapier's /hooks/catch/<id>/<7 characters>/): 1 -> 0. Words that are each a
     # walk of four keys (asdf, hjkl) are noise_keyboard: tuned noise held 17 -> 18; a stack
     # trace or log lines alone, unasked for, are noise_layout: 18 -> 19.
-    ("heldout9", "tuned"): Figures(19, 23, 23, 23, 0, 79, 88, 88),
+    ("heldout9", "tuned"): Figures(21, 23, 23, 23, 0, 79, 88, 88),
     ("heldout9", "blind"): Figures(19, 22, 22, 22, 8, 82, 81, 89),
 }
 

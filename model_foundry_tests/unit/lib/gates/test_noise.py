@@ -379,6 +379,34 @@ def test_a_long_stretch_with_few_function_words_is_noise(text: str, cause: str |
 @pytest.mark.parametrize(
     ("text", "cause"),
     [
+        # Nouns and conjunctions drawn at random, no punctuation between them.
+        (
+            "窓の鍵しかし電車ゆっくり本棚そして青い傘なぜなら時計を机それから夕焼け。",
+            "noise_stop_words",
+        ),
+        # A good start, then salad: the salad's run is judged on its own.
+        (
+            "ポートは設定ファイルで変えられます。猫ボタンしかし明日の雨ですが東京よろしく設定。",
+            "noise_stop_words",
+        ),
+        # Each conjunction set off by punctuation, or one inside a run, is prose.
+        (
+            "設定を変えました。しかし、反映されません。なぜなら、再起動していないからです。",
+            None,
+        ),
+        ("このツールは安くてしかも速いので、確認したいのですがよろしいでしょうか。", None),
+        ("雨だから今日は家で本を読みます。そして、夜は早く寝ます。", None),
+    ],
+)
+def test_japanese_conjunctions_in_one_unpunctuated_run_are_salad(
+    text: str, cause: str | None
+) -> None:
+    assert noise_cause(text) == cause
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
         # A good start, then fragments and symbols to the end of the line.
         (
             "Tides are caused mainly by the pull of the moon "
