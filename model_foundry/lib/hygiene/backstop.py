@@ -588,6 +588,11 @@ def _present_cues(text: str) -> tuple[bool, bool]:
     return words, others and any(word in text for word, _ in (*_JA_CUES, *WORLD_CUES))
 
 
+# What joins the parts of one value (``<id>:<secret>``, ``<key>.<sig>``).
+_GLUE = frozenset({"", ":", ".", "/", "-", "_", "+", "="})
+_LIST_MARKS = " \t,;|\"'"
+
+
 def _cue(
     text: str,
     start: int,
@@ -601,6 +606,17 @@ def _cue(
     weak a sign beside a commit or a digest. ``present`` is :func:`_present_cues` of
     ``text``: the word and Japanese cues are not looked for where the text has none."""
     before = _line_before(text, start)
+    # A cue is spent on the value it named: past a marker (``DB_PSWD=[REDACTED:password]
+    # id=<hex>``) the words before it cue nothing, the marker's own word least of all.
+    spent = before.rfind(MARKER_PREFIX)
+    if spent >= 0:
+        close = before.find("]", spent)
+        # Glued on (``Bearer [REDACTED:bearer_token]:<hex>``): the same value's rest; after
+        # a comma alone (``tokens: [REDACTED:token], <v>``), the next of a list.
+        rest = before[close + 1 :]
+        if close >= 0 and (rest in _GLUE or not rest.strip(_LIST_MARKS)):
+            return before[spent + len(MARKER_PREFIX) : close]
+        before = rest
     after = text[end : end + 1]
     kind = (_words_cue(before) if present[0] else None) or (_ja_cue(before) if present[1] else None)
     if kind is None and not before.strip():
@@ -616,6 +632,8 @@ def _cue(
     if quoted and _CALL_LINES_BEFORE.search(text, max(0, start - _CALL_WINDOW), start):
         return "password"
     if grade != "mixed":
+        if _data_key_cue(before, value):
+            return "api_key"
         # Hex or one-case: a signature or digest line (``Signature: 8a47...``) is public; a
         # table column headed by a credential word is not.
         kind = _table_cue(text, start)
@@ -637,6 +655,27 @@ def _cue(
 # the salt and the hash are random, yet the string alone is a format's example or a stored
 # hash; after its user's name the ``password_hash`` rule has taken it already.
 _IN_HASH = re.compile(r"\$(?:2[aby]|1|5|6|y|apr1|argon2(?:id|i|d)|scrypt|7)\$[^\s\"'`:]*\Z")
+
+
+# One case of letters and digits, some letters past ``f``: no hex digest, and a draw.
+_BASE36_DRAW = re.compile(r"(?=[a-z0-9]*[g-z])[a-z0-9]{24,64}|(?=[A-Z0-9]*[G-Z])[A-Z0-9]{24,64}")
+
+
+def _data_key_cue(before: str, value: str) -> bool:
+    """``routing_key: <draw>`` (PagerDuty's events key): a data key's name (``routing_key``,
+    ``partition_key``) holds a name, an id or a digest, so it is no cue, unless the value is a
+    base36 draw, which is none of these."""
+    names = _NAME.findall(before)[-1:]
+    words = [w.lower() for n in names for w in _CAMEL.findall(n)]
+    return (
+        len(words) >= 2
+        and words[-1] == "key"
+        and words[-2] in DATA_KEY_WORDS
+        and not any(w in _VETO_WORDS or w in _PUBLIC_WORDS for w in words)
+        and _BASE36_DRAW.fullmatch(value) is not None
+        and sum(c.isdigit() for c in value) >= 4
+        and _near_random(value)
+    )
 
 
 def _in_pem_block(text: str, start: int) -> bool:

@@ -151,10 +151,16 @@ class RecordScrubber:
                     removed = self._removed
                 finally:
                     self._removed = outer
-                if not found:
+                # The walk judges each value alone; the text passes see a key beside its
+                # value (``"hook_tok": "..."``, ``"DB_PSWD": "..."``), as in any other text.
+                walked = json.dumps(scrubbed, ensure_ascii=False) if found else text
+                whole = self.secrets.scrub(walked, found)
+                if whole != walked:
+                    removed |= dict(removed_values(walked, whole))
+                elif not found:
                     return text, {}
                 counts.update(found)
-                return json.dumps(scrubbed, ensure_ascii=False), removed
+                return whole, removed
         secret_free = self.secrets.scrub(text, counts)
         removed = dict(removed_values(text, secret_free)) if secret_free != text else {}
         return self.pii.scrub(secret_free, counts), removed

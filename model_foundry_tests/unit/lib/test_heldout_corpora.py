@@ -45,11 +45,14 @@ class Figures:
 # 2026-12-07, a new session: Japanese word salad, two sentence-opening conjunctions inside
 # one unpunctuated run (noise_stop_words, from the tuned halves' salad): noise held, tuned
 # heldout3 89 -> 90, 6 26 -> 27, 8 23 -> 24, 9 19 -> 21; blind heldout3 89 -> 91, 7 22 -> 23.
+# Then a JSON text judged whole as well as value by value (a key beside its value is a cue
+# only the text passes read), a data key's base36 draw (``routing_key``), and a cue spent on
+# the value it named: leaked, blind heldout4 12 -> 11 and 7 11 -> 10, tuned heldout6 2 -> 1.
 EXPECTED = {
     ("heldout3", "tuned"): Figures(90, 94, 107, 107, 0, 112, 112, 112),
     ("heldout3", "blind"): Figures(91, 93, 105, 107, 5, 100, 106, 107),
     ("heldout4", "tuned"): Figures(29, 30, 40, 40, 0, 115, 83, 84, 91, 91),
-    ("heldout4", "blind"): Figures(28, 30, 38, 40, 12, 115, 81, 81, 91, 91),
+    ("heldout4", "blind"): Figures(28, 30, 38, 40, 11, 115, 81, 81, 91, 91),
     # Measured untouched first (2026-12-06): tuned half 27/36 noise held, 42/46 good kept,
     # 19/123 leaked, 85/86 kept, 89/89 probes; blind half 27/35, 38/45, 21/128, 87/90, 87/89.
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
@@ -58,7 +61,7 @@ EXPECTED = {
     ("heldout5", "blind"): Figures(32, 35, 38, 45, 18, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
-    ("heldout6", "tuned"): Figures(27, 27, 30, 30, 2, 94, 99, 101),
+    ("heldout6", "tuned"): Figures(27, 27, 30, 30, 1, 94, 99, 101),
     ("heldout6", "blind"): Figures(24, 26, 27, 29, 18, 96, 94, 96),
     # First look (2026-12-07, written by a helper from trufflehog's and detect-secrets' lists):
     # tuned half 22/26 noise held, 24/30 good kept, 15/92 leaked, 90/95 kept; blind half
@@ -73,7 +76,7 @@ EXPECTED = {
     # 2026-12-07, later still: English function words under a fifth of a line's words are
     # noise_stop_words (was a tenth): one more noise held here blind, one in heldout5 tuned.
     ("heldout7", "tuned"): Figures(25, 26, 30, 30, 1, 92, 95, 95),
-    ("heldout7", "blind"): Figures(23, 25, 25, 29, 11, 93, 84, 89),
+    ("heldout7", "blind"): Figures(23, 25, 25, 29, 10, 93, 84, 89),
     # First look (2026-12-07, a helper that read only heldout6's and 7's READMEs; the even
     # half with prompts for its noise): tuned half 23/87 leaked, 84/93 kept, 18/26 noise
     # held, 27/30 good kept; blind half 34/100, 94/105, 18/26, 28/30. Then tuned on the even

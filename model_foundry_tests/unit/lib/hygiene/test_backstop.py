@@ -468,3 +468,16 @@ def test_other_languages_csv_columns_and_key_ids(text: str, values: list[str]) -
 )
 def test_what_the_other_language_and_column_cues_leave(text: str) -> None:
     assert RecordScrubber(salt=b"t").scrub(text)[0] == text
+
+
+def test_a_cue_is_spent_on_the_value_it_named_unless_the_next_continues_it() -> None:
+    scrub = SecretScrubber().scrub
+    # The id after a taken password is the record's next field, not a second password.
+    assert scrub("DB_PSWD=Wintergarten8 id=a8f9e7d6c5b4a392") == (
+        "DB_PSWD=[REDACTED:password] id=a8f9e7d6c5b4a392"
+    )
+    # The rest of a value glued on, and the next of a list, go with it.
+    glued = scrub("Authorization: Bearer 2/1113928475129490/9172194468383450:d5a9be56d16d6018")
+    assert "d5a9be56d16d6018" not in glued
+    listed = scrub("tokens: ghp_Xk29fjQ8LmZp3RtWv7YbN2cAq1w2e3r4t5y6, a8f9e7d6c5b4a392a8f9e7d6")
+    assert "a8f9e7d6c5b4a392" not in listed

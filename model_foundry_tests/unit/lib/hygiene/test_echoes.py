@@ -79,3 +79,18 @@ def test_an_allowed_value_stays_in_every_pass_not_only_the_rules() -> None:
     out, counts = RecordScrubber(config).scrub(text)
     assert TOKEN in out.splitlines()[0] and phrase in out and rest in out, out
     assert counts == {"github_token": 1}  # the token with a provider's prefix still goes
+
+
+def test_a_json_text_is_also_judged_whole_a_key_beside_its_value() -> None:
+    """A JSON document's walk judges each value alone; a key only the text passes read as a
+    cue (``hook_tok``, ``DB_PSWD``) must still reach them, and the value goes on every line
+    that holds it again."""
+    text = json.dumps(
+        {"hook_tok": "Xk29fjQ8LmZp3Rt", "DB_PSWD": "Wintergarten8", "id": "a8f9e7d6c5b4a392"}
+    )
+    out, counts = RecordScrubber().scrub(text)
+    assert "Xk29fjQ8LmZp3Rt" not in out and "Wintergarten8" not in out
+    assert '"id": "a8f9e7d6c5b4a392"' in out
+    assert counts["token"] == 1 and counts["password"] == 1
+    clean = json.dumps({"id": "a8f9e7d6c5b4a392", "routing_key": "orders.created"}, indent=2)
+    assert RecordScrubber().scrub(clean) == (clean, {})
