@@ -1,4 +1,4 @@
-"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout8``, each
+"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout10``, each
 written by a helper that read none of them. Every file is split by line:
 the even lines were tuned on, the odd lines never shown to whoever tuned (of heldout5's odd
 lines, only the causes and shape names of the good answers held back were seen). Run with
@@ -111,6 +111,11 @@ EXPECTED = {
     # trace or log lines alone, unasked for, are noise_layout: 18 -> 19.
     ("heldout9", "tuned"): Figures(21, 23, 23, 23, 0, 79, 88, 88),
     ("heldout9", "blind"): Figures(19, 22, 22, 22, 8, 82, 81, 89),
+    # First look (2026-12-07, a helper that read only heldout9's README and its files' first
+    # lines, trufflehog's detectors and detect-secrets' plugins; agent sessions again, noise as
+    # small models fail): a86feea and 6d41ec2 alike, but for one tuned noise row.
+    ("heldout10", "tuned"): Figures(10, 23, 23, 23, 30, 88, 83, 87),
+    ("heldout10", "blind"): Figures(7, 22, 22, 22, 24, 86, 77, 83),
 }
 
 
