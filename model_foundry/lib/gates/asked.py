@@ -216,6 +216,19 @@ FORMS = (
         frozenset({"noise_layout"}),
         max_chars=4 * MAX_CHARS,
     ),
+    # A dialogue, an interview or a FAQ written, or a transcript translated: turns under
+    # their roles' labels are the form.
+    Form(
+        "dialogue",
+        re.compile(
+            r"(?i)\b(?:write|create|generate|draft|compose|make|give|show|translate|rewrite)\b"
+            r".{0,60}\b(?:dialogues?|dialogs?|conversations?|transcripts?|scripts?|interviews?"
+            r"|faqs?|q&a|exchanges?|chats?)\b|(?:会話|対話|台本|質疑応答|Q&A).{0,20}(?:書|作|翻訳)"
+        ),
+        _any,
+        frozenset({"noise_tokens"}),
+        max_chars=4 * MAX_CHARS,
+    ),
     # The cause is the shape here: a keyboard walk, lines that come back.
     Form("keyboard", _words("keyboard|qwerty|キーボード"), _any, frozenset({"noise_keyboard"})),
     Form(

@@ -49,6 +49,7 @@ from model_foundry.lib.gates.config import DEFAULTS, GateConfig
 from model_foundry.lib.gates.noise_artefacts import (
     URL,
     byte_escapes,
+    chat_roles,
     keyboard_walks,
     layout,
     mojibake,
@@ -569,7 +570,9 @@ def noise_cause(text: str, config: GateConfig = DEFAULTS) -> str | None:
         "noise_particles": lambda: stretch_without_particles(prose(text, separators=True)),
         "noise_escapes": lambda: byte_escapes(prose(text, separators=True)),
         "noise_tokens": lambda: (
-            tokenizer_marks(prose(text, separators=True)) or template_slots(text)
+            tokenizer_marks(prose(text, separators=True))
+            or template_slots(text)
+            or chat_roles(prose(text, separators=True))
         ),
         "noise_keyboard": lambda: keyboard_walks(prose(text, separators=True)),
         "noise_unfinished": lambda: unfinished(text),

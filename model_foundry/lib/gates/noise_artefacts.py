@@ -5,7 +5,8 @@ them as code is not judged by them), with its separators.
 
 - ``noise_escapes``: most of the text is byte escapes (``\\x8f``, ``\\u00e3``, ``\\351``);
 - ``noise_tokens``: most of the text is a tokenizer's marks (``<unk>``, ``[PAD]``, WordPiece's
-  ``##ing``, SentencePiece's ``▁``, byte-level BPE's ``Ġ`` and ``Ċ``);
+  ``##ing``, SentencePiece's ``▁``, byte-level BPE's ``Ġ`` and ``Ċ``), or the answer writes
+  a conversation's turns under their roles' labels (``User:``, ``Assistant:``);
 - ``noise_keyboard``: many letters lie in runs of neighbouring keys of one QWERTY row;
 - ``noise_unfinished``: a one-line answer that stops on a word no sentence ends with
   (``The main reason this happens is``, ``その理由は、``): a stop sequence or an end-of-text
@@ -13,8 +14,8 @@ them as code is not judged by them), with its separators.
 - ``noise_mojibake``: text decoded in the wrong encoding (UTF-8 read as Windows-1252 or
   Latin-1: ``Ã©``, ``â€™``, ``Ð¡ÐµÑ€``), by ftfy's detector (``ftfy.badness``, 6.3), which
   names the character sequences no real text has;
-- ``noise_layout``: an answer that is layout, not words: a run of blank lines, or nothing but
-  links or paths (unless the prompt asks for them: ``asked.py``).
+- ``noise_layout``: an answer that is layout, not words: a run of blank lines, nothing but
+  links or paths (unless the prompt asks for them: ``asked.py``), a web page's frame.
 """
 
 from __future__ import annotations
@@ -72,6 +73,23 @@ def template_slots(text: str) -> bool:
     if not text:
         return False
     return _SLOTS.fullmatch(text) is not None or len(_SLOT_LINE.findall(text)) >= SLOT_LINES
+
+
+# A line opened by a chat role's label (``User:``, ``Assistant:``, ``Question:``, ``回答：``):
+# the chat template's turns, which a base model writes on past its own answer.
+_ROLE_LINE = re.compile(
+    r"(?im)^[ \t>*_#-]*(user|assistant|human|ai|system|bot|model|question|answer"
+    r"|ユーザー|アシスタント|質問|回答)[ \t*_]*[:：]"
+)
+ROLE_LINES = 3
+
+
+def chat_roles(prose: str) -> bool:
+    """``noise_tokens`` too: :data:`ROLE_LINES` lines or more opened by chat roles' labels,
+    of two roles at least: the answer writes a conversation, both sides, instead of one
+    turn (unless the prompt asks for one: ``asked.py``)."""
+    labels = [label.lower() for label in _ROLE_LINE.findall(prose)]
+    return len(labels) >= ROLE_LINES and len(set(labels)) >= 2
 
 
 def tokenizer_marks(prose: str) -> bool:
@@ -225,10 +243,31 @@ def machine_output(text: str) -> bool:
     return True
 
 
+# A web page's frame around its content: navigation, footer, a forum post's signature. C4's
+# clean-up (Raffel et al., 2020, section 2.2) drops crawled lines naming a site's terms of
+# use or privacy or cookie policy; a model trained on crawled pages writes them, and the rest
+# of the frame, where its answer should be.
+_PAGE_CHROME = re.compile(
+    r"(?i)privacy policy|terms of (?:use|service)|all rights reserved|cookie (?:settings"
+    r"|policy|preferences)|\bsitemap\b|skip to (?:main )?content|subscribe to our newsletter"
+    r"|you are here:|\bposted by\b|\|\s*reply\s*\||\bjoin date\b|last edited by"
+    r"|sent from my (?:iphone|android)|back to top|\bpowered by\b|contact us|about us"
+    r"|サイトマップ|プライバシーポリシー|お問い合わせ|ページの(?:先頭|トップ)へ|利用規約|会社概要|©"
+)
+# Distinct phrases of it: a good answer may name a privacy policy, not three of these.
+PAGE_CHROME_MIN = 3
+
+
+def page_chrome(text: str) -> bool:
+    """:data:`PAGE_CHROME_MIN` distinct phrases or more of a web page's frame."""
+    return len({m.lower() for m in _PAGE_CHROME.findall(text)}) >= PAGE_CHROME_MIN
+
+
 def layout(text: str) -> bool:
     """``noise_layout``: a run of blank lines (:data:`BLANK_RUN`), :data:`LAYOUT_MIN` links
-    or paths and no other word, or a program's output alone (:func:`machine_output`)."""
-    if BLANK_RUN.search(text) or machine_output(text):
+    or paths and no other word, a program's output alone (:func:`machine_output`), or a web
+    page's frame (:func:`page_chrome`)."""
+    if BLANK_RUN.search(text) or machine_output(text) or page_chrome(text):
         return True
     found = URL.findall(text)
     rest = URL.sub(" ", text)

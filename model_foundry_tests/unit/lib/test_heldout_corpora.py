@@ -113,9 +113,12 @@ EXPECTED = {
     ("heldout9", "blind"): Figures(19, 22, 22, 22, 8, 82, 81, 89),
     # First look (2026-12-07, a helper that read only heldout9's README and its files' first
     # lines, trufflehog's detectors and detect-secrets' plugins; agent sessions again, noise as
-    # small models fail): a86feea and 6d41ec2 alike, but for one tuned noise row.
-    ("heldout10", "tuned"): Figures(10, 23, 23, 23, 30, 88, 83, 87),
-    ("heldout10", "blind"): Figures(7, 22, 22, 22, 24, 86, 77, 83),
+    # small models fail): a86feea and 6d41ec2 alike, but for one tuned noise row: tuned 10/23
+    # noise held, 23/23 good kept, 30/88 leaked, 83/87 kept; blind 7/22, 22/22, 24/86, 77/83.
+    # Then tuned on the even half: a chat's turns under role labels (noise_tokens) and a web
+    # page's frame (noise_layout) held back, 10 -> 14 noise held (blind 7 -> 8).
+    ("heldout10", "tuned"): Figures(14, 23, 23, 23, 30, 88, 83, 87),
+    ("heldout10", "blind"): Figures(8, 22, 22, 22, 24, 86, 77, 83),
 }
 
 

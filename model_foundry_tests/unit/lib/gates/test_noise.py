@@ -454,3 +454,43 @@ def test_lines_of_bare_template_slots_are_noise(text: str, cause: str | None) ->
 )
 def test_words_that_are_keyboard_walks_are_mashing(text: str, cause: str | None) -> None:
     assert noise_cause(text) == cause
+
+
+_TURNS = "User: What's the capital of Canada?\nAssistant: Let me think.\nUser: ok\nAssistant:"
+
+
+@pytest.mark.parametrize(
+    ("text", "prompt", "cause"),
+    [
+        # A base model writes both sides of the chat on past its own turn.
+        (_TURNS, "What's the capital of Canada?", "noise_tokens"),
+        (
+            "質問：日本の首都は？\n回答：東京です。\n質問：日本の首都は？\n回答：",
+            "日本の首都は？",
+            "noise_tokens",
+        ),
+        # Asked for: a dialogue written, a transcript translated.
+        (_TURNS, "Write a short dialogue between a user and an assistant about Canada.", None),
+        ("User: hola\nAssistant: hello\nUser: adiós", "Translate this chat into English.", None),
+        # One label, or two lines, is an answer's own layout.
+        ("Answer: Ottawa.\nIt has been the capital since 1857.", "Capital of Canada?", None),
+        # A web page's frame where the answer should be.
+        (
+            "Home | About Us | Blog\nSkip to main content\n© 2019 All Rights Reserved | "
+            "Privacy Policy | Terms of Use",
+            "Summarize what a load balancer does.",
+            "noise_layout",
+        ),
+        (
+            "ホーム ＞ 会社概要\nサイトマップ | プライバシーポリシー | お問い合わせ",
+            "説明して",
+            "noise_layout",
+        ),
+        # Naming one policy is an answer.
+        ("Link the privacy policy from the footer of every page.", "Where does it go?", None),
+    ],
+)
+def test_chat_turns_and_a_page_frame_are_noise_unless_asked(
+    text: str, prompt: str, cause: str | None
+) -> None:
+    assert gate(text, prompt=prompt) == cause
