@@ -277,10 +277,12 @@ _QUOTED = re.compile(
 )
 _VALUE_ONLY = re.compile(rf"[{_VALUE_CHARS}]*")
 _BASE64_BODY = re.compile(r"[A-Za-z0-9+/]+|[A-Za-z0-9_-]+")
-# A literal passed to a client, login, connect or auth call (``Client('AC..', '<token>')``,
-# ``ftp.login('u', '<pw>')``, ``client.run('<token>')``): the callee is the cue.
+# A literal passed to a client, login, connect, auth or credentials call (``Client('AC..',
+# '<token>')``, ``ftp.login('u', '<pw>')``, Rust's ``Credentials::new(u.to_owned(), "<pw>"``):
+# the callee is the cue.
 _CALL_BEFORE = re.compile(
-    r"(?i)(?:client|login|connect|auth)[\w.]*[ \t]*\((?:[^()\n]{0,160},)?[ \t]*[\"']$"
+    r"(?i)(?:client|login|connect|auth|credentials?)[\w.:]*[ \t]*\("
+    r"(?:(?:[^()\n]|\(\))*,)?[ \t]*[\"']$"
 )
 # The same call with its arguments on lines of their own (``Cluster.connect(\n url,\n
 # "user",\n "<pw>"``): a user's literal, then the value, each opening its line.

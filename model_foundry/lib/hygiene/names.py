@@ -324,6 +324,13 @@ def _sub_block_scalars(text: str, counts: Counter[str]) -> str:
 
 
 _PLAIN_PATTERNS = _patterns(escaped=False)
+# An assignment quoted whole (systemd's ``Environment="NAME=a b c"``, ``--env "NAME=..."``):
+# the value runs to the closing quote, spaces and all, unless it holds another assignment
+# (``"token=[SCRUBBED] expires_in=3600"``: pairs, each judged on its own) or opens with a
+# placeholder's bracket or a variable's sign.
+_QUOTED_ASSIGNMENT = re.compile(
+    rf"""(?P<q>["'])(?P<name>{_NAME})=(?P<value>(?![\[<{{$*])[^"'=\r\n]{{1,512}})(?P=q)"""
+)
 _ESCAPED_PATTERNS = _patterns(escaped=True)
 # A flag and its value: quoted, the value runs to the closing quote, spaces and all (``gpg
 # --passphrase "seven quiet lanterns"``); bare, to the first blank, and never a flag itself
@@ -371,6 +378,13 @@ def _sub(
     def repl(match: re.Match[str]) -> str:
         kind = secret_name_kind(match.group("name"))
         value = match.group("value")
+        if kind is None and "=" in value:
+            # ``Environment=DOPPLER_TOKEN=...`` (systemd), ``--env=NAME=...``: the value is
+            # an assignment of its own, which this match would otherwise step over.
+            inner = _sub(pattern, value, counts, unquoted, random_only, strict)
+            start, end = match.span("value")
+            whole, base = match.group(0), match.start()
+            return whole[: start - base] + inner + whole[end - base :]
         if kind is None or not value_is_secret(kind, value, unquoted=unquoted):
             return match.group(0)
         if random_only and not looks_random(value):
@@ -445,6 +459,8 @@ def scrub_named(text: str, counts: Counter[str]) -> str:
     if "value" in text:
         text = _sub(_ATTRIBUTE_PAIR, text, counts, unquoted=False)
     text = _sub(quoted, text, counts, unquoted=False)
+    if "=" in text:
+        text = _sub(_QUOTED_ASSIGNMENT, text, counts, unquoted=False)
     text = _sub(env_line, text, counts, unquoted=False)
     text = _sub(colon_line, text, counts, unquoted=True)
     text = _sub(inline, text, counts, unquoted=True)

@@ -161,9 +161,34 @@ class RecordScrubber:
                     return text, {}
                 counts.update(found)
                 return whole, removed
+        removed = {}
+        if "\n" in text and ("\n{" in text or "\n[" in text or head in ("{", "[")):
+            text, removed = self._json_lines(text, counts)
         secret_free = self.secrets.scrub(text, counts)
-        removed = dict(removed_values(text, secret_free)) if secret_free != text else {}
+        if secret_free != text:
+            removed |= dict(removed_values(text, secret_free))
         return self.pii.scrub(secret_free, counts), removed
+
+    def _json_lines(self, text: str, counts: Counter[str]) -> tuple[str, dict[str, str]]:
+        """Each line of ``text`` that is a JSON object or array on its own (an agent's log of
+        tool calls and results, one event a line) walked as JSON, as a whole text would be:
+        its strings unescaped, each key beside its value. The text passes then read it all."""
+        lines = text.split("\n")
+        removed: dict[str, str] = {}
+        for i, line in enumerate(lines):
+            body = line.strip()
+            if len(body) < 2 or (body[0], body[-1]) not in (("{", "}"), ("[", "]")):
+                continue
+            try:
+                inner = json.loads(body)
+            except ValueError:
+                continue
+            if isinstance(inner, dict | list):
+                scrubbed, found = self._fresh(body, counts)
+                if scrubbed != body:
+                    lines[i] = line[: line.index(body[0])] + scrubbed
+                    removed |= found
+        return "\n".join(lines), removed
 
     def _scrubbed(self, text: str) -> _Scrubbed:
         seen = self._seen.get(text)

@@ -146,6 +146,14 @@ URL_PASSWORD = Rule(
     hint=re.compile(r"@(?=[\w\[.-])"),  # the host after the password
 )
 
+# Go's MySQL driver names its server without a scheme (``user:pw@tcp(host:3306)/db``, and
+# ``@unix(/path)``), so the URL rule never sees it.
+DSN_PASSWORD = _rule(
+    "url_password",
+    r"(?<![\w.:/@-])[\w.-]{1,64}:(?P<secret>[^\s\"'`<>]{1,256}?)@(?:tcp6?|udp|unix)\(",
+    keywords=("@tcp", "@unix", "@udp"),
+)
+
 
 def _long_mixed(value: str) -> bool:
     """A random token: long, letters and digits (no name, word or version is)."""
@@ -504,6 +512,7 @@ rule = _rule
 __all__ = [
     "AUTH_HEADER_RULES",
     "COMMAND_RULES",
+    "DSN_PASSWORD",
     "FILE_RULES",
     "PRIVATE_KEY",
     "PROSE_SECRET",

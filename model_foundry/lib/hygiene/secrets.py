@@ -34,6 +34,7 @@ from model_foundry.lib.hygiene.provider_tokens import MORE_PROVIDER_RULES
 from model_foundry.lib.hygiene.rules import (
     AUTH_HEADER_RULES,
     COMMAND_RULES,
+    DSN_PASSWORD,
     FILE_RULES,
     PRIVATE_KEY,
     PROSE_SECRET,
@@ -143,6 +144,7 @@ class SecretScrubber:
         self._first = (
             PRIVATE_KEY,
             URL_PASSWORD,
+            DSN_PASSWORD,
             *PROVIDER_RULES,
             *MORE_PROVIDER_RULES,
             *AUTH_HEADER_RULES,

@@ -215,7 +215,8 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         (
             ("send",),
             r"\bexpect[ \t][^\n]*(?i:pass|pwd)[^\n]*\n[ \t]*send[ \t]+(?:--[ \t]+)?"
-            rf"[\"{{]{_WORD}(?:\\[rn])?[\"}}]",
+            # Quoted or braced, spaces and all (``send "granite owl sleeps\r"``).
+            r"[\"{](?P<value>[^\s\"\\{}][^\"\\\n{}]{4,62}[^\s\"\\{}])(?:\\[rn])?[\"}]",
         ),
         # A password key as a shell word or a query's pair: ``vault login password=X``,
         # ``?user=u&password=X&ssl=true``, systemd's ``Environment=DB_PASSWORD=X``.
@@ -285,6 +286,19 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             ("パスワード", "パスフレーズ", "暗証", "合言葉"),
             r"(?:パスワード|パスフレーズ|暗証番号|合言葉)(?P<prose>)[^\n「『]{0,24}?[「『][ \t]*"
             rf"{_JA_BRACKETED}[ \t]*[」』]",
+        ),
+        # Other languages' prose, a short phrase saying whose between the password word and
+        # its verb: ``a senha do Wi-Fi do escritório é X``, ``der WLAN-Schlüssel lautet X``,
+        # ``le mot de passe de la box est « X »``. Unquoted, the value holds a digit or a
+        # mark (``est incorrect`` is prose); quoted, whatever the quotes hold.
+        (
+            (*(w.lower() for w, kind in WORLD_CUES if kind == "password"), "schlüssel"),
+            rf"(?:{'|'.join(w for w, kind in WORLD_CUES if kind == 'password')}"
+            r"|WLAN-Schlüssel|Schlüssel)(?![_A-Za-z-])(?P<prose>)"
+            r"(?:[ \t]+[\w.@-]{1,40}){0,6}?[ \t]+(?:é|è|est|es|ist|lautet|är|jest|is)[ \t]+"
+            r"(?P<q>[\"'«„“][ \t]*)?(?P<value>(?(q)[^\s\"'»“”][^\"'»“”\n]{4,62}[^\s\"'»“”]"
+            r"|(?=[^\s,;]*[0-9!#$%&*+?@^~])[A-Za-z][A-Za-z0-9!#%&*+\-?^_~]{5,63}))"
+            rf"(?(q)[ \t]*[\"'»“”]|{_CLAUSE_END})",
         ),
         # Other languages' password words, then a short phrase saying whose and a colon:
         # ``Пароль от базы на стенде: X``, ``mot de passe du compte est : X``.

@@ -52,13 +52,13 @@ EXPECTED = {
     ("heldout3", "tuned"): Figures(90, 94, 107, 107, 0, 112, 112, 112),
     ("heldout3", "blind"): Figures(91, 93, 105, 107, 5, 100, 106, 107),
     ("heldout4", "tuned"): Figures(29, 30, 40, 40, 0, 115, 83, 84, 91, 91),
-    ("heldout4", "blind"): Figures(28, 30, 38, 40, 11, 115, 81, 81, 91, 91),
+    ("heldout4", "blind"): Figures(28, 30, 38, 40, 10, 115, 81, 81, 91, 91),
     # Measured untouched first (2026-12-06): tuned half 27/36 noise held, 42/46 good kept,
     # 19/123 leaked, 85/86 kept, 89/89 probes; blind half 27/35, 38/45, 21/128, 87/90, 87/89.
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
     # of the missed blind rows only their shape names were seen.
     ("heldout5", "tuned"): Figures(35, 36, 46, 46, 3, 123, 86, 86, 89, 89),
-    ("heldout5", "blind"): Figures(32, 35, 38, 45, 18, 128, 87, 90, 87, 89),
+    ("heldout5", "blind"): Figures(32, 35, 38, 45, 17, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
     ("heldout6", "tuned"): Figures(27, 27, 30, 30, 1, 94, 99, 101),
@@ -110,14 +110,17 @@ EXPECTED = {
     # walk of four keys (asdf, hjkl) are noise_keyboard: tuned noise held 17 -> 18; a stack
     # trace or log lines alone, unasked for, are noise_layout: 18 -> 19.
     ("heldout9", "tuned"): Figures(21, 23, 23, 23, 0, 79, 88, 88),
-    ("heldout9", "blind"): Figures(19, 22, 22, 22, 8, 82, 81, 89),
+    ("heldout9", "blind"): Figures(19, 22, 22, 22, 7, 82, 81, 89),
     # First look (2026-12-07, a helper that read only heldout9's README and its files' first
     # lines, trufflehog's detectors and detect-secrets' plugins; agent sessions again, noise as
     # small models fail): a86feea and 6d41ec2 alike, but for one tuned noise row: tuned 10/23
     # noise held, 23/23 good kept, 30/88 leaked, 83/87 kept; blind 7/22, 22/22, 24/86, 77/83.
     # Then tuned on the even half: a chat's turns under role labels (noise_tokens) and a web
-    # page's frame (noise_layout) held back, 10 -> 14 noise held (blind 7 -> 8).
-    ("heldout10", "tuned"): Figures(14, 23, 23, 23, 30, 88, 83, 87),
+    # page's frame (noise_layout) held back, 10 -> 14 noise held (blind 7 -> 8). Each JSON
+    # line of a log walked as JSON, an assignment inside another or quoted whole, Go's MySQL
+    # DSN, a credentials call, other languages' prose with a phrase before the verb, expect's
+    # passphrase: tuned 30 -> 21 leaked; blind heldout4 11 -> 10, 5 18 -> 17, 9 8 -> 7 (10: 24).
+    ("heldout10", "tuned"): Figures(14, 23, 23, 23, 21, 88, 83, 87),
     ("heldout10", "blind"): Figures(8, 22, 22, 22, 24, 86, 77, 83),
 }
 
