@@ -237,12 +237,12 @@ _PUBLIC_BEFORE = re.compile(
 _PREFIXED = re.compile(r"([A-Za-z][A-Za-z0-9]{1,11})[_-]([A-Za-z0-9][A-Za-z0-9_-]{31,})")
 _HEAD_WORD = re.compile(r"([A-Za-z][A-Za-z0-9]{0,11})[_=:-]")
 # Heads of ids, digests and public values (an API's object ids: ``chatcmpl-``, ``msg_``;
-# a publishable key: ``pk_``); a value opening with one is never taken without a cue.
+# a publishable key: ``pk_``, ``phc_``); a value opening with one is never taken without a cue.
 _PUBLIC_PREFIXES = word_set(
     """sha sha1 sha224 sha256 sha384 sha512 md5 h1 blake2b git commit rev build run job cache
     blob chunk layer image pod node tmp temp file id uid uuid guid trace span req request
     sess session msg message evt event obj object chatcmpl cmpl resp response call toolu
-    tool batch thread asst step ft pk pub public cus ch pi prod price sub inv acct"""
+    tool batch thread asst step ft pk phc pub public cus ch pi prod price sub inv acct"""
 )
 # Words after which a long random value is an id, an address or a digest, not a secret.
 _PUBLIC_WORDS = word_set("""id ids sid oid cid address addr wallet tx txid""")
@@ -590,6 +590,9 @@ def _present_cues(text: str) -> tuple[bool, bool]:
     return words, others and any(word in text for word, _ in (*_JA_CUES, *WORLD_CUES))
 
 
+# An OpenPGP key's id (16 hex digits) on a line about gpg: it names a key, public or secret.
+_PGP_LINE = re.compile(r"(?i)\b(?:gpg|pgp|openpgp|gnupg|key ?id)\b")
+_PGP_KEY_ID = re.compile(r"[0-9A-F]{16}|[0-9a-f]{16}")
 # What joins the parts of one value (``<id>:<secret>``, ``<key>.<sig>``).
 _GLUE = frozenset({"", ":", ".", "/", "-", "_", "+", "="})
 _LIST_MARKS = " \t,;|\"'"
@@ -608,6 +611,8 @@ def _cue(
     weak a sign beside a commit or a digest. ``present`` is :func:`_present_cues` of
     ``text``: the word and Japanese cues are not looked for where the text has none."""
     before = _line_before(text, start)
+    if _PGP_LINE.search(before) and _PGP_KEY_ID.fullmatch(value):
+        return None  # ``gpg: key 3AA5C34371567BD2: public key imported``: a key's name
     # A cue is spent on the value it named: past a marker (``DB_PSWD=[REDACTED:password]
     # id=<hex>``) the words before it cue nothing, the marker's own word least of all.
     spent = before.rfind(MARKER_PREFIX)
@@ -702,9 +707,11 @@ def _public_context(text: str, start: int) -> bool:
 
 # Public values a random draw's shape: an EVM address (``0x`` and 40 hex digits, in
 # EIP-55's mixed case), IPFS content ids (CIDv0 ``Qm...``, CIDv1 ``bafy...``), and a
-# publishable key (Stripe's and PAY.JP's ``pk_live_``/``pk_test_``), which pages embed.
+# publishable key (Stripe's and PAY.JP's ``pk_live_``/``pk_test_``, PostHog's project key
+# ``phc_``), which pages embed.
 _PUBLIC_SHAPE = re.compile(
     r"0x[0-9a-fA-F]{40}|Qm[1-9A-HJ-NP-Za-km-z]{44}|baf[a-z2-7]{50,}|pk_(?:live|test)_\w+"
+    r"|phc_\w+"
 )
 
 

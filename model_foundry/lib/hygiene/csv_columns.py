@@ -9,7 +9,9 @@ taken, whatever they look like. A Markdown table (a line of cells between pipes,
 line under it) is read the same way: the backstop takes the random values of any table
 column headed by a credential word, this the rest (``| app | BasketPeonyThunder |``). A
 table of fields and values (``| field | value |``) is read by its rows: the value of a row
-whose field is a credential's name goes (``| password | Tuesday-Biscuit |``).
+whose field is a credential's name goes (``| password | Tuesday-Biscuit |``). An SQL
+``INSERT`` names its columns too: the credential column's literal goes from each row of its
+``VALUES`` (a dump of a legacy table with plaintext passwords).
 """
 
 from __future__ import annotations
@@ -145,4 +147,45 @@ def _key_value_rows(
     return changed
 
 
-__all__ = ["csv_columns", "markdown_columns"]
+# An INSERT's column list, then its VALUES: rows of literals in parentheses.
+_INSERT = re.compile(
+    r"(?i)\binsert[ \t]+into[ \t]+[`\"\[]?[\w.]+[`\"\]]?[ \t]*\((?P<columns>[^()]{1,2000})\)"
+    r"[ \t\n]*values[ \t\n]*"
+)
+# One literal of a row: a quoted string (``''`` or a backslash escapes its quote), or a bare
+# word or number.
+_LITERAL = re.compile(r"'(?:[^'\\\n]|''|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|[^,()'\"\s]+")
+_ROW = re.compile(
+    r"[ \t\n,]*\((?P<row>(?:[^()'\"]|'(?:[^'\\\n]|''|\\.)*'|\"(?:[^\"\\\n]|\\.)*\")*)\)"
+)
+
+
+def sql_columns(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
+    """``text`` with the credential column's quoted literal of each row of an ``INSERT``
+    replaced (``INSERT INTO members (id, email, passwd) VALUES (1, 'a@x', 'Marigold1987')``)."""
+    if "insert" not in text.lower():
+        return text
+    out: list[str] = []
+    last = 0
+    for insert in _INSERT.finditer(text):
+        names = [c.strip().strip('`"[]') for c in insert.group("columns").split(",")]
+        kinds = {i: k for i, n in enumerate(names) if (k := secret_name_kind(n)) in _KINDS}
+        if not kinds:
+            continue
+        at = insert.end()
+        while row := _ROW.match(text, at):
+            literals = list(_LITERAL.finditer(text, row.start("row"), row.end("row")))
+            if len(literals) == len(names):
+                for i, kind in kinds.items():
+                    value = literals[i].group(0)
+                    inner = value[1:-1]
+                    if value[0] not in "'\"" or len(inner) < 3 or not take(inner):
+                        continue
+                    counts[kind] += 1
+                    out += [text[last : literals[i].start() + 1], marker(kind)]
+                    last = literals[i].end() - 1
+            at = row.end()
+    return "".join(out) + text[last:] if out else text
+
+
+__all__ = ["csv_columns", "markdown_columns", "sql_columns"]

@@ -328,6 +328,11 @@ _PLAIN_PATTERNS = _patterns(escaped=False)
 # the value runs to the closing quote, spaces and all, unless it holds another assignment
 # (``"token=[SCRUBBED] expires_in=3600"``: pairs, each judged on its own) or opens with a
 # placeholder's bracket or a variable's sign.
+# C's ``#define SECRET_PASS "..."`` (an Arduino sketch's secrets header): name, blanks, a
+# quoted string.
+_DEFINE = re.compile(
+    rf"""#define[ \t]+(?P<name>{_NAME})[ \t]+(?P<q>\\?")(?P<value>[^"\\\r\n]{{1,512}})(?P=q)"""
+)
 _QUOTED_ASSIGNMENT = re.compile(
     rf"""(?P<q>["'])(?P<name>{_NAME})=(?P<value>(?![\[<{{$*])[^"'=\r\n]{{1,512}})(?P=q)"""
 )
@@ -461,6 +466,8 @@ def scrub_named(text: str, counts: Counter[str]) -> str:
     text = _sub(quoted, text, counts, unquoted=False)
     if "=" in text:
         text = _sub(_QUOTED_ASSIGNMENT, text, counts, unquoted=False)
+    if "#define" in text:
+        text = _sub(_DEFINE, text, counts, unquoted=False)
     text = _sub(env_line, text, counts, unquoted=False)
     text = _sub(colon_line, text, counts, unquoted=True)
     text = _sub(inline, text, counts, unquoted=True)

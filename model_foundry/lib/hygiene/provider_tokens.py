@@ -24,6 +24,10 @@ def _random_body(value: str) -> bool:
     return looks_random(body) and not is_placeholder(body) and bool(re.search(r"\d", body))
 
 
+# One recovery code (see the rule), and the break before the next in a list (``2. ``, ``- ``).
+_CODE = r"(?:(?=[a-z-]*[0-9])[a-z0-9]{4,}(?:-[a-z0-9]{4,})+|\d{4,5}(?: \d{4,5})+)"
+_LIST_ITEM = r"\n[ \t]*(?:\d{1,2}[.)]|[-*•])?[ \t]*"
+
 MORE_PROVIDER_RULES: tuple[Rule, ...] = (
     prefixed("shippo_token", r"shippo_(?:live|test)_", r"[a-fA-F0-9]{40}", keywords=("shippo_",)),
     # Braintree's access token names its environment and merchant before the secret.
@@ -163,14 +167,22 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
         # One scan for the prefix's middle word, cheaper than a keyword test per spelling.
         re.compile(r"[_-](?:pat|tok|token|secret|sk|apikey|api[_-]key)[_-]"),
     ),
-    # A PIN after its name: 4 to 8 digits (``PIN is 2719``, ``暗証番号は 2719``, ``door code:``).
+    # A PIN after its name: 4 to 8 digits (``PIN is 2719``, ``PIN 3091, PUK 58203317``,
+    # ``暗証番号は 2719``, ``alarm disarm code 40271``), a letter before them on a door's
+    # keypad (``le digicode de l'immeuble est B4719``: a short phrase may stand before the verb).
+    # Not a number's part (``PIN 1234.5``, ``2024-01``), and only codes a lock or a card asks
+    # for: ``error code 404`` and ``exit code 1`` name no lock.
     rule(
         "password",
-        r"(?i)(?:\bpin(?:[ -]?code)?|\bpasscode|\b(?:door|gate|alarm|lock) code|暗証番号)"
-        r"[ \t]*(?:is|was|:|=|は|：)[ \t]*(?P<secret>\d{4,8})(?![\d.,:/-])",
+        r"(?i)(?:\bpin(?:[ -]?code)?|\bpuk2?|\bpasscode|\bdigicode|暗証番号"
+        r"|\b(?:door|gate|alarm|lock|keypad|garage|disarm|entry|safe|unlock) code)"
+        r"(?:[ \t]*(?:[:=：]|は)|(?:[ \t]+[\w'’-]{1,20}){0,4}?[ \t]+(?:is|was|est|ist|es|é)"
+        r"|(?=[ \t]+\d))[ \t]*(?P<secret>(?-i:[A-Z])?\d{4,8})(?![\d/-]|[.,:]\d)",
         keywords=(
-            *("pin ", "pin:", "pin=", "pin-code", "pincode", "passcode", "暗証番号"),
-            *(f"{w} code" for w in ("door", "gate", "alarm", "lock")),
+            *("pin ", "pin:", "pin=", "pin-code", "pincode", "puk", "passcode", "digicode"),
+            "暗証番号",
+            *(f"{w} code" for w in ("door", "gate", "alarm", "lock", "keypad", "garage")),
+            *(f"{w} code" for w in ("disarm", "entry", "safe", "unlock")),
         ),
     ),
     # Terraform: a variable's default, where its name says secret or it is marked sensitive.
@@ -181,14 +193,30 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
         r"\bdefault[ \t]*=[ \t]*\"(?P<secret>[^\"\n]{6,})\"",
         keywords=('variable "',),
     ),
+    # A one-time-password seed: after oathtool on its command line (base32 or hex), or as an
+    # authenticator app shows it for typing in, 4 to 8 groups of 4 base32 characters with
+    # digits among them (``i7vj ijdn u3r7 i5wu``): prose has no digits in its words, a key's
+    # fingerprint has 0, 1, 8 and 9, which base32 lacks.
+    rule(
+        "totp_secret",
+        r"\boathtool\b[^\n|;&]{0,80}?[ \t][\"']?(?P<secret>(?=[A-Z2-7]*[2-7])[A-Z2-7]{16,64}=*"
+        r"|[0-9a-fA-F]{20,128})[\"']?(?![\w=])",
+        keywords=("oathtool",),
+    ),
+    rule(
+        "totp_secret",
+        r"(?<![A-Za-z0-9] )(?<![\w])(?P<secret>(?=[a-zA-Z2-7 ]{0,39}?[2-7][a-zA-Z2-7 ]{0,39}?[2-7])"
+        r"(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,7}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,7}))(?! ?[A-Za-z0-9])",
+        hint=r"[a-zA-Z2-7]{4} [a-zA-Z2-7]{4} [a-zA-Z2-7]{4} [a-zA-Z2-7]{4}",
+    ),
     # Account recovery (backup) codes after their name: groups of letters and digits joined by
-    # hyphens (``4AET-AV70-5959-33MO``, GitHub's ``a1b2c-3d4e5``), one or a list of them. A
-    # code holds a digit, so ``backup codes: none-left`` is no code.
+    # hyphens (``4AET-AV70-5959-33MO``, GitHub's ``a1b2c-3d4e5``) or digits by a space
+    # (Google's ``4821 9036``), one or a list of them, on the line or listed below it. A code
+    # holds a digit, so ``backup codes: none-left`` is no code.
     rule(
         "recovery_code",
-        r"(?i)\b(?:recovery|backup)[ _-]?codes?\b[^\n:：=]{0,40}[:：=][ \t]*"
-        r"(?P<secret>(?=[a-z-]*[0-9])[a-z0-9]{4,}(?:-[a-z0-9]{4,})+"
-        r"(?:[ \t,;]+(?=[a-z-]*[0-9])[a-z0-9]{4,}(?:-[a-z0-9]{4,})+)*)",
+        r"(?i)\b(?:recovery|backup)[ _-]?codes?\b[^\n:：=]{0,80}[:：=][ \t]*"
+        rf"(?:{_LIST_ITEM})?(?P<secret>{_CODE}(?:(?:[ \t,;]+|{_LIST_ITEM}){_CODE})*)",
         keywords=("recovery", "backup"),
     ),
 )

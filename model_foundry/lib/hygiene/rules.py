@@ -171,11 +171,15 @@ def _long_mixed(value: str) -> bool:
 _NAMED_DIGEST = re.compile(r"(?:[A-Za-z][A-Za-z0-9.]*[-_]){2,}[0-9a-f]{16,}")
 
 
+_PGP_KEY_ID = re.compile(r"(?:[0-9A-F]{16}|[0-9a-f]{16}):?")
+
+
 def _prose_value(value: str) -> bool:
     """A value in prose: long and random; one opening with ``/`` or ``+`` (base64 can) only
     with upper and lower case and digits and no dot, which a path seldom has; no named
-    digest (:data:`_NAMED_DIGEST`)."""
-    if _NAMED_DIGEST.fullmatch(value):
+    digest (:data:`_NAMED_DIGEST`), no OpenPGP key id (``gpg: key 3AA5C34371567BD2:``:
+    16 hex digits in one case, which names a public key)."""
+    if _NAMED_DIGEST.fullmatch(value) or _PGP_KEY_ID.fullmatch(value):
         return False
     if value[0] in "+/" and (
         "." in value or not (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value))

@@ -21,7 +21,7 @@ from difflib import SequenceMatcher
 
 from model_foundry.lib.hygiene.backstop import Backstop
 from model_foundry.lib.hygiene.config import HygieneConfig
-from model_foundry.lib.hygiene.csv_columns import csv_columns, markdown_columns
+from model_foundry.lib.hygiene.csv_columns import csv_columns, markdown_columns, sql_columns
 from model_foundry.lib.hygiene.names import scrub_named, secret_name_kind, value_is_secret
 from model_foundry.lib.hygiene.placeholders import (
     MARKER_PREFIX,
@@ -310,6 +310,7 @@ class SecretScrubber:
         if self._backstop is not None:
             text = csv_columns(text, counts, self._take)
             text = markdown_columns(text, counts, self._take)
+            text = sql_columns(text, counts, self._take)
             text = word_passwords(text, counts, self._take)
             text = mixed_passwords(text, counts, self._take)
             text = typed_passwords(text, counts, self._take)

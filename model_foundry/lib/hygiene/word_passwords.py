@@ -393,12 +393,17 @@ _PASSWORD_WORDS = (
     *("пароль", "パスワード", "パスフレーズ", "合言葉", "暗証番号", "密码", "비밀번호"),
 )
 _MIXED_CUE = re.compile(
-    rf"(?i)(?<![\w-])(?:{'|'.join(map(re.escape, _PASSWORD_WORDS))})"
+    # Joined to no ASCII name (``mypassword``); a CJK word may stand before (``无线密码``).
+    rf"(?i)(?<![A-Za-z0-9_-])(?:{'|'.join(map(re.escape, _PASSWORD_WORDS))})"
     # ``is`` and the other languages' copulas: es, est, ist, é, è, är, jest, 是, 는/은.
     r"[ \t]*(?:[:=：]|(?:is|es|est|ist|är|jest)\b|[éè](?!\w)|是|は|는|은)[ \t]*[\"'「(（]?"
-    # Letters with digits or marks, up to a blank, a quote or a bracket, or a sentence's end.
+    # Letters with digits or marks, up to a blank, a quote or a bracket, or a sentence's end;
+    # or another script's word then 3 digits or more (``하늘빛2026!``, ``青山绿水2026``): digits
+    # first, or few of them, are a date or a rule (``2024年3月``, ``最低8文字``).
     r"(?P<value>(?=[^\s\"'」)）]*[A-Za-z])(?=[^\s\"'」)）]*[0-9!#$%&*+?@^~])"
-    r"[A-Za-z0-9!#$%&*+\-./=?@^_~]{6,64}?)(?=[.,;:!?]?(?:[\s\"'」)）]|$))"
+    r"[A-Za-z0-9!#$%&*+\-./=?@^_~]{6,64}?"
+    r"|(?=[^\x00-\x7f])[^\W\d_]{2,16}[0-9]{3,8}[!#$%&*+?@^~]{0,3})"
+    r"(?=[.,;:!?]?(?:[\s\"'」)）]|$))"
 )
 
 

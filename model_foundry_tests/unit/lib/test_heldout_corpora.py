@@ -58,7 +58,7 @@ EXPECTED = {
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
     # of the missed blind rows only their shape names were seen.
     ("heldout5", "tuned"): Figures(35, 36, 46, 46, 3, 123, 86, 86, 89, 89),
-    ("heldout5", "blind"): Figures(32, 35, 38, 45, 17, 128, 87, 90, 87, 89),
+    ("heldout5", "blind"): Figures(32, 35, 38, 45, 13, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
     ("heldout6", "tuned"): Figures(27, 27, 30, 30, 1, 94, 99, 101),
@@ -76,7 +76,7 @@ EXPECTED = {
     # 2026-12-07, later still: English function words under a fifth of a line's words are
     # noise_stop_words (was a tenth): one more noise held here blind, one in heldout5 tuned.
     ("heldout7", "tuned"): Figures(25, 26, 30, 30, 1, 92, 95, 95),
-    ("heldout7", "blind"): Figures(23, 25, 25, 29, 10, 93, 84, 89),
+    ("heldout7", "blind"): Figures(23, 25, 25, 29, 10, 93, 85, 89),
     # First look (2026-12-07, a helper that read only heldout6's and 7's READMEs; the even
     # half with prompts for its noise): tuned half 23/87 leaked, 84/93 kept, 18/26 noise
     # held, 27/30 good kept; blind half 34/100, 94/105, 18/26, 28/30. Then tuned on the even
@@ -120,8 +120,12 @@ EXPECTED = {
     # line of a log walked as JSON, an assignment inside another or quoted whole, Go's MySQL
     # DSN, a credentials call, other languages' prose with a phrase before the verb, expect's
     # passphrase: tuned 30 -> 21 leaked; blind heldout4 11 -> 10, 5 18 -> 17, 9 8 -> 7 (10: 24).
-    ("heldout10", "tuned"): Figures(14, 23, 23, 23, 21, 88, 83, 87),
-    ("heldout10", "blind"): Figures(8, 22, 22, 22, 24, 86, 77, 83),
+    # Then PINs and door codes, backup codes listed, one-time-password seeds, a password in
+    # another script after its word, #define, an INSERT's password column; a gpg key id,
+    # PostHog's phc_ and "not-real" kept: tuned 21 -> 2 leaked, 83 -> 86 kept; blind 24 -> 22
+    # (heldout5 17 -> 13, heldout7 84 -> 85 kept).
+    ("heldout10", "tuned"): Figures(14, 23, 23, 23, 2, 88, 86, 87),
+    ("heldout10", "blind"): Figures(8, 22, 22, 22, 22, 86, 77, 83),
 }
 
 
