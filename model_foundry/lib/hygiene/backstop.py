@@ -593,6 +593,10 @@ def _present_cues(text: str) -> tuple[bool, bool]:
 # An OpenPGP key's id (16 hex digits) on a line about gpg: it names a key, public or secret.
 _PGP_LINE = re.compile(r"(?i)\b(?:gpg|pgp|openpgp|gnupg|key ?id)\b")
 _PGP_KEY_ID = re.compile(r"[0-9A-F]{16}|[0-9a-f]{16}")
+# The last marker on the line before a value (its kind), or the rescan's word for one.
+_SPENT = re.compile(
+    r"(?s:.*)(?:" + re.escape(MARKER_PREFIX) + r"([^\]\s]{1,64})\]|(?<!\[)\bREDACTED\b(?!:))"
+)
 # What joins the parts of one value (``<id>:<secret>``, ``<key>.<sig>``).
 _GLUE = frozenset({"", ":", ".", "/", "-", "_", "+", "="})
 _LIST_MARKS = " \t,;|\"'"
@@ -615,14 +619,15 @@ def _cue(
         return None  # ``gpg: key 3AA5C34371567BD2: public key imported``: a key's name
     # A cue is spent on the value it named: past a marker (``DB_PSWD=[REDACTED:password]
     # id=<hex>``) the words before it cue nothing, the marker's own word least of all.
-    spent = before.rfind(MARKER_PREFIX)
-    if spent >= 0:
-        close = before.find("]", spent)
+    # An export's rescan reads each marker as the word ``REDACTED`` (``exports/proof.py``),
+    # and must find what the export's scrub found: the word spends the cue as well.
+    spent = _SPENT.search(before)
+    if spent is not None:
         # Glued on (``Bearer [REDACTED:bearer_token]:<hex>``): the same value's rest; after
         # a comma alone (``tokens: [REDACTED:token], <v>``), the next of a list.
-        rest = before[close + 1 :]
-        if close >= 0 and (rest in _GLUE or not rest.strip(_LIST_MARKS)):
-            return before[spent + len(MARKER_PREFIX) : close]
+        rest = before[spent.end() :]
+        if rest in _GLUE or not rest.strip(_LIST_MARKS):
+            return spent.group(1) or "secret"
         before = rest
     after = text[end : end + 1]
     kind = (_words_cue(before) if present[0] else None) or (_ja_cue(before) if present[1] else None)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from model_foundry.lib.exports.proof import unmarked
 from model_foundry.lib.hygiene.config import HygieneConfig
 from model_foundry.lib.hygiene.record import RecordScrubber
 from model_foundry.lib.hygiene.secrets import SecretScrubber
@@ -481,3 +482,16 @@ def test_a_cue_is_spent_on_the_value_it_named_unless_the_next_continues_it() -> 
     assert "d5a9be56d16d6018" not in glued
     listed = scrub("tokens: ghp_Xk29fjQ8LmZp3RtWv7YbN2cAq1w2e3r4t5y6, a8f9e7d6c5b4a392a8f9e7d6")
     assert "a8f9e7d6c5b4a392" not in listed
+
+
+def test_an_exports_rescan_finds_nothing_a_spent_cue_left() -> None:
+    """The rescan reads markers as ``REDACTED`` (``exports/proof.py``): the word must spend
+    the cue too, or the field after a taken password is a find the export never made."""
+    scrubber = RecordScrubber()
+    for text in (
+        "DB_PSWD=Wintergarten8 id=a8f9e7d6c5b4a392",
+        json.dumps({"DB_PSWD": "Wintergarten8", "id": "a8f9e7d6c5b4a392"}),
+    ):
+        out, _ = scrubber.scrub(text)
+        assert "a8f9e7d6c5b4a392" in out
+        assert scrubber.scrub(unmarked(out))[1] == {}
