@@ -208,6 +208,7 @@ FORMS = (
         _laid_out,
         frozenset({"noise_layout"}),
     ),
+    Form("hashtags", _words("hashtags?|tags|ハッシュタグ|タグ"), _any, frozenset({"noise_layout"})),
     # A stack trace or a log, when the prompt asks for one.
     Form(
         "output",

@@ -15,13 +15,14 @@ them as code is not judged by them), with its separators.
   Latin-1: ``Ã©``, ``â€™``, ``Ð¡ÐµÑ€``), by ftfy's detector (``ftfy.badness``, 6.3), which
   names the character sequences no real text has;
 - ``noise_layout``: an answer that is layout, not words: a run of blank lines, nothing but
-  links or paths (unless the prompt asks for them: ``asked.py``), a web page's frame.
+  links or paths (unless the prompt asks for them: ``asked.py``), a web page's frame, a
+  table that lost its shape, hashtags alone.
 """
 
 from __future__ import annotations
 
 import re
-from itertools import pairwise
+from itertools import pairwise, takewhile
 
 from ftfy.badness import badness
 
@@ -263,11 +264,51 @@ def page_chrome(text: str) -> bool:
     return len({m.lower() for m in _PAGE_CHROME.findall(text)}) >= PAGE_CHROME_MIN
 
 
+# A Markdown table's rule line (``|---|:--:|``), and a row's cells between its pipes.
+_TABLE_RULE = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*")
+
+
+def _cells(line: str) -> int:
+    row = line.strip()
+    return len(row.removeprefix("|").removesuffix("|").split("|"))
+
+
+def broken_table(text: str) -> bool:
+    """A Markdown table whose rule line has not as many cells as its header, or whose rows
+    (2 or more, half at least) have not: a table the model lost the shape of. Every table
+    in the corpora's good answers keeps its width."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines[1:], 1):
+        if "|" not in lines[i - 1] or not _TABLE_RULE.fullmatch(line):
+            continue
+        width = _cells(lines[i - 1])
+        rows = [_cells(r) for r in takewhile(lambda r: "|" in r, lines[i + 1 :])]
+        off = sum(1 for n in rows if n != width)
+        if _cells(line) != width or (off >= 2 and 2 * off >= len(rows)):
+            return True
+    return False
+
+
+# Hashtags (``#kubernetes #instagood``): a social post's tags where an answer should be, this
+# many at least and nearly every word one (unless asked for: ``asked.py``).
+_HASHTAG = re.compile(r"(?<![\w&#])#[^\W\d_][\w]*")
+HASHTAGS_MIN = 8
+HASHTAGS_SHARE = 0.8
+
+
+def hashtags(text: str) -> bool:
+    found = len(_HASHTAG.findall(text))
+    return found >= HASHTAGS_MIN and found >= HASHTAGS_SHARE * len(text.split())
+
+
 def layout(text: str) -> bool:
     """``noise_layout``: a run of blank lines (:data:`BLANK_RUN`), :data:`LAYOUT_MIN` links
-    or paths and no other word, a program's output alone (:func:`machine_output`), or a web
-    page's frame (:func:`page_chrome`)."""
+    or paths and no other word, a program's output alone (:func:`machine_output`), a web
+    page's frame (:func:`page_chrome`), a table that lost its shape (:func:`broken_table`),
+    or nothing but hashtags (:func:`hashtags`)."""
     if BLANK_RUN.search(text) or machine_output(text) or page_chrome(text):
+        return True
+    if broken_table(text) or hashtags(text):
         return True
     found = URL.findall(text)
     rest = URL.sub(" ", text)

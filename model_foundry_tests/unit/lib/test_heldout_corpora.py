@@ -123,8 +123,9 @@ EXPECTED = {
     # Then PINs and door codes, backup codes listed, one-time-password seeds, a password in
     # another script after its word, #define, an INSERT's password column; a gpg key id,
     # PostHog's phc_ and "not-real" kept: tuned 21 -> 2 leaked, 83 -> 86 kept; blind 24 -> 22
-    # (heldout5 17 -> 13, heldout7 84 -> 85 kept).
-    ("heldout10", "tuned"): Figures(14, 23, 23, 23, 2, 88, 86, 87),
+    # (heldout5 17 -> 13, heldout7 84 -> 85 kept). A table that lost its shape and hashtags
+    # alone (noise_layout): tuned noise held 14 -> 16.
+    ("heldout10", "tuned"): Figures(16, 23, 23, 23, 2, 88, 86, 87),
     ("heldout10", "blind"): Figures(8, 22, 22, 22, 22, 86, 77, 83),
 }
 

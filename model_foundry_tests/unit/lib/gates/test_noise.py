@@ -494,3 +494,40 @@ def test_chat_turns_and_a_page_frame_are_noise_unless_asked(
     text: str, prompt: str, cause: str | None
 ) -> None:
     assert gate(text, prompt=prompt) == cause
+
+
+_TAGS = "#k8s #devops #cloud #love #cute #tbt #happy #style #tech"
+
+
+@pytest.mark.parametrize(
+    ("text", "prompt", "cause"),
+    [
+        # A table that lost its shape: the rule line and the rows disagree with the header.
+        (
+            "| list | tuple | list |\n|---|---|\n| yes | | tuple tuple |\n| 4 | banana | |\n"
+            "| list | | | list |\n| --- | --- | --- | --- | --- |",
+            "Compare Python lists and tuples in a table.",
+            "noise_layout",
+        ),
+        (
+            "| | list | tuple |\n|---|---|---|\n| mutable | yes | no |\n| hashable | no | yes |",
+            "Compare Python lists and tuples in a table.",
+            None,
+        ),
+        # Hashtags where an answer should be, unless asked for.
+        (
+            _TAGS,
+            "What is Kubernetes?",
+            "noise_layout",
+        ),
+        (
+            _TAGS,
+            "Give me hashtags for a Kubernetes post.",
+            None,
+        ),
+    ],
+)
+def test_a_broken_table_and_hashtags_alone_are_layout(
+    text: str, prompt: str, cause: str | None
+) -> None:
+    assert gate(text, prompt=prompt) == cause
