@@ -209,6 +209,24 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
         r"(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,7}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,7}))(?! ?[A-Za-z0-9])",
         hint=r"[a-zA-Z2-7]{4} [a-zA-Z2-7]{4} [a-zA-Z2-7]{4} [a-zA-Z2-7]{4}",
     ),
+    # A vendor's token cut short or split over two messages (``ghp_DmE9oLA0tiFbCx5e``): the
+    # prefix says token however little follows it; the full shapes above take whole ones. A
+    # run without a digit is a name (``hf_hub_download``, ``npm_config_cache``).
+    rule(
+        "token",
+        r"(?<![\w-])(?P<secret>(?:gh[pousr]_|github_pat_|glpat-|xox[abprs]-)"
+        r"(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{10,})"
+        # Not a YAML scalar folded on: the folded-token pass takes its lines whole.
+        r"(?![A-Za-z0-9_-]|[ \t]*\n[ \t]+[\w.~+/=-]+[ \t]*(?:\n|$))",
+        keywords=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox"),
+    ),
+    rule(
+        "token",
+        r"(?<![\w-])(?P<secret>(?:hf_|npm_|pypi-)(?=[A-Za-z0-9_-]*[0-9])"
+        r"(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{10,})"
+        r"(?![A-Za-z0-9_-]|[ \t]*\n[ \t]+[\w.~+/=-]+[ \t]*(?:\n|$))",
+        keywords=("hf_", "npm_", "pypi-"),
+    ),
     # Account recovery (backup) codes after their name: groups of letters and digits joined by
     # hyphens (``4AET-AV70-5959-33MO``, GitHub's ``a1b2c-3d4e5``) or digits by a space
     # (Google's ``4821 9036``), one or a list of them, on the line or listed below it. A code

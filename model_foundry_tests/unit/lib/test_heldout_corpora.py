@@ -57,7 +57,7 @@ EXPECTED = {
     # 19/123 leaked, 85/86 kept, 89/89 probes; blind half 27/35, 38/45, 21/128, 87/90, 87/89.
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
     # of the missed blind rows only their shape names were seen.
-    ("heldout5", "tuned"): Figures(35, 36, 46, 46, 3, 123, 86, 86, 89, 89),
+    ("heldout5", "tuned"): Figures(35, 36, 46, 46, 2, 123, 86, 86, 89, 89),
     ("heldout5", "blind"): Figures(32, 35, 38, 45, 13, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
@@ -124,7 +124,8 @@ EXPECTED = {
     # another script after its word, #define, an INSERT's password column; a gpg key id,
     # PostHog's phc_ and "not-real" kept: tuned 21 -> 2 leaked, 83 -> 86 kept; blind 24 -> 22
     # (heldout5 17 -> 13, heldout7 84 -> 85 kept). A table that lost its shape and hashtags
-    # alone (noise_layout): tuned noise held 14 -> 16.
+    # alone (noise_layout): tuned noise held 14 -> 16. A vendor's token cut short (ghp_ and
+    # 16 more): heldout5's tuned half 3 -> 2 leaked.
     ("heldout10", "tuned"): Figures(16, 23, 23, 23, 2, 88, 86, 87),
     ("heldout10", "blind"): Figures(8, 22, 22, 22, 22, 86, 77, 83),
 }

@@ -45,6 +45,7 @@ def test_each_json_line_of_a_log_is_walked_as_json() -> None:
         ("le digicode de l'immeuble est B4719 et la box", "B4719"),
         ("my backup codes, keep them somewhere:\n1. 4821 9036\n2. 7713 2058\n", "7713 2058"),
         ("412:oathtool --totp -b 3AGD6S5SQX7PXNXM\n", "3AGD6S5SQX7PXNXM"),
+        ("田中: 長いので2回に分けます\n田中: ghp_DmE9oLA0tiFbCx5e", "DmE9oLA0tiFbCx5e"),
         ("手動入力用のキー: i7vj ijdn u3r7 i5wu 2ya6 noha yi4s 6kpu  これで", "u3r7 i5wu"),
         ("공동인증서 비밀번호는 하늘빛2026! 이고, 인증서 파일은", "하늘빛2026"),
         ("无线名称：Store-Guest\n无线密码：青山绿水2026\n", "青山绿水2026"),
@@ -77,6 +78,7 @@ def test_a_value_in_a_session_shape_goes(text: str, secret: str) -> None:
         'posthog.init("phc_O3mVqRorckieWtdkMDxdJKgIyr1CciN6JZktI10IgMW", {})',
         'FAKE_API_KEY = "test-key-not-real-0000"',
         "#define KEY_LEN 32",
+        "from huggingface_hub import hf_hub_download  # npm_config_cache too",
         "INSERT INTO users (id, name) VALUES (1, 'bob');",
     ],
 )
