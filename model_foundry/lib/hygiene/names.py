@@ -328,13 +328,13 @@ _PLAIN_PATTERNS = _patterns(escaped=False)
 # the value runs to the closing quote, spaces and all, unless it holds another assignment
 # (``"token=[SCRUBBED] expires_in=3600"``: pairs, each judged on its own) or opens with a
 # placeholder's bracket or a variable's sign.
+_QUOTED_ASSIGNMENT = re.compile(
+    rf"""(?P<q>["'])(?P<name>{_NAME})=(?P<value>(?![\[<{{$*])[^"'=\r\n]{{1,512}})(?P=q)"""
+)
 # C's ``#define SECRET_PASS "..."`` (an Arduino sketch's secrets header): name, blanks, a
 # quoted string.
 _DEFINE = re.compile(
     rf"""#define[ \t]+(?P<name>{_NAME})[ \t]+(?P<q>\\?")(?P<value>[^"\\\r\n]{{1,512}})(?P=q)"""
-)
-_QUOTED_ASSIGNMENT = re.compile(
-    rf"""(?P<q>["'])(?P<name>{_NAME})=(?P<value>(?![\[<{{$*])[^"'=\r\n]{{1,512}})(?P=q)"""
 )
 _ESCAPED_PATTERNS = _patterns(escaped=True)
 # A flag and its value: quoted, the value runs to the closing quote, spaces and all (``gpg

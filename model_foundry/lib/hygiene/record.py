@@ -184,10 +184,10 @@ class RecordScrubber:
             except ValueError:
                 continue
             if isinstance(inner, dict | list):
-                scrubbed, found = self._fresh(body, counts)
+                scrubbed, gone = self._fresh(body, counts)
                 if scrubbed != body:
                     lines[i] = line[: line.index(body[0])] + scrubbed
-                    removed |= found
+                    removed |= gone
         return "\n".join(lines), removed
 
     def _scrubbed(self, text: str) -> _Scrubbed:
