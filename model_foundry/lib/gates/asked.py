@@ -218,13 +218,14 @@ FORMS = (
         max_chars=4 * MAX_CHARS,
     ),
     # A dialogue, an interview or a FAQ written, or a transcript translated: turns under
-    # their roles' labels are the form.
+    # their roles' labels are the form. So are questions asked for, with their answers.
     Form(
         "dialogue",
         re.compile(
             r"(?i)\b(?:write|create|generate|draft|compose|make|give|show|translate|rewrite)\b"
             r".{0,60}\b(?:dialogues?|dialogs?|conversations?|transcripts?|scripts?|interviews?"
             r"|faqs?|q&a|exchanges?|chats?)\b|(?:会話|対話|台本|質疑応答|Q&A).{0,20}(?:書|作|翻訳)"
+            r"|\b(?:questions|quiz(?:zes)?|faqs?|flashcards?|interview)\b|質問集|問題集|想定問答"
         ),
         _any,
         frozenset({"noise_tokens"}),

@@ -472,6 +472,12 @@ _TURNS = "User: What's the capital of Canada?\nAssistant: Let me think.\nUser: o
         # Asked for: a dialogue written, a transcript translated.
         (_TURNS, "Write a short dialogue between a user and an assistant about Canada.", None),
         ("User: hola\nAssistant: hello\nUser: adiós", "Translate this chat into English.", None),
+        (
+            "Question: What is a list?\nAnswer: A mutable sequence.\nQuestion: A tuple?\n"
+            "Answer: An immutable one.",
+            "Common interview questions about Python, with answers?",
+            None,
+        ),
         # One label, or two lines, is an answer's own layout.
         ("Answer: Ottawa.\nIt has been the capital since 1857.", "Capital of Canada?", None),
         # A web page's frame where the answer should be.
