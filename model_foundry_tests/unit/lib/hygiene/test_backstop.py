@@ -495,3 +495,16 @@ def test_an_exports_rescan_finds_nothing_a_spent_cue_left() -> None:
         out, _ = scrubber.scrub(text)
         assert "a8f9e7d6c5b4a392" in out
         assert scrubber.scrub(unmarked(out))[1] == {}
+
+
+def test_a_data_keys_base36_draw_is_a_key_its_names_and_digests_are_not() -> None:
+    # PagerDuty's events key under ``routing_key``: no digest (letters past f), no name.
+    scrubber = RecordScrubber()
+    draw = json.dumps({"routing_key": "hamp9f0qy09xzoonw8de667ya9oi8qen", "event": "trigger"})
+    assert "hamp9f0qy09xzoonw8de667ya9oi8qen" not in scrubber.scrub(draw)[0]
+    for kept in (
+        json.dumps({"routing_key": "orders.created.eu"}),
+        "partition_key: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "cache_key: hamp9f0qy09xzoonw8de667ya9oi8qen",
+    ):
+        assert scrubber.scrub(kept)[0] == kept
