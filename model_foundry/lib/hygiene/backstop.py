@@ -58,7 +58,7 @@ from model_foundry.lib.hygiene.placeholders import (
     memo_short,
     word_set,
 )
-from model_foundry.lib.hygiene.rules import documentation_jwt
+from model_foundry.lib.hygiene.rules import PGP_KEY_ID, documentation_jwt
 
 # A value: a run of the characters passwords and tokens are made of. ``:`` and ``@`` end it
 # (they split credential lines and ``user@host``), ``?``/``&`` end a query's pairs, and
@@ -592,7 +592,6 @@ def _present_cues(text: str) -> tuple[bool, bool]:
 
 # An OpenPGP key's id (16 hex digits) on a line about gpg: it names a key, public or secret.
 _PGP_LINE = re.compile(r"(?i)\b(?:gpg|pgp|openpgp|gnupg|key ?id)\b")
-_PGP_KEY_ID = re.compile(r"[0-9A-F]{16}|[0-9a-f]{16}")
 # The last marker on the line before a value (its kind), or the rescan's word for one.
 _SPENT = re.compile(
     r"(?s:.*)(?:" + re.escape(MARKER_PREFIX) + r"([^\]\s]{1,64})\]|(?<!\[)\bREDACTED\b(?!:))"
@@ -615,7 +614,7 @@ def _cue(
     weak a sign beside a commit or a digest. ``present`` is :func:`_present_cues` of
     ``text``: the word and Japanese cues are not looked for where the text has none."""
     before = _line_before(text, start)
-    if _PGP_LINE.search(before) and _PGP_KEY_ID.fullmatch(value):
+    if _PGP_LINE.search(before) and PGP_KEY_ID.fullmatch(value):
         return None  # ``gpg: key 3AA5C34371567BD2: public key imported``: a key's name
     # A cue is spent on the value it named: past a marker (``DB_PSWD=[REDACTED:password]
     # id=<hex>``) the words before it cue nothing, the marker's own word least of all.

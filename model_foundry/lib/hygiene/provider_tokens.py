@@ -27,6 +27,9 @@ def _random_body(value: str) -> bool:
 # One recovery code (see the rule), and the break before the next in a list (``2. ``, ``- ``).
 _CODE = r"(?:(?=[a-z-]*[0-9])[a-z0-9]{4,}(?:-[a-z0-9]{4,})+|\d{4,5}(?: \d{4,5})+)"
 _LIST_ITEM = r"\n[ \t]*(?:\d{1,2}[.)]|[-*•])?[ \t]*"
+# A token's end, where no YAML scalar is folded on below it: the folded-token pass takes those
+# lines whole.
+_NOT_FOLDED = r"(?![A-Za-z0-9_-]|[ \t]*\n[ \t]+[\w.~+/=-]+[ \t]*(?:\n|$))"
 
 MORE_PROVIDER_RULES: tuple[Rule, ...] = (
     prefixed("shippo_token", r"shippo_(?:live|test)_", r"[a-fA-F0-9]{40}", keywords=("shippo_",)),
@@ -215,16 +218,13 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
     rule(
         "token",
         r"(?<![\w-])(?P<secret>(?:gh[pousr]_|github_pat_|glpat-|xox[abprs]-)"
-        r"(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{10,})"
-        # Not a YAML scalar folded on: the folded-token pass takes its lines whole.
-        r"(?![A-Za-z0-9_-]|[ \t]*\n[ \t]+[\w.~+/=-]+[ \t]*(?:\n|$))",
+        r"(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{10,})" + _NOT_FOLDED,
         keywords=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "xox"),
     ),
     rule(
         "token",
         r"(?<![\w-])(?P<secret>(?:hf_|npm_|pypi-)(?=[A-Za-z0-9_-]*[0-9])"
-        r"(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{10,})"
-        r"(?![A-Za-z0-9_-]|[ \t]*\n[ \t]+[\w.~+/=-]+[ \t]*(?:\n|$))",
+        r"(?=[A-Za-z0-9_-]*[A-Z])[A-Za-z0-9_-]{10,})" + _NOT_FOLDED,
         keywords=("hf_", "npm_", "pypi-"),
     ),
     # Account recovery (backup) codes after their name: groups of letters and digits joined by

@@ -31,7 +31,7 @@ import functools
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote
 
@@ -116,6 +116,39 @@ def echo_forms(values: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     return sorted(kinds.items(), key=lambda item: len(item[0]), reverse=True)
 
 
+def _json_document(text: str) -> dict[str, Any] | list[Any] | None:
+    """``text`` parsed, when it is a JSON object or array (it opens with ``{`` or ``[``)."""
+    if text.lstrip()[:1] not in ("{", "["):
+        return None
+    try:
+        inner = json.loads(text)
+    except ValueError:
+        return None
+    return inner if isinstance(inner, dict | list) else None
+
+
+def _json_lines(
+    text: str, walk: Callable[[str, dict[str, Any] | list[Any]], tuple[str, dict[str, str]]]
+) -> tuple[str, dict[str, str]]:
+    """``text`` with each line that is a JSON object or array on its own (an agent's log of
+    tool calls and results, one event a line) as ``walk`` leaves it, and what it removed:
+    its strings unescaped, each key beside its value, as a whole document would be."""
+    lines = text.split("\n")
+    removed: dict[str, str] = {}
+    for i, line in enumerate(lines):
+        body = line.strip()
+        if len(body) < 2 or (body[0], body[-1]) not in (("{", "}"), ("[", "]")):
+            continue
+        inner = _json_document(body)
+        if inner is None:
+            continue
+        scrubbed, gone = walk(body, inner)
+        if scrubbed != body:
+            lines[i] = line[: line.index(body[0])] + scrubbed
+            removed |= gone
+    return "\n".join(lines), removed
+
+
 class RecordScrubber:
     """Secrets and PII for records; build one per export and reuse it for every record."""
 
@@ -137,58 +170,38 @@ class RecordScrubber:
         return self.pii.scrub(self.secrets.scrub(text, counts), counts)
 
     def _fresh(self, text: str, counts: Counter[str]) -> tuple[str, dict[str, str]]:
-        head = text.lstrip()[:1]
-        if head in ("{", "["):
-            try:
-                inner = json.loads(text)
-            except ValueError:
-                inner = None
-            if isinstance(inner, dict | list):
-                found: Counter[str] = Counter()
-                outer, self._removed = self._removed, {}
-                try:
-                    scrubbed = self._walk(inner, found)
-                    removed = self._removed
-                finally:
-                    self._removed = outer
-                # The walk judges each value alone; the text passes see a key beside its
-                # value (``"hook_tok": "..."``, ``"DB_PSWD": "..."``), as in any other text.
-                walked = json.dumps(scrubbed, ensure_ascii=False) if found else text
-                whole = self.secrets.scrub(walked, found)
-                if whole != walked:
-                    removed |= dict(removed_values(walked, whole))
-                elif not found:
-                    return text, {}
-                counts.update(found)
-                return whole, removed
-        removed = {}
-        if "\n" in text and ("\n{" in text or "\n[" in text or head in ("{", "[")):
-            text, removed = self._json_lines(text, counts)
+        inner = _json_document(text)
+        if inner is not None:
+            return self._document(text, inner, counts)
+        removed: dict[str, str] = {}
+        if "\n" in text and ("\n{" in text or "\n[" in text or text.lstrip()[:1] in "{["):
+            text, removed = _json_lines(text, lambda line, doc: self._document(line, doc, counts))
         secret_free = self.secrets.scrub(text, counts)
         if secret_free != text:
             removed |= dict(removed_values(text, secret_free))
         return self.pii.scrub(secret_free, counts), removed
 
-    def _json_lines(self, text: str, counts: Counter[str]) -> tuple[str, dict[str, str]]:
-        """Each line of ``text`` that is a JSON object or array on its own (an agent's log of
-        tool calls and results, one event a line) walked as JSON, as a whole text would be:
-        its strings unescaped, each key beside its value. The text passes then read it all."""
-        lines = text.split("\n")
-        removed: dict[str, str] = {}
-        for i, line in enumerate(lines):
-            body = line.strip()
-            if len(body) < 2 or (body[0], body[-1]) not in (("{", "}"), ("[", "]")):
-                continue
-            try:
-                inner = json.loads(body)
-            except ValueError:
-                continue
-            if isinstance(inner, dict | list):
-                scrubbed, gone = self._fresh(body, counts)
-                if scrubbed != body:
-                    lines[i] = line[: line.index(body[0])] + scrubbed
-                    removed |= gone
-        return "\n".join(lines), removed
+    def _document(
+        self, text: str, inner: dict[str, Any] | list[Any], counts: Counter[str]
+    ) -> tuple[str, dict[str, str]]:
+        """``text``, which parsed as ``inner``, walked value by value, then read whole."""
+        found: Counter[str] = Counter()
+        outer, self._removed = self._removed, {}
+        try:
+            scrubbed = self._walk(inner, found)
+            removed = self._removed
+        finally:
+            self._removed = outer
+        # The walk judges each value alone; the text passes see a key beside its value
+        # (``"hook_tok": "..."``, ``"DB_PSWD": "..."``), as in any other text.
+        walked = json.dumps(scrubbed, ensure_ascii=False) if found else text
+        whole = self.secrets.scrub(walked, found)
+        if whole != walked:
+            removed |= dict(removed_values(walked, whole))
+        elif not found:
+            return text, {}
+        counts.update(found)
+        return whole, removed
 
     def _scrubbed(self, text: str) -> _Scrubbed:
         seen = self._seen.get(text)

@@ -171,7 +171,8 @@ def _long_mixed(value: str) -> bool:
 _NAMED_DIGEST = re.compile(r"(?:[A-Za-z][A-Za-z0-9.]*[-_]){2,}[0-9a-f]{16,}")
 
 
-_PGP_KEY_ID = re.compile(r"(?:[0-9A-F]{16}|[0-9a-f]{16}):?")
+# An OpenPGP key's id: 16 hex digits in one case (``gpg: key 3AA5C34371567BD2:``).
+PGP_KEY_ID = re.compile(r"(?:[0-9A-F]{16}|[0-9a-f]{16}):?")
 
 
 def _prose_value(value: str) -> bool:
@@ -179,7 +180,7 @@ def _prose_value(value: str) -> bool:
     with upper and lower case and digits and no dot, which a path seldom has; no named
     digest (:data:`_NAMED_DIGEST`), no OpenPGP key id (``gpg: key 3AA5C34371567BD2:``:
     16 hex digits in one case, which names a public key)."""
-    if _NAMED_DIGEST.fullmatch(value) or _PGP_KEY_ID.fullmatch(value):
+    if _NAMED_DIGEST.fullmatch(value) or PGP_KEY_ID.fullmatch(value):
         return False
     if value[0] in "+/" and (
         "." in value or not (re.search(r"[a-z]", value) and re.search(r"[A-Z]", value))
@@ -518,6 +519,7 @@ __all__ = [
     "COMMAND_RULES",
     "DSN_PASSWORD",
     "FILE_RULES",
+    "PGP_KEY_ID",
     "PRIVATE_KEY",
     "PROSE_SECRET",
     "PROVIDER_RULES",

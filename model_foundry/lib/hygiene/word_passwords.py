@@ -97,6 +97,8 @@ _PROSE_SUFFIXES = (
 # A .pgpass line's port field: ``:`` alone is in most texts, and the line's pattern, tried
 # from every word, costs more than all the others together.
 _PORT_FIELD = re.compile(r":(?:\d{1,5}|\*):")
+# Other languages' words for a password, as written (``Kennwort``, ``mot de passe``).
+_WORLD_PASSWORD = tuple(w for w, kind in WORLD_CUES if kind == "password")
 _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...] = tuple(
     (hints, re.compile(pattern, re.MULTILINE))
     for hints, pattern in (
@@ -292,8 +294,8 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         # ``le mot de passe de la box est « X »``. Unquoted, the value holds a digit or a
         # mark (``est incorrect`` is prose); quoted, whatever the quotes hold.
         (
-            (*(w.lower() for w, kind in WORLD_CUES if kind == "password"), "schlüssel"),
-            rf"(?:{'|'.join(w for w, kind in WORLD_CUES if kind == 'password')}"
+            (*(w.lower() for w in _WORLD_PASSWORD), "schlüssel"),
+            rf"(?:{'|'.join(_WORLD_PASSWORD)}"
             r"|WLAN-Schlüssel|Schlüssel)(?![_A-Za-z-])(?P<prose>)"
             r"(?:[ \t]+[\w.@-]{1,40}){0,6}?[ \t]+(?:é|è|est|es|ist|lautet|är|jest|is)[ \t]+"
             r"(?P<q>[\"'«„“][ \t]*)?(?P<value>(?(q)[^\s\"'»“”][^\"'»“”\n]{4,62}[^\s\"'»“”]"
@@ -303,9 +305,9 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         # Other languages' password words, then a short phrase saying whose and a colon:
         # ``Пароль от базы на стенде: X``, ``mot de passe du compte est : X``.
         (
-            tuple(w.lower() for w, kind in WORLD_CUES if kind == "password"),
+            tuple(w.lower() for w in _WORLD_PASSWORD),
             # Not joined to more of a name (``kennwort_hint``: the key's rule judges that).
-            rf"(?:{'|'.join(w for w, kind in WORLD_CUES if kind == 'password')})(?![_A-Za-z-])"
+            rf"(?:{'|'.join(_WORLD_PASSWORD)})(?![_A-Za-z-])"
             r"(?P<prose>)"
             rf"[^\n:=：]{{0,32}}?[ \t]*[:=：][ \t]*{_CUED_WORD}",
         ),
