@@ -353,6 +353,30 @@ def no_stop_words(text: str) -> bool:
     )
 
 
+# A determiner straight before a preposition, a conjunction or a copula (``the of``, ``its
+# and``, ``the is``): English never writes it, while real words shuffled with function words
+# sprinkled in (``invoice the of seventeen lantern``) do, which the share of function words
+# above cannot tell from prose. ``a`` is left out: it names a variable (``if a or b``).
+_DETERMINERS = frozenset(("the", "its", "their", "our", "my", "your"))
+_NOT_AFTER_DETERMINER = frozenset(
+    (
+        *("of", "and", "the", "a", "an", "to", "in", "on", "at", "by", "for", "with", "from"),
+        *("whom", "which", "whose", "if", "or", "but", "than", "is", "are", "was", "were"),
+    )
+)
+# Twice in one answer: a typo makes one.
+DETERMINER_PAIRS = 2
+_ENGLISH_WORD = re.compile(r"[A-Za-z']+|[^\sA-Za-z']")
+
+
+def determiner_pairs(text: str) -> bool:
+    """``noise_stop_words`` too: :data:`DETERMINER_PAIRS` or more determiners followed by a
+    word no noun phrase starts with."""
+    words = [w.lower() for w in _ENGLISH_WORD.findall(prose(text))]
+    pairs = sum(1 for a, b in pairwise(words) if a in _DETERMINERS and b in _NOT_AFTER_DETERMINER)
+    return pairs >= DETERMINER_PAIRS
+
+
 def _stretch_without_stop_words(stretch: list[str]) -> bool:
     words = [w.lower() for w in stretch]
     if len(words) >= STOP_WORDS_STRETCH and not any(w in STOP_WORDS for w in words):
@@ -417,6 +441,25 @@ def mixed_scripts(text: str) -> bool:
         pairs += max(0, len(scripts) - 1)
         changes += sum(1 for a, b in pairwise(scripts) if a != b)
     return letters >= SCRIPT_LETTERS and changes > SCRIPT_CHANGES * pairs
+
+
+# Cyrillic and Greek letters drawn like Latin ones (``а``, ``е``, ``ο``, ``ѕ``, ``τ``), inside
+# a word of Latin letters: homoglyphs, which a model writes when its tokens of two scripts
+# blur (``Dоcker vоlume``), and which spam writes on purpose. A formula's Greek (``Δx``,
+# ``πr``) is no look-alike, and a Russian word in an English sentence holds no Latin letter.
+_LOOK_ALIKES = frozenset("аеорсухіѕјԁһԛԝкмтвнАВЕКМНОРСТХІЅЈοαειкνρτυχΑΒΕΗΙΚΜΝΟΡΤΥΧΖ")
+# At least this many such words, and this share of the words with Latin letters.
+LOOK_ALIKE_WORDS = 3
+LOOK_ALIKE_SHARE = 0.1
+_LETTER_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def look_alike_words(text: str) -> bool:
+    """``noise_scripts`` too: :data:`LOOK_ALIKE_WORDS` or more words (and
+    :data:`LOOK_ALIKE_SHARE` of the Latin ones) with a look-alike letter among Latin ones."""
+    latin = [w for w in _LETTER_WORD.findall(prose(text)) if re.search("[A-Za-z]", w)]
+    hits = sum(1 for w in latin if not _LOOK_ALIKES.isdisjoint(w))
+    return hits >= LOOK_ALIKE_WORDS and hits >= LOOK_ALIKE_SHARE * len(latin)
 
 
 # Words of many scripts on one line, none of them the line's own: a line that changes
@@ -560,10 +603,12 @@ def noise_cause(text: str, config: GateConfig = DEFAULTS) -> str | None:
     stats = noise_stats(text)
     checks: dict[str, Callable[[], bool]] = {
         "noise_stop_words": lambda: (
-            no_stop_words(text) or conjunctions_in_run(prose(text, separators=True))
+            no_stop_words(text)
+            or conjunctions_in_run(prose(text, separators=True))
+            or determiner_pairs(text)
         ),
         "noise_consonants": lambda: consonant_words(text),
-        "noise_scripts": lambda: mixed_scripts(text) or script_soup(text),
+        "noise_scripts": lambda: mixed_scripts(text) or script_soup(text) or look_alike_words(text),
         "noise_digits": lambda: digits_in_no_order(text),
         "noise_hex": lambda: hex_dump(text),
         "noise_kana": lambda: kana_out_of_order(prose(text, separators=True)),

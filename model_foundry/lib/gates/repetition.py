@@ -20,7 +20,8 @@ from :data:`CJK_MIN_LETTERS` letters (a question that says a phrase twice is no 
 What those statistics leave out, a model can still loop on: a line of marks or figures, a
 line the same but for a counter, one token or a short unit of figures and marks, written
 :attr:`GateConfig.run_from` times in a row (a small model's ``-`` or ``|`` a line, ``(1,0)``
-a line, ``1.`` ``2.`` ``3.``, ``40k 40k ...``, ``1.1.1.1...``). A table, a code block, a
+a line, ``1.`` ``2.`` ``3.``, ``40k 40k ...``, ``1.1.1.1...``), or several tokens each
+written twice in a row (``def def``). A table, a code block, a
 count or a list of figures does not write the same line, token or unit that many times in a
 row, and a multiplication table's lines hold more than one number.
 """
@@ -34,7 +35,7 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 
 from model_foundry.lib.gates.config import DEFAULTS, GateConfig
-from model_foundry.lib.gates.noise import FENCE
+from model_foundry.lib.gates.noise import FENCE, prose
 from model_foundry.lib.gates.script import JAPANESE
 
 _WORD = re.compile(r"\w+")
@@ -186,7 +187,22 @@ def loop_run(text: str, config: GateConfig = DEFAULTS) -> str | None:
         return "token_run"
     if any(_is_mixed_unit(m.group(1)) for line in lines for m in _unit_run(times).finditer(line)):
         return "unit_run"
+    if doubled_tokens(text):
+        return "doubled_tokens"
     return None
+
+
+# Different tokens each written twice in a row (``def def ... return return ... import
+# import``): a small model stuttering. Prose doubles a word by mistake once (``the the``);
+# a language's real doubling (``very very``, ``had had``) is one word.
+DOUBLED_TOKENS = 3
+
+
+def doubled_tokens(text: str) -> bool:
+    """``doubled_tokens``: :data:`DOUBLED_TOKENS` or more different tokens of the prose each
+    next to itself."""
+    tokens = prose(text).split()
+    return len({a for a, b in pairwise(tokens) if a == b}) >= DOUBLED_TOKENS
 
 
 # One letter of a script beyond Latin twelve times in a row: no word has it (``ああああ...``);

@@ -48,11 +48,16 @@ class Figures:
 # Then a JSON text judged whole as well as value by value (a key beside its value is a cue
 # only the text passes read), a data key's base36 draw (``routing_key``), and a cue spent on
 # the value it named: leaked, blind heldout4 12 -> 11 and 7 11 -> 10, tuned heldout6 2 -> 1.
+# 2026-12-07, a third session: determiners before a function word (``the of``), look-alike
+# letters of other scripts inside Latin words, a paragraph cut mid-sentence, and several
+# tokens each doubled (``def def``), from the tuned halves of heldout9 and 10: noise held,
+# tuned heldout9 21 -> 23, 10 16 -> 18; blind heldout4 28 -> 29, 7 23 -> 25, 8 18 -> 21,
+# 10 8 -> 9. No good answer lost in any half or fixture.
 EXPECTED = {
     ("heldout3", "tuned"): Figures(90, 94, 107, 107, 0, 112, 112, 112),
     ("heldout3", "blind"): Figures(91, 93, 105, 107, 5, 100, 106, 107),
     ("heldout4", "tuned"): Figures(29, 30, 40, 40, 0, 115, 83, 84, 91, 91),
-    ("heldout4", "blind"): Figures(28, 30, 38, 40, 10, 115, 81, 81, 91, 91),
+    ("heldout4", "blind"): Figures(29, 30, 38, 40, 10, 115, 81, 81, 91, 91),
     # Measured untouched first (2026-12-06): tuned half 27/36 noise held, 42/46 good kept,
     # 19/123 leaked, 85/86 kept, 89/89 probes; blind half 27/35, 38/45, 21/128, 87/90, 87/89.
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
@@ -76,7 +81,7 @@ EXPECTED = {
     # 2026-12-07, later still: English function words under a fifth of a line's words are
     # noise_stop_words (was a tenth): one more noise held here blind, one in heldout5 tuned.
     ("heldout7", "tuned"): Figures(25, 26, 30, 30, 1, 92, 95, 95),
-    ("heldout7", "blind"): Figures(23, 25, 25, 29, 10, 93, 85, 89),
+    ("heldout7", "blind"): Figures(25, 25, 25, 29, 10, 93, 85, 89),
     # First look (2026-12-07, a helper that read only heldout6's and 7's READMEs; the even
     # half with prompts for its noise): tuned half 23/87 leaked, 84/93 kept, 18/26 noise
     # held, 27/30 good kept; blind half 34/100, 94/105, 18/26, 28/30. Then tuned on the even
@@ -90,7 +95,7 @@ EXPECTED = {
     ("heldout8", "tuned"): Figures(24, 26, 30, 30, 3, 87, 92, 93),
     # 2026-12-07, tuning on heldout9's even half: a password hash after its user's name
     # (/etc/shadow, .htpasswd) took one more blind leak here, 34 -> 33.
-    ("heldout8", "blind"): Figures(18, 26, 28, 30, 33, 100, 94, 105),
+    ("heldout8", "blind"): Figures(21, 26, 28, 30, 33, 100, 94, 105),
     # First look (2026-12-07, a helper that read only heldout8's README and gitleaks' rule
     # list; agent sessions: tool calls, tool results, summaries): tuned half 11/79 leaked,
     # 87/88 kept, 16/23 noise held, 23/23 good kept; blind half 13/82, 81/89, 18/22, 22/22
@@ -109,7 +114,7 @@ EXPECTED = {
     # segment (Zapier's /hooks/catch/<id>/<7 characters>/): 1 -> 0. Words that are each a
     # walk of four keys (asdf, hjkl) are noise_keyboard: tuned noise held 17 -> 18; a stack
     # trace or log lines alone, unasked for, are noise_layout: 18 -> 19.
-    ("heldout9", "tuned"): Figures(21, 23, 23, 23, 0, 79, 88, 88),
+    ("heldout9", "tuned"): Figures(23, 23, 23, 23, 0, 79, 88, 88),
     ("heldout9", "blind"): Figures(19, 22, 22, 22, 7, 82, 81, 89),
     # First look (2026-12-07, a helper that read only heldout9's README and its files' first
     # lines, trufflehog's detectors and detect-secrets' plugins; agent sessions again, noise as
@@ -126,8 +131,8 @@ EXPECTED = {
     # (heldout5 17 -> 13, heldout7 84 -> 85 kept). A table that lost its shape and hashtags
     # alone (noise_layout): tuned noise held 14 -> 16. A vendor's token cut short (ghp_ and
     # 16 more): heldout5's tuned half 3 -> 2 leaked.
-    ("heldout10", "tuned"): Figures(16, 23, 23, 23, 2, 88, 86, 87),
-    ("heldout10", "blind"): Figures(8, 22, 22, 22, 22, 86, 77, 83),
+    ("heldout10", "tuned"): Figures(18, 23, 23, 23, 2, 88, 86, 87),
+    ("heldout10", "blind"): Figures(9, 22, 22, 22, 22, 86, 77, 83),
 }
 
 

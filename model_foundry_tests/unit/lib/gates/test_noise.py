@@ -537,3 +537,57 @@ def test_a_broken_table_and_hashtags_alone_are_layout(
     text: str, prompt: str, cause: str | None
 ) -> None:
     assert gate(text, prompt=prompt) == cause
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        # Real words shuffled, function words sprinkled in at a prose's share: "the of" and
+        # "the and" are no English.
+        (
+            "Copper meadow the of thirty railway beneath carpet violet if rose harbour whose "
+            "pebble account the and silver seven engine hum the biscuit therefore spindle.",
+            "noise_stop_words",
+        ),
+        # One such pair is a typo, not salad.
+        ("Open the the settings page, then pick the network tab and save.", None),
+        # Homoglyphs: Cyrillic and Greek look-alikes inside Latin words.
+        (
+            "A Kubеrnеtes pоd іs thе smаllest unit that runѕ οne or more cοntainers tоgether.",
+            "noise_scripts",
+        ),
+        # A formula's Greek, and a Russian word named in an English sentence, are no look-alikes.
+        ("Speed is Δx over Δt, and the area of a circle is πr² for radius r.", None),
+        ("The Russian word for data is данные, and for server it is сервер.", None),
+        # A paragraph that ended a sentence, then stops mid-word.
+        (
+            "A hash map stores pairs of keys and values. Lookups hash the key to pick a bucket, "
+            "so on average they take constant time, although collisions make some buck",
+            "noise_unfinished",
+        ),
+        # One sentence without its full stop is a reply.
+        (
+            "You can reverse a list in place with its reverse method or build a new one with a "
+            "slice that steps backwards through the items",
+            None,
+        ),
+    ],
+)
+def test_salad_look_alikes_and_a_cut_paragraph_are_noise(text: str, cause: str | None) -> None:
+    assert noise_cause(text) == cause
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        # Three different tokens each doubled: a stutter.
+        (
+            "for for i in range(3): print print (i) ) and and then return return the value",
+            "repetition",
+        ),
+        # Prose doubles one word now and then ("very very", a typo).
+        ("It is very very fast, and that that matters is clear from the benchmark.", None),
+    ],
+)
+def test_several_tokens_doubled_are_a_stutter(text: str, cause: str | None) -> None:
+    assert gate(text) == cause
