@@ -22,6 +22,7 @@ from difflib import SequenceMatcher
 from model_foundry.lib.hygiene.backstop import Backstop
 from model_foundry.lib.hygiene.config import HygieneConfig
 from model_foundry.lib.hygiene.csv_columns import csv_columns, markdown_columns, sql_columns
+from model_foundry.lib.hygiene.key_users import key_users
 from model_foundry.lib.hygiene.names import scrub_named, secret_name_kind, value_is_secret
 from model_foundry.lib.hygiene.placeholders import (
     MARKER_PREFIX,
@@ -314,6 +315,7 @@ class SecretScrubber:
             text = word_passwords(text, counts, self._take)
             text = mixed_passwords(text, counts, self._take)
             text = typed_passwords(text, counts, self._take)
+            text = key_users(text, counts, self._take)
             text = self._backstop.scrub(text, counts)
         if MARKER_PREFIX in text:
             text = _concatenated(text, self._take)

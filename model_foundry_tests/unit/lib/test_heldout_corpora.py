@@ -53,6 +53,7 @@ class Figures:
 # tokens each doubled (``def def``), from the tuned halves of heldout9 and 10: noise held,
 # tuned heldout9 21 -> 23, 10 16 -> 18; blind heldout4 28 -> 29, 7 23 -> 25, 8 18 -> 21,
 # 10 8 -> 9. No good answer lost in any half or fixture.
+# A key pair's id in a user field beside a password (key_users.py): heldout6 tuned 1 -> 0.
 EXPECTED = {
     ("heldout3", "tuned"): Figures(90, 94, 107, 107, 0, 112, 112, 112),
     ("heldout3", "blind"): Figures(91, 93, 105, 107, 5, 100, 106, 107),
@@ -66,7 +67,7 @@ EXPECTED = {
     ("heldout5", "blind"): Figures(32, 35, 38, 45, 13, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
-    ("heldout6", "tuned"): Figures(27, 27, 30, 30, 1, 94, 99, 101),
+    ("heldout6", "tuned"): Figures(27, 27, 30, 30, 0, 94, 99, 101),
     ("heldout6", "blind"): Figures(24, 26, 27, 29, 18, 96, 94, 96),
     # First look (2026-12-07, written by a helper from trufflehog's and detect-secrets' lists):
     # tuned half 22/26 noise held, 24/30 good kept, 15/92 leaked, 90/95 kept; blind half
