@@ -538,6 +538,15 @@ _PRINT_FILE = re.compile(
 
 # A line that ends with a value's marker and a shell's line continuation (``TOKEN=[...]\``).
 _CONTINUED_MARKER = re.compile(re.escape(MARKER_PREFIX) + r"(\w+)\]\\$")
+# A chat line's speaker (``田中: ``, ``user: ``, ``[10:42] mika: ``).
+_SPEAKER = re.compile(r"[ \t]*(?:\[[\d:]{4,8}\][ \t]*)?[^\s:：]{1,20}[ \t]*[:：][ \t]*")
+# A line that is a value's marker and nothing else, after its speaker's label: a value sent
+# in two messages (a chat cuts long ones), whose rest the same speaker sends next, or on
+# the message's next line. A YAML
+# key's line (``secret: [...]``) above another key's random value is no such pair.
+_MARKER_LINE = re.compile(
+    f"(?P<speaker>{_SPEAKER.pattern})?" + re.escape(MARKER_PREFIX) + r"(\w+)\][ \t]*"
+)
 # A line that ends with a name and a colon (or nothing): the name, for the value below it.
 _ENDING_WORD = re.compile(r"([A-Za-z][A-Za-z0-9_]*)[ \t]*:?[ \t]*$")
 
@@ -547,15 +556,21 @@ def _file_cue(text: str, start: int) -> str | None:
     that the line before cues by ending with a credential word (``my token:``,
     ``アクセストークン（長期）は``)."""
     line_start = text.rfind("\n", 0, start) + 1
-    if line_start == 0 or text[line_start:start].strip():
+    lead = text[line_start:start]
+    if line_start == 0 or (lead.strip() and not _SPEAKER.fullmatch(lead)):
         return None
     prev_start = text.rfind("\n", 0, line_start - 1) + 1
     previous = text[prev_start : line_start - 1][-_WINDOW:]
-    # A value cut by a shell's line continuation (``TOKEN=abc\`` then ``def``): its first part
-    # is taken already, the rest goes with it.
+    # A value cut by a shell's line continuation (``TOKEN=abc\`` then ``def``) or sent in two
+    # messages: its first part is taken already, the rest goes with it.
     continued = _CONTINUED_MARKER.search(previous)
     if continued:
         return continued.group(1)
+    sent = _MARKER_LINE.fullmatch(previous)
+    if sent and lead.strip() in ("", (sent.group("speaker") or "").strip()):
+        return sent.group(2)
+    if lead.strip():
+        return None
     ending = _ENDING_WORD.search(previous)
     if ending and (kind := name_cue(ending.group(1))):
         return kind
@@ -630,7 +645,7 @@ def _cue(
         before = rest
     after = text[end : end + 1]
     kind = (_words_cue(before) if present[0] else None) or (_ja_cue(before) if present[1] else None)
-    if kind is None and not before.strip():
+    if kind is None and (not before.strip() or _SPEAKER.fullmatch(before)):
         kind = _file_cue(text, start)
     if kind and (grade == "mixed" or kind != "signature"):
         return kind

@@ -54,6 +54,9 @@ class Figures:
 # tuned heldout9 21 -> 23, 10 16 -> 18; blind heldout4 28 -> 29, 7 23 -> 25, 8 18 -> 21,
 # 10 8 -> 9. No good answer lost in any half or fixture.
 # A key pair's id in a user field beside a password (key_users.py): heldout6 tuned 1 -> 0.
+# A value's rest on the line after its marker, from the same speaker or on the message's
+# next line (heldout5 tuned's token split over two messages): tuned 2 -> 1; blind heldout8
+# 33 -> 32 (that blind figure chose between "same speaker" and "or no label").
 EXPECTED = {
     ("heldout3", "tuned"): Figures(90, 94, 107, 107, 0, 112, 112, 112),
     ("heldout3", "blind"): Figures(91, 93, 105, 107, 5, 100, 106, 107),
@@ -63,7 +66,7 @@ EXPECTED = {
     # 19/123 leaked, 85/86 kept, 89/89 probes; blind half 27/35, 38/45, 21/128, 87/90, 87/89.
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
     # of the missed blind rows only their shape names were seen.
-    ("heldout5", "tuned"): Figures(35, 36, 46, 46, 2, 123, 86, 86, 89, 89),
+    ("heldout5", "tuned"): Figures(35, 36, 46, 46, 1, 123, 86, 86, 89, 89),
     ("heldout5", "blind"): Figures(32, 35, 38, 45, 13, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
@@ -96,7 +99,7 @@ EXPECTED = {
     ("heldout8", "tuned"): Figures(24, 26, 30, 30, 3, 87, 92, 93),
     # 2026-12-07, tuning on heldout9's even half: a password hash after its user's name
     # (/etc/shadow, .htpasswd) took one more blind leak here, 34 -> 33.
-    ("heldout8", "blind"): Figures(21, 26, 28, 30, 33, 100, 94, 105),
+    ("heldout8", "blind"): Figures(21, 26, 28, 30, 32, 100, 94, 105),
     # First look (2026-12-07, a helper that read only heldout8's README and gitleaks' rule
     # list; agent sessions: tool calls, tool results, summaries): tuned half 11/79 leaked,
     # 87/88 kept, 16/23 noise held, 23/23 good kept; blind half 13/82, 81/89, 18/22, 22/22

@@ -508,3 +508,21 @@ def test_a_data_keys_base36_draw_is_a_key_its_names_and_digests_are_not() -> Non
         "cache_key: hamp9f0qy09xzoonw8de667ya9oi8qen",
     ):
         assert scrubber.scrub(kept)[0] == kept
+
+
+def test_a_value_sent_in_two_messages_goes_whole() -> None:
+    scrub = SecretScrubber().scrub
+    # The chat cut a long token: its first part is taken by its prefix, the rest comes next
+    # from the same speaker, or on the message's next line.
+    first = "ghp_Xk29fjQ8LmZp3RtWv7YbN2cAq1w2"
+    for text in (
+        f"mika: here is the token, in two parts\nmika: {first}\nmika: Tq8rVw2Lx9Kp4Zs\n",
+        f"mika: {first}\nTq8rVw2Lx9Kp4Zs\n",
+    ):
+        assert "Tq8rVw2Lx9Kp4Zs" not in scrub(text)
+    # Another key's value under a taken one, or another speaker's line, is no rest.
+    for kept in (
+        f"token: {first}\nbuild: Tq8rVw2Lx9Kp4Zs\n",
+        f"mika: {first}\nkai: Tq8rVw2Lx9Kp4Zs\n",
+    ):
+        assert "Tq8rVw2Lx9Kp4Zs" in scrub(kept)
