@@ -19,6 +19,8 @@ Each answer gets at most one cause, checked in this order (the cheapest and sure
 - ``wrong_script``: a translation mostly not in the target's script (``script.py``, the one
   language detector): a Japanese character counts one, a Latin word one, a word in any other
   script (Hangul, Cyrillic, ...) one against both targets;
+- ``noise_count``: a list far longer than the prompt asked for, or a count past where it was
+  asked to stop (``asked.noise_count``): the model did not stop;
 - ``noise_words``, ``noise_symbols``, ``noise_word_length``, ``noise_chars``: junk that is no
   loop, echo or cut-off answer, by Gopher's quality statistics (``noise.py``), then
   ``noise_stop_words``, ``noise_consonants``, ``noise_scripts``, ``noise_hex``,
@@ -43,7 +45,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from model_foundry.lib.gates.asked import asked_for
+from model_foundry.lib.gates.asked import asked_for, noise_count
 from model_foundry.lib.gates.config import CAUSES, DEFAULTS, GateConfig
 from model_foundry.lib.gates.noise import NOISE_CAUSES, is_figure, noise_cause
 from model_foundry.lib.gates.repetition import LETTER, ngrams, repetition_stat
@@ -139,6 +141,7 @@ def gate(
         ),
         "echo": lambda: bool(prompt) and is_echo(text, prompt, config),
         "repetition": lambda: repetition_stat(text, config) is not None,
+        "noise_count": lambda: bool(prompt) and noise_count(text, prompt),
     }
     # A structured answer is JSON, judged by its schema: its braces are no noise. The four
     # noise statistics are worked out once, for the first of them that applies.

@@ -139,7 +139,7 @@ def _words(words: str) -> re.Pattern[str]:
 
 _TIMES = _words(
     r"(?:twice|thrice|(?:two|three|four|five|six|seven|eight|nine|ten|\d{1,2})\s+times)"
-    r"|repeat|[0-9０-９一二三四五六七八九十]+回"
+    r"|repeat(?:s|ed|ing)?|[0-9０-９一二三四五六七八九十]+回"
 )
 
 
@@ -234,7 +234,10 @@ FORMS = (
     # The cause is the shape here: a keyboard walk, lines that come back.
     Form("keyboard", _words("keyboard|qwerty|キーボード"), _any, frozenset({"noise_keyboard"})),
     Form(
-        "refrain", _words("refrain|chorus|only (?:of )?the word"), _any, frozenset({"repetition"})
+        "refrain",
+        _words("refrain|chorus|chants?|mantras?|cheers?|only (?:of )?the word"),
+        _any,
+        frozenset({"repetition"}),
     ),
     # ``Write 'echo' five times``, ``repeat it three times``: short, since a loop runs long.
     Form("times", _TIMES, _any, frozenset({"repetition"}), max_chars=200),
@@ -242,6 +245,49 @@ FORMS = (
     # (``Repeat after me: X`` answered ``X`` is an echo still).
     Form("times_echo", _TIMES, _said_again, frozenset({"echo"}), max_chars=200),
 )
+
+
+_COUNT_WORDS = {
+    **{
+        w: n
+        for n, w in enumerate(
+            re.findall(r"\w+", "one two three four five six seven eight nine ten"), 1
+        )
+    },
+    **{k: n for n, k in enumerate("一二三四五六七八九十", 1)},
+}
+# ``List three benefits``, ``give me 5 examples``, ``3つ挙げて``: how many items were asked for.
+_ITEMS_ASKED = re.compile(
+    r"(?i)\b(?:list|give|name|write|suggest|provide|share|offer|enumerate|mention|what are)"
+    r"(?:\s+me)?(?:\s+the)?\s+(\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten)\b"
+    r"|([0-9]{1,2}|[一二三四五六七八九十])つ"
+)
+# ``Count from 1 to 5``, ``5まで数えて``: where a count was asked to stop (not in a base).
+_COUNT_ASKED = re.compile(r"(?i)\bcount\b(?:\s+from\s+\d+)?\s+to\s+(\d{1,4})\b|(\d{1,4})まで数え")
+_IN_A_BASE = re.compile(r"(?i)binary|hex|octal|base\s*\d|roman|2進|16進")
+_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*•・]|\d{1,3}[.)])[ \t]*\S")
+_INTEGER = re.compile(r"(?<![\w.])\d{1,6}(?![\w.])")
+# A list past twice what was asked, by this many items at least (a bonus tip is one more), or
+# this many figures past where a count was asked to stop.
+OVER_BY = 4
+
+
+def noise_count(answer: str, prompt: str) -> bool:
+    """``noise_count``: a list of over twice the items the prompt asks for (and
+    :data:`OVER_BY` more at least), or :data:`OVER_BY` figures past where it asked a count to
+    stop: a small model that did not stop."""
+    asked = _ITEMS_ASKED.search(prompt)
+    if asked is not None:
+        word = (asked.group(1) or asked.group(2)).lower()
+        n = int(word) if word.isdigit() else _COUNT_WORDS[word]
+        items = len(_ITEM.findall(answer))
+        if items > 2 * n and items >= n + OVER_BY:
+            return True
+    count = _COUNT_ASKED.search(prompt)
+    if count is None or _IN_A_BASE.search(prompt):
+        return False
+    end = int(count.group(1) or count.group(2))
+    return sum(1 for m in _INTEGER.finditer(answer) if int(m.group(0)) > end) >= OVER_BY
 
 
 def asked_for(cause: str, answer: str, prompt: str) -> bool:
@@ -258,4 +304,4 @@ def asked_for(cause: str, answer: str, prompt: str) -> bool:
     )
 
 
-__all__ = ["FORMS", "MAX_CHARS", "Form", "asked_for"]
+__all__ = ["FORMS", "MAX_CHARS", "Form", "asked_for", "noise_count"]

@@ -23,6 +23,7 @@ CAUSES = (
     "repetition",
     "echo",
     "wrong_script",
+    "noise_count",
     "noise_words",
     "noise_symbols",
     "noise_word_length",

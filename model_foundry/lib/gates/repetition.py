@@ -212,6 +212,16 @@ def doubled_tokens(text: str) -> bool:
 _LETTER_RUN = re.compile(r"([^\W\d_A-Za-zーｰ])\1{11,}")
 
 
+def _items_sharing(gram: str, times: int, lines: Sequence[str]) -> bool:
+    """Whether each of ``gram``'s ``times`` occurrences stands on a line of its own, every
+    such line different (``LEFT OUTER JOIN``, ``RIGHT OUTER JOIN``): a list's items that
+    share a term."""
+    holding = [line for line in lines if gram in " ".join(_WORD.findall(line))]
+    return len(holding) == times == len(set(holding)) and all(
+        " ".join(_WORD.findall(line)).count(gram) == 1 for line in holding
+    )
+
+
 def repetition_stat(text: str, config: GateConfig = DEFAULTS) -> str | None:
     """The first Gopher statistic ``text`` exceeds (e.g. ``dup_line_frac``), then
     :func:`loop_run`, else None; ``letter_run`` first, for :data:`_LETTER_RUN`."""
@@ -241,7 +251,8 @@ def repetition_stat(text: str, config: GateConfig = DEFAULTS) -> str | None:
         counts = Counter(g for g in ngrams(words, n) if _is_phrase(g))
         if counts:
             gram, times = counts.most_common(1)[0]
-            if times >= config.repeat_from and len(gram) * times / size > limit:
+            looped = times >= config.repeat_from and len(gram) * times / size > limit
+            if looped and not _items_sharing(gram, times, lines):
                 return f"top_{n}_gram"
     if len(words) >= config.min_words_for_ngram_dups:
         for n, limit in sorted(config.dup_ngram_char_frac.items()):

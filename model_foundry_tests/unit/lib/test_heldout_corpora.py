@@ -1,4 +1,4 @@
-"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout10``, each
+"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout11``, each
 written by a helper that read none of them. Every file is split by line:
 the even lines were tuned on, the odd lines never shown to whoever tuned (of heldout5's odd
 lines, only the causes and shape names of the good answers held back were seen). Run with
@@ -67,7 +67,7 @@ EXPECTED = {
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
     # of the missed blind rows only their shape names were seen.
     ("heldout5", "tuned"): Figures(35, 36, 46, 46, 1, 123, 86, 86, 89, 89),
-    ("heldout5", "blind"): Figures(32, 35, 38, 45, 13, 128, 87, 90, 87, 89),
+    ("heldout5", "blind"): Figures(32, 35, 39, 45, 13, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
     ("heldout6", "tuned"): Figures(27, 27, 30, 30, 0, 94, 99, 101),
@@ -135,8 +135,18 @@ EXPECTED = {
     # (heldout5 17 -> 13, heldout7 84 -> 85 kept). A table that lost its shape and hashtags
     # alone (noise_layout): tuned noise held 14 -> 16. A vendor's token cut short (ghp_ and
     # 16 more): heldout5's tuned half 3 -> 2 leaked.
-    ("heldout10", "tuned"): Figures(18, 23, 23, 23, 2, 88, 86, 87),
+    ("heldout10", "tuned"): Figures(20, 23, 23, 23, 2, 88, 86, 87),
     ("heldout10", "blind"): Figures(9, 22, 22, 22, 22, 86, 77, 83),
+    # First look (2026-12-07, a helper that read only heldout10's README and its files' first
+    # lines, Nosey Parker's rules and secrets-patterns-db; credentials files of a developer's
+    # machine): 004bd87 (the last landed) and b54ec0d alike but for one blind noise row: tuned
+    # 8/20 noise held, 18/20 good kept, 10/60 leaked, 69/72 kept; blind 7 (8)/20, 20/20,
+    # 15/63, 70/71. Then tuned on the even half: a chant asked to repeat, a list whose items
+    # share a term (top n-gram on one line each), a list or count past what was asked
+    # (noise_count): good 18 -> 20, noise 8 -> 10 (heldout10 tuned 18 -> 20; blind heldout5
+    # keeps one more good answer).
+    ("heldout11", "tuned"): Figures(10, 20, 20, 20, 10, 60, 69, 72),
+    ("heldout11", "blind"): Figures(8, 20, 20, 20, 15, 63, 70, 71),
 }
 
 

@@ -290,6 +290,7 @@ def test_gated_answers_stay_in_samples_parquet_and_are_counted_in_card_and_manif
     assert (
         "held back by the quality gates, per cause (also counted when a filter removed "
         "them): cut_off: 1, echo: 1, empty: 1, noise_chars: 0, noise_consonants: 0, "
+        "noise_count: 0, "
         "noise_digits: 0, noise_escapes: 0, noise_hex: 0, noise_kana: 0, noise_keyboard: 0, "
         "noise_layout: 0, noise_mojibake: 0, "
         "noise_particles: 0, noise_scripts: 0, noise_stop_words: 0, noise_symbols: 0, "

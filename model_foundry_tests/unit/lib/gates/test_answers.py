@@ -257,6 +257,12 @@ PLANTED = [
     ),
     Planted("stopped at a particle", "ビルドが失敗する理由は、", "noise_unfinished"),
     Planted("mojibake", "Die GrÃ¶ÃŸe der Datei betrÃ¤gt fÃ¼nf Megabyte", "noise_mojibake"),
+    Planted(
+        "a list that did not stop",
+        "\n".join(f"{n}. Item {n}" for n in range(1, 13)),
+        "noise_count",
+        prompt="List three benefits of unit tests.",
+    ),
     Planted("blank-line run", "Okay." + "\n" * 30 + ".", "noise_layout"),
     Planted("a few digits over and over", "19" + "89" * 20, "noise_digits"),
     Planted("a template's slot", "{{answer}}", "noise_tokens"),

@@ -591,3 +591,32 @@ def test_salad_look_alikes_and_a_cut_paragraph_are_noise(text: str, cause: str |
 )
 def test_several_tokens_doubled_are_a_stutter(text: str, cause: str | None) -> None:
     assert gate(text) == cause
+
+
+@pytest.mark.parametrize(
+    ("text", "prompt", "cause"),
+    [
+        # A list that did not stop at what was asked, and a count past its end.
+        ("\n".join(f"{n}. {n}" for n in range(1, 14)), "List three HTTP methods.", "noise_count"),
+        (", ".join(map(str, range(1, 31))), "Count from 1 to 5.", "noise_count"),
+        # A bonus item or two is an answer; so is a count in binary, whose figures run past.
+        ("1. GET\n2. POST\n3. PUT\n4. Bonus: PATCH", "List three HTTP methods.", None),
+        ("1, 10, 11, 100, 101", "Count from 1 to 5 in binary.", None),
+        # A chant asked to repeat its phrase; a list whose items share a term.
+        (
+            "Tests pass, ship it!\nBuild is green, ship it!\nPager sleeps, so\n"
+            "ship it, ship it, ship it!",
+            "Write a short chant for the team, repeating 'ship it'.",
+            None,
+        ),
+        (
+            "- INNER JOIN\n- LEFT OUTER JOIN\n- RIGHT OUTER JOIN\n- FULL OUTER JOIN",
+            "Name the kinds of SQL join.",
+            None,
+        ),
+    ],
+)
+def test_a_list_or_count_past_what_was_asked_is_noise(
+    text: str, prompt: str, cause: str | None
+) -> None:
+    assert gate(text, prompt=prompt) == cause
