@@ -58,7 +58,7 @@ from model_foundry.lib.hygiene.placeholders import (
     memo_short,
     word_set,
 )
-from model_foundry.lib.hygiene.rules import PGP_KEY_ID, documentation_jwt
+from model_foundry.lib.hygiene.rules import PGP_KEY_ID, PUBLIC_TOKEN, documentation_jwt
 
 # A value: a run of the characters passwords and tokens are made of. ``:`` and ``@`` end it
 # (they split credential lines and ``user@host``), ``?``/``&`` end a query's pairs, and
@@ -72,9 +72,10 @@ _VALUE = re.compile(rf"(?!=)[{_VALUE_CHARS}]{{10,}}")
 _MIN_LEN = 10
 _MAX_LEN = 256
 # How far back (characters, same line) a cue may stand, and how many names may separate it
-# from the value: ``password for the backup box is X`` is a cue, a word three clauses ago is not.
+# from the value: ``password for the backup box is X`` and ``the password you gave me, X``
+# are cues, a word three clauses ago is not (5 names lost a negative of heldout11's odd half).
 _WINDOW = 48
-_NAMES_BACK = 3
+_NAMES_BACK = 4
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -729,8 +730,7 @@ def _public_context(text: str, start: int) -> bool:
 # publishable key (Stripe's and PAY.JP's ``pk_live_``/``pk_test_``, PostHog's project key
 # ``phc_``), which pages embed.
 _PUBLIC_SHAPE = re.compile(
-    r"0x[0-9a-fA-F]{40}|Qm[1-9A-HJ-NP-Za-km-z]{44}|baf[a-z2-7]{50,}|pk_(?:live|test)_\w+"
-    r"|phc_\w+"
+    r"0x[0-9a-fA-F]{40}|Qm[1-9A-HJ-NP-Za-km-z]{44}|baf[a-z2-7]{50,}|" + PUBLIC_TOKEN.pattern
 )
 
 

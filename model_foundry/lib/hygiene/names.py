@@ -27,7 +27,7 @@ import re
 from collections import Counter
 
 from model_foundry.lib.hygiene.placeholders import PLAIN_VALUES, is_placeholder, marker, word_set
-from model_foundry.lib.hygiene.rules import looks_random
+from model_foundry.lib.hygiene.rules import PUBLIC_TOKEN, looks_random
 
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
@@ -44,7 +44,7 @@ _DESCRIPTORS = word_set(
     provider providers version format style required enabled disabled prefix suffix
     stdin env var variable field param params policy rotation hint label hash hashes
     algorithm algo usage index position offset store helper helpers source database command
-    cmd prompt"""
+    cmd prompt ref"""
 )
 _DATA_KEYS = word_set(
     """primary sort partition foreign cache idempotency dedup request group hash row object
@@ -101,7 +101,7 @@ WORLD_CUES = (
         "mot de passe", "Mot de passe", "contraseña", "Contraseña", "passwort", "Passwort",
         "kennwort", "Kennwort", "senha", "Senha", "wachtwoord", "Wachtwoord", "hasło",
         "Hasło", "lösenord", "Lösenord", "şifre", "Şifre", "пароль", "Пароль", "密码",
-        "密碼", "口令", "비밀번호", "암호",
+        "密碼", "口令", "비밀번호", "암호", "mật khẩu", "Mật khẩu",
     )),
     *((w, "token") for w in ("токен", "Токен", "令牌", "토큰")),
     *((w, "secret") for w in ("密钥", "秘钥", "金鑰", "ключ", "Ключ")),
@@ -133,6 +133,10 @@ def secret_name_kind(name: str) -> str | None:
     if words[-3:] in KEY_ID_NAMES:
         return "api_key"
     if len(words) > 1 and words[-1] in _DESCRIPTORS:
+        return None
+    # Helm's ``existingSecret`` (``existingSecretPasswordKey``) names a Kubernetes Secret
+    # that holds the value, never the value.
+    if words[:2] == ["existing", "secret"]:
         return None
     for word in words:
         if word in _ASCII_WORLD_NAMES:
@@ -171,7 +175,7 @@ def value_is_secret(kind: str, value: str, *, unquoted: bool = False) -> bool:
     text = value.strip().rstrip(",;")
     if len(text) < (3 if kind == "password" else 6):
         return False
-    if is_placeholder(text) or text.lower() in PLAIN_VALUES:
+    if is_placeholder(text) or text.lower() in PLAIN_VALUES or PUBLIC_TOKEN.fullmatch(text):
         return False
     # A number, but not a 256-bit key written in hex (``PRIVATE_KEY=0x<64 hex digits>``).
     if re.fullmatch(r"-?\d+(?:\.\d+)?|0x[0-9a-fA-F]{1,63}", text) and kind != "password":

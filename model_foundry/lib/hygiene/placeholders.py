@@ -137,6 +137,12 @@ def is_placeholder(value: str) -> bool:
     return _few_distinct(text)
 
 
+def says_placeholder(value: str) -> bool:
+    """Whether ``value`` holds a placeholder's words (``your``, ``ダミー``), the test for a
+    value in another script, whose few ASCII letters say nothing of how it was drawn."""
+    return bool(_PLACEHOLDER_WORDS.search(value) or _PLACEHOLDER_OTHER.search(value))
+
+
 def token_body_is_placeholder(token: str, prefix_len: int) -> bool:
     """For a provider token: whether the part after its fixed prefix is a placeholder
     (``sk-xxxxxxxx``, ``ghp_XXXXXXXX``, ``hf_...``)."""
@@ -150,6 +156,7 @@ __all__ = [
     "in_marker",
     "is_placeholder",
     "marker",
+    "says_placeholder",
     "token_body_is_placeholder",
     "word_set",
 ]

@@ -32,6 +32,22 @@ _LIST_ITEM = r"\n[ \t]*(?:\d{1,2}[.)]|[-*•])?[ \t]*"
 _NOT_FOLDED = r"(?![A-Za-z0-9_-]|[ \t]*\n[ \t]+[\w.~+/=-]+[ \t]*(?:\n|$))"
 
 MORE_PROVIDER_RULES: tuple[Rule, ...] = (
+    # A Microsoft Teams incoming webhook: the whole URL is the credential (its path holds the
+    # group's and tenant's ids, the connector's key and its owner's id; anyone may post to it).
+    rule(
+        "teams_webhook",
+        r"(?P<secret>https://[\w.-]*\.office(?:365)?\.com/webhook(?:b2)?/"
+        r"[0-9a-f-]{36}@[0-9a-f-]{36}/IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36}(?:/[\w-]+)?)",
+        keywords=("office",),
+    ),
+    # A BitLocker recovery password: eight groups of six digits (Microsoft's numerical
+    # password, as ``manage-bde -protectors -get`` prints it).
+    rule(
+        "bitlocker_recovery_key",
+        rf"{_B}(?P<secret>\d{{6}}(?:-\d{{6}}){{7}}){_E}",
+        keywords=(),
+        hint=r"\d{6}-\d{6}-\d{6}-\d{6}-",
+    ),
     prefixed("shippo_token", r"shippo_(?:live|test)_", r"[a-fA-F0-9]{40}", keywords=("shippo_",)),
     # Braintree's access token names its environment and merchant before the secret.
     prefixed(
@@ -187,6 +203,16 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
             *(f"{w} code" for w in ("door", "gate", "alarm", "lock", "keypad", "garage")),
             *(f"{w} code" for w in ("disarm", "entry", "safe", "unlock")),
         ),
+    ),
+    # A lock's combination: 3 or 4 numbers of 1 or 2 digits (``safe combination is
+    # 38-14-72``, ``金庫のダイヤル番号は右に 38-14-72``), where the line names a lock.
+    rule(
+        "password",
+        r"(?i)(?:\b(?:safe|lock|locker|padlock|vault)\b[^\n]{0,30}?\bcombination\b"
+        r"|\bcombination\b[^\n]{0,12}?\b(?:to|for|of|on)\b[^\n]{0,20}?"
+        r"\b(?:safe|lock|locker|padlock|vault)\b|ダイヤル番号|ダイヤル錠)"
+        r"[^\d\n]{0,24}?(?P<secret>\d{1,2}(?:[- ]\d{1,2}){2,3})(?![\d-])",
+        keywords=("combination", "ダイヤル"),
     ),
     # Terraform: a variable's default, where its name says secret or it is marked sensitive.
     rule(

@@ -171,6 +171,16 @@ def _long_mixed(value: str) -> bool:
 _NAMED_DIGEST = re.compile(r"(?:[A-Za-z][A-Za-z0-9.]*[-_]){2,}[0-9a-f]{16,}")
 
 
+# Values made to be public: a publishable key (Stripe's and Clerk's ``pk_live_``/``pk_test_``,
+# Mapbox's ``pk.``, PostHog's ``phc_``) and an OAuth client id that Google's desktop and
+# mobile apps ship (``<digits>-<id>.apps.googleusercontent.com``); their secret siblings
+# (``sk_``, ``sk.``, the client secret) go.
+PUBLIC_TOKEN = re.compile(
+    r"pk_(?:live|test)_\w+|phc_\w+|pk\.eyJ[\w-]+\.[\w-]+"
+    r"|\d{6,}-[a-z0-9]{16,}\.apps\.googleusercontent\.com"
+)
+
+
 # An OpenPGP key's id: 16 hex digits in one case (``gpg: key 3AA5C34371567BD2:``).
 PGP_KEY_ID = re.compile(r"(?:[0-9A-F]{16}|[0-9a-f]{16}):?")
 
@@ -523,6 +533,7 @@ __all__ = [
     "PRIVATE_KEY",
     "PROSE_SECRET",
     "PROVIDER_RULES",
+    "PUBLIC_TOKEN",
     "URL_PASSWORD",
     "URL_USER_TOKEN",
     "Rule",

@@ -45,6 +45,7 @@ from model_foundry.lib.hygiene.rules import (
     Rule,
     looks_random,
 )
+from model_foundry.lib.hygiene.security_answers import security_answers
 from model_foundry.lib.hygiene.typed_passwords import typed_passwords
 from model_foundry.lib.hygiene.word_passwords import mixed_passwords, word_passwords
 
@@ -231,6 +232,11 @@ class SecretScrubber:
     def _take(self, value: str) -> bool:
         return not is_placeholder(value) and not self.config.allowed(value)
 
+    def _not_allowed(self, value: str) -> bool:
+        # For the word passes, which judge placeholders themselves: a value in another script
+        # has too few ASCII letters for ``is_placeholder``'s count of distinct ones.
+        return not self.config.allowed(value)
+
     def _base64_wrapped(self, text: str, counts: Counter[str]) -> str:
         def repl(match: re.Match[str]) -> str:
             raw = match.group(0)
@@ -312,10 +318,11 @@ class SecretScrubber:
             text = csv_columns(text, counts, self._take)
             text = markdown_columns(text, counts, self._take)
             text = sql_columns(text, counts, self._take)
-            text = word_passwords(text, counts, self._take)
-            text = mixed_passwords(text, counts, self._take)
+            text = word_passwords(text, counts, self._not_allowed)
+            text = mixed_passwords(text, counts, self._not_allowed)
             text = typed_passwords(text, counts, self._take)
             text = key_users(text, counts, self._take)
+            text = security_answers(text, counts, self._not_allowed)
             text = self._backstop.scrub(text, counts)
         if MARKER_PREFIX in text:
             text = _concatenated(text, self._take)

@@ -44,7 +44,12 @@ from model_foundry.lib.hygiene.backstop import (
     names_a_thing,
 )
 from model_foundry.lib.hygiene.names import DESCRIPTOR_WORDS, WORLD_CUES
-from model_foundry.lib.hygiene.placeholders import is_placeholder, marker, word_set
+from model_foundry.lib.hygiene.placeholders import (
+    is_placeholder,
+    marker,
+    says_placeholder,
+    word_set,
+)
 
 # The value: a letter, then letters, digits or marks (not a path's, a host's or an
 # interpolation's, nor ``=``, which joins a name to its value), then the end of the token
@@ -289,6 +294,13 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             r"(?:パスワード|パスフレーズ|暗証番号|合言葉)(?P<prose>)[^\n「『]{0,24}?[「『][ \t]*"
             rf"{_JA_BRACKETED}[ \t]*[」』]",
         ),
+        # A phrase of any script in brackets, then a copula: パスワードは「夕立のあとの虹」です.
+        # A button's or a screen's name in brackets (``「再設定」から``) has no copula after it.
+        (
+            ("パスワード", "パスフレーズ", "暗証", "合言葉"),
+            r"(?:パスワード|パスフレーズ|暗証番号|合言葉)(?P<prose>)(?P<phrase>)は[ \t]*[「『]"
+            r"(?P<value>[^\s「」『』]{2,32})[」』](?=です|でした|だ|。|$)",
+        ),
         # Other languages' prose, a short phrase saying whose between the password word and
         # its verb: ``a senha do Wi-Fi do escritório é X``, ``der WLAN-Schlüssel lautet X``,
         # ``le mot de passe de la box est « X »``. Unquoted, the value holds a digit or a
@@ -297,7 +309,7 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             (*(w.lower() for w in _WORLD_PASSWORD), "schlüssel"),
             rf"(?:{'|'.join(_WORLD_PASSWORD)}"
             r"|WLAN-Schlüssel|Schlüssel)(?![_A-Za-z-])(?P<prose>)"
-            r"(?:[ \t]+[\w.@-]{1,40}){0,6}?[ \t]+(?:é|è|est|es|ist|lautet|är|jest|is)[ \t]+"
+            r"(?:[ \t]+[\w.@-]{1,40}){0,6}?[ \t]+(?:é|è|est|es|ist|lautet|är|jest|là|is)[ \t]+"
             r"(?P<q>[\"'«„“][ \t]*)?(?P<value>(?(q)[^\s\"'»“”][^\"'»“”\n]{4,62}[^\s\"'»“”]"
             r"|(?=[^\s,;]*[0-9!#$%&*+?@^~])[A-Za-z][A-Za-z0-9!#%&*+\-?^_~]{5,63}))"
             rf"(?(q)[ \t]*[\"'»“”]|{_CLAUSE_END})",
@@ -372,7 +384,9 @@ def word_passwords(text: str, counts: Counter[str], take: Callable[[str], bool])
                 continue
             if value.startswith("$"):  # a variable the string interpolates
                 continue
-            if _word_password(value) and take(value):
+            # A bracketed phrase then a copula: any script, only a placeholder's words stop it.
+            kept = says_placeholder(value) if "phrase" in named else not _word_password(value)
+            if not kept and take(value):
                 spans.append(match.span("value"))
     if not spans:
         return text
@@ -393,18 +407,22 @@ _PASSWORD_WORDS = (
     *("password", "passwd", "passphrase", "pass word", "pwd", "pw", "kennwort", "passwort"),
     *("mot de passe", "contraseña", "senha", "wachtwoord", "hasło", "lösenord", "şifre"),
     *("пароль", "パスワード", "パスフレーズ", "合言葉", "暗証番号", "密码", "비밀번호"),
+    "mật khẩu",
 )
 _MIXED_CUE = re.compile(
     # Joined to no ASCII name (``mypassword``); a CJK word may stand before (``无线密码``).
     rf"(?i)(?<![A-Za-z0-9_-])(?:{'|'.join(map(re.escape, _PASSWORD_WORDS))})"
-    # ``is`` and the other languages' copulas: es, est, ist, é, è, är, jest, 是, 는/은.
-    r"[ \t]*(?:[:=：]|(?:is|es|est|ist|är|jest)\b|[éè](?!\w)|是|は|는|은)[ \t]*[\"'「(（]?"
+    # ``is`` and the other languages' copulas: es, est, ist, é, è, är, jest, là, 是, 는/은;
+    # or only a blank before another script's word (``логин admin, пароль Бурундук_2026``).
+    r"(?:[ \t]*(?:[:=：]|(?:is|es|est|ist|är|jest)\b|[éè](?!\w)|là(?!\w)|是|は|는|은)"
+    r"[ \t]*[\"'「(（]?|[ \t]+(?=[^\x00-\x7f]))"
     # Letters with digits or marks, up to a blank, a quote or a bracket, or a sentence's end;
-    # or another script's word then 3 digits or more (``하늘빛2026!``, ``青山绿水2026``): digits
-    # first, or few of them, are a date or a rule (``2024年3月``, ``最低8文字``).
+    # or another script's word then 2 digits or more (``하늘빛2026!``, ``青山绿水2026``,
+    # ``바다고양이77``): digits first, or one, are a date or a rule (``2024年3月``,
+    # ``最低8文字``), and figures that run on into a word (``10文字``) no value.
     r"(?P<value>(?=[^\s\"'」)）]*[A-Za-z])(?=[^\s\"'」)）]*[0-9!#$%&*+?@^~])"
     r"[A-Za-z0-9!#$%&*+\-./=?@^_~]{6,64}?"
-    r"|(?=[^\x00-\x7f])[^\W\d_]{2,16}[0-9]{3,8}[!#$%&*+?@^~]{0,3})"
+    r"|(?=[^\x00-\x7f])[^\W\d_]{2,16}[_.-]?[0-9]{2,8}[!#$%&*+?@^~]{0,3})"
     r"(?=[.,;:!?]?(?:[\s\"'」)）]|$))"
 )
 
@@ -429,7 +447,12 @@ def mixed_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]
         if match is None:
             continue
         value = match.group("value")
-        if _not_a_value(value) or not take(value) or value.startswith(("http", "$", "%")):
+        # Another script's word with its digits (the pattern's second shape): its ASCII is
+        # only the digits, too few to judge as a draw, so only a placeholder's words stop it.
+        other = not value.isascii()
+        if (says_placeholder(value) if other else _not_a_value(value)) or not take(value):
+            continue
+        if value.startswith(("http", "$", "%")):
             continue
         counts["password"] += 1
         out += [text[last : match.start("value")], marker("password")]

@@ -135,8 +135,8 @@ EXPECTED = {
     # (heldout5 17 -> 13, heldout7 84 -> 85 kept). A table that lost its shape and hashtags
     # alone (noise_layout): tuned noise held 14 -> 16. A vendor's token cut short (ghp_ and
     # 16 more): heldout5's tuned half 3 -> 2 leaked.
-    ("heldout10", "tuned"): Figures(20, 23, 23, 23, 2, 88, 86, 87),
-    ("heldout10", "blind"): Figures(9, 22, 22, 22, 22, 86, 77, 83),
+    ("heldout10", "tuned"): Figures(20, 23, 23, 23, 1, 88, 86, 87),
+    ("heldout10", "blind"): Figures(9, 22, 22, 22, 21, 86, 78, 83),
     # First look (2026-12-07, a helper that read only heldout10's README and its files' first
     # lines, Nosey Parker's rules and secrets-patterns-db; credentials files of a developer's
     # machine): 004bd87 (the last landed) and b54ec0d alike but for one blind noise row: tuned
@@ -145,7 +145,13 @@ EXPECTED = {
     # share a term (top n-gram on one line each), a list or count past what was asked
     # (noise_count): good 18 -> 20, noise 8 -> 10 (heldout10 tuned 18 -> 20; blind heldout5
     # keeps one more good answer).
-    ("heldout11", "tuned"): Figures(10, 20, 20, 20, 10, 60, 69, 72),
+    # Then secrets: another script's word with 2+ digits after its password word (no verb
+    # needed), a bracketed phrase then a copula (パスワードは「...」です), security questions'
+    # answers, a lock's combination, BitLocker's recovery password, a Teams webhook whole, a
+    # cue four names back (not five: five lost a blind negative here); kept: Mapbox's pk.,
+    # Google's OAuth client id, Helm's existingSecret. Tuned 10 -> 1 leaked, 69 -> 72 kept;
+    # blind unmoved here, heldout10's 22 -> 21 leaked and 77 -> 78 kept (tuned 2 -> 1).
+    ("heldout11", "tuned"): Figures(10, 20, 20, 20, 1, 60, 72, 72),
     ("heldout11", "blind"): Figures(8, 20, 20, 20, 15, 63, 70, 71),
 }
 
