@@ -209,6 +209,17 @@ FORMS = (
         frozenset({"noise_layout"}),
     ),
     Form("hashtags", _words("hashtags?|tags|ハッシュタグ|タグ"), _any, frozenset({"noise_layout"})),
+    # A licence, a disclaimer or an advert asked for is their boilerplate.
+    Form(
+        "boilerplate",
+        _words(
+            r"licen[cs]es?|warrant(?:y|ies)|disclaimers?|copyright|terms|ads?|advert\w*"
+            r"|marketing|slogans?|ライセンス|免責|広告"
+        ),
+        _any,
+        frozenset({"noise_layout"}),
+        max_chars=4 * MAX_CHARS,
+    ),
     # A stack trace or a log, when the prompt asks for one.
     Form(
         "output",

@@ -267,6 +267,10 @@ _PAGE_CHROME = re.compile(
     r"|you are here:|\bposted by\b|\|\s*reply\s*\||\bjoin date\b|last edited by"
     r"|sent from my (?:iphone|android)|back to top|\bpowered by\b|contact us|about us"
     r"|サイトマップ|プライバシーポリシー|お問い合わせ|ページの(?:先頭|トップ)へ|利用規約|会社概要|©"
+    # An advert's calls, and a licence's disclaimer, which a page's foot carries too.
+    r"|click here|free trial|limited time|buy now|order now|\b\d{1,2}% off\b|act now"
+    r"|no credit card required|sign up (?:now|today)|special offer"
+    r"|without warranty|merchantability|fitness for a particular purpose|noninfringement"
 )
 # Distinct phrases of it: a good answer may name a privacy policy, not three of these.
 PAGE_CHROME_MIN = 3

@@ -136,7 +136,7 @@ EXPECTED = {
     # alone (noise_layout): tuned noise held 14 -> 16. A vendor's token cut short (ghp_ and
     # 16 more): heldout5's tuned half 3 -> 2 leaked.
     ("heldout10", "tuned"): Figures(20, 23, 23, 23, 1, 88, 86, 87),
-    ("heldout10", "blind"): Figures(9, 22, 22, 22, 21, 86, 78, 83),
+    ("heldout10", "blind"): Figures(10, 22, 22, 22, 21, 86, 78, 83),
     # First look (2026-12-07, a helper that read only heldout10's README and its files' first
     # lines, Nosey Parker's rules and secrets-patterns-db; credentials files of a developer's
     # machine): 004bd87 (the last landed) and b54ec0d alike but for one blind noise row: tuned
@@ -151,7 +151,9 @@ EXPECTED = {
     # cue four names back (not five: five lost a blind negative here); kept: Mapbox's pk.,
     # Google's OAuth client id, Helm's existingSecret. Tuned 10 -> 1 leaked, 69 -> 72 kept;
     # blind unmoved here, heldout10's 22 -> 21 leaked and 77 -> 78 kept (tuned 2 -> 1).
-    ("heldout11", "tuned"): Figures(10, 20, 20, 20, 1, 60, 72, 72),
+    # An advert's calls and a licence's disclaimer, unasked for, are page chrome: tuned noise
+    # held 10 -> 12, heldout10 blind 9 -> 10.
+    ("heldout11", "tuned"): Figures(12, 20, 20, 20, 1, 60, 72, 72),
     ("heldout11", "blind"): Figures(8, 20, 20, 20, 15, 63, 70, 71),
 }
 

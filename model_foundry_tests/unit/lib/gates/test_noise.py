@@ -620,3 +620,34 @@ def test_a_list_or_count_past_what_was_asked_is_noise(
     text: str, prompt: str, cause: str | None
 ) -> None:
     assert gate(text, prompt=prompt) == cause
+
+
+@pytest.mark.parametrize(
+    ("text", "prompt", "cause"),
+    [
+        # An advert's calls and a licence's disclaimer, unasked for, are a page's boilerplate.
+        (
+            "Need faster builds?? Start your FREE TRIAL of TurboCI today, no credit card "
+            "required! 40% off for teams. Click here >>>",
+            "How do I cache pip downloads in CI?",
+            "noise_layout",
+        ),
+        (
+            "Provided as is, without warranty of any kind, including merchantability and "
+            "fitness for a particular purpose.",
+            "What does this regex match?",
+            "noise_layout",
+        ),
+        # Asked for, they are the answer.
+        (
+            "Provided as is, without warranty of any kind, including merchantability and "
+            "fitness for a particular purpose.",
+            "Write the warranty disclaimer for our README.",
+            None,
+        ),
+    ],
+)
+def test_an_advert_or_a_disclaimer_unasked_is_boilerplate(
+    text: str, prompt: str, cause: str | None
+) -> None:
+    assert gate(text, prompt=prompt) == cause
