@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 
 from model_foundry.lib.gates.config import DEFAULTS, GateConfig
-from model_foundry.lib.gates.noise import FENCE, prose
+from model_foundry.lib.gates.noise import FENCE, is_figure, prose
 from model_foundry.lib.gates.script import JAPANESE
 
 _WORD = re.compile(r"\w+")
@@ -194,15 +194,17 @@ def loop_run(text: str, config: GateConfig = DEFAULTS) -> str | None:
 
 # Different tokens each written twice in a row (``def def ... return return ... import
 # import``): a small model stuttering. Prose doubles a word by mistake once (``the the``);
-# a language's real doubling (``very very``, ``had had``) is one word.
+# a language's real doubling (``very very``, ``had had``) is one word. Figures are left
+# out: data repeats a value (``0, 0, 1, 1``, a CSV's ``250,250``).
 DOUBLED_TOKENS = 3
 
 
 def doubled_tokens(text: str) -> bool:
-    """``doubled_tokens``: :data:`DOUBLED_TOKENS` or more different tokens of the prose each
-    next to itself."""
+    """``doubled_tokens``: :data:`DOUBLED_TOKENS` or more different tokens of the prose, not
+    figures, each next to itself."""
     tokens = prose(text).split()
-    return len({a for a, b in pairwise(tokens) if a == b}) >= DOUBLED_TOKENS
+    doubled = {a for a, b in pairwise(tokens) if a == b and not is_figure(a)}
+    return len(doubled) >= DOUBLED_TOKENS
 
 
 # One letter of a script beyond Latin twelve times in a row: no word has it (``ああああ...``);

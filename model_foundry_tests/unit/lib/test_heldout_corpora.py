@@ -52,7 +52,8 @@ class Figures:
 # letters of other scripts inside Latin words, a paragraph cut mid-sentence, and several
 # tokens each doubled (``def def``), from the tuned halves of heldout9 and 10: noise held,
 # tuned heldout9 21 -> 23, 10 16 -> 18; blind heldout4 28 -> 29, 7 23 -> 25, 8 18 -> 21,
-# 10 8 -> 9. No good answer lost in any half or fixture.
+# 10 8 -> 9. No good answer lost in any half or fixture. Figures doubled were then left out
+# (data repeats a value): heldout8 blind 21 -> 20.
 # A key pair's id in a user field beside a password (key_users.py): heldout6 tuned 1 -> 0.
 # A value's rest on the line after its marker, from the same speaker or on the message's
 # next line (heldout5 tuned's token split over two messages): tuned 2 -> 1; blind heldout8
@@ -99,7 +100,7 @@ EXPECTED = {
     ("heldout8", "tuned"): Figures(24, 26, 30, 30, 3, 87, 92, 93),
     # 2026-12-07, tuning on heldout9's even half: a password hash after its user's name
     # (/etc/shadow, .htpasswd) took one more blind leak here, 34 -> 33.
-    ("heldout8", "blind"): Figures(21, 26, 28, 30, 32, 100, 94, 105),
+    ("heldout8", "blind"): Figures(20, 26, 28, 30, 32, 100, 94, 105),
     # First look (2026-12-07, a helper that read only heldout8's README and gitleaks' rule
     # list; agent sessions: tool calls, tool results, summaries): tuned half 11/79 leaked,
     # 87/88 kept, 16/23 noise held, 23/23 good kept; blind half 13/82, 81/89, 18/22, 22/22

@@ -587,6 +587,8 @@ def test_salad_look_alikes_and_a_cut_paragraph_are_noise(text: str, cause: str |
         ),
         # Prose doubles one word now and then ("very very", a typo).
         ("It is very very fast, and that that matters is clear from the benchmark.", None),
+        # Data repeats its figures.
+        ("Floor of n / 2 for n = 0 to 5: 0, 0, 1, 1, 2, 2", None),
     ],
 )
 def test_several_tokens_doubled_are_a_stutter(text: str, cause: str | None) -> None:
