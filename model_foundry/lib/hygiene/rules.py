@@ -433,6 +433,13 @@ COMMAND_RULES: tuple[Rule, ...] = (
         r"(?P<secret>[^\s\"']{3,256})(?P=q)",
         keywords=("ldap",),
     ),
+    # Codecov's uploader takes its upload token (a UUID) in ``-t``.
+    _rule(
+        "token",
+        r"\bcodecov\b[^\n|;&]{0,200}?[ \t]-t[ \t]+(?P<q>[\"']?)"
+        r"(?P<secret>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?P=q)",
+        keywords=("codecov",),
+    ),
     # A Wi-Fi QR code's payload: WIFI:T:WPA;S:<ssid>;P:<password>;; (``\;`` escapes a ``;``).
     _rule(
         "password",

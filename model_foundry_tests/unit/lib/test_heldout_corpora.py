@@ -97,7 +97,10 @@ EXPECTED = {
     # A password typed at the shell's prompt after a password prompt (typed_passwords.py):
     # tuned 6 -> 3 leaked. A good start ending in a tail of junk runs is noise_symbols:
     # tuned 22 -> 23 noise held (heldout3 blind 87 -> 89). An argon2 hash alone kept: 91 -> 92.
-    ("heldout8", "tuned"): Figures(24, 26, 30, 30, 3, 87, 92, 93),
+    # 2026-12-07, a third session: Codecov's -t token: 3 -> 2. A rule for Algolia's client call
+    # (heldout5's tuned leak) took a search-only key, which is public, from this blind half's
+    # negatives, and was dropped.
+    ("heldout8", "tuned"): Figures(24, 26, 30, 30, 2, 87, 92, 93),
     # 2026-12-07, tuning on heldout9's even half: a password hash after its user's name
     # (/etc/shadow, .htpasswd) took one more blind leak here, 34 -> 33.
     ("heldout8", "blind"): Figures(20, 26, 28, 30, 32, 100, 94, 105),

@@ -72,3 +72,12 @@ def test_a_plain_word_secret_goes(text: str, value: str) -> None:
 def test_what_the_plain_word_rules_leave(text: str, value: str) -> None:
     out, _ = RecordScrubber().scrub(text)
     assert value in out
+
+
+def test_codecovs_upload_token_in_its_short_flag_goes() -> None:
+    token = "5b0c8e2a-71d4-4f3e-9a62-c4d8e1f07b39"
+    out, _ = RecordScrubber().scrub(f"./codecov upload-process -t {token} -f coverage.xml")
+    assert token not in out and "coverage.xml" in out
+    # Another tool's -t is a tag or a tty, and stays.
+    kept = f"docker build -t registry.local/app:{token[:8]} ."
+    assert RecordScrubber().scrub(kept)[0] == kept
