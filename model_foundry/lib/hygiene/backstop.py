@@ -1038,6 +1038,12 @@ class Backstop:
     def scrub(self, text: str, counts: Counter[str]) -> str:
         """``text`` with every cued random value replaced; ``counts`` gains one per marker."""
         text = self._cued_pairs(self._quoted(self._urls(text, counts), counts), counts)
+        found = self._values(text, counts)
+        # A value this pass took can be the cue of another (a token's rest on the line after
+        # it): once more over what it left, so a second scrub finds nothing the first did not.
+        return self._values(found, counts) if found != text else found
+
+    def _values(self, text: str, counts: Counter[str]) -> str:
         out: list[str] = []
         last = 0
         kind = ""

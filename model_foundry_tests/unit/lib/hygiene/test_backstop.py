@@ -526,3 +526,13 @@ def test_a_value_sent_in_two_messages_goes_whole() -> None:
         f"mika: {first}\nkai: Tq8rVw2Lx9Kp4Zs\n",
     ):
         assert "Tq8rVw2Lx9Kp4Zs" in scrub(kept)
+
+
+def test_a_rest_after_a_value_the_backstop_took_goes_in_the_same_pass() -> None:
+    # The first part is random enough to be its own cue (no rule's prefix), so the backstop
+    # takes it; its rest on the next line goes in the same scrub, not only in a second one.
+    scrub = SecretScrubber().scrub
+    text = "mika: Xk29fjQ8LmZp3RtWv7YbN2cAq1w2e3r4\nmika: Tq8rVw2Lx9Kp4Zs\n"
+    once = scrub(text)
+    assert "Tq8rVw2Lx9Kp4Zs" not in once
+    assert scrub(once) == once
