@@ -214,13 +214,19 @@ def doubled_tokens(text: str) -> bool:
 _LETTER_RUN = re.compile(r"([^\W\d_A-Za-zーｰ])\1{11,}")
 
 
+# A term a list's item names is a few words; a sentence a model loops on with one word
+# changed (``1. The cat is on the mat``, ``2. The cat is on the bed``) is longer.
+ITEM_WORDS = 4
+
+
 def _items_sharing(gram: str, times: int, lines: Sequence[str]) -> bool:
-    """Whether each of ``gram``'s ``times`` occurrences stands on a line of its own, every
-    such line different (``LEFT OUTER JOIN``, ``RIGHT OUTER JOIN``): a list's items that
-    share a term."""
-    holding = [line for line in lines if gram in " ".join(_WORD.findall(line))]
+    """Whether each of ``gram``'s ``times`` occurrences stands on a line of its own of at
+    most :data:`ITEM_WORDS` words, every such line different (``LEFT OUTER JOIN``, ``RIGHT
+    OUTER JOIN``): a list's terms that share a word."""
+    holding = [" ".join(_WORD.findall(line)) for line in lines]
+    holding = [words for words in holding if gram in words]
     return len(holding) == times == len(set(holding)) and all(
-        " ".join(_WORD.findall(line)).count(gram) == 1 for line in holding
+        words.count(gram) == 1 and len(words.split()) <= ITEM_WORDS for words in holding
     )
 
 

@@ -68,7 +68,7 @@ EXPECTED = {
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
     # of the missed blind rows only their shape names were seen.
     ("heldout5", "tuned"): Figures(35, 36, 46, 46, 1, 123, 86, 86, 89, 89),
-    ("heldout5", "blind"): Figures(32, 35, 39, 45, 13, 128, 87, 90, 87, 89),
+    ("heldout5", "blind"): Figures(32, 35, 38, 45, 13, 128, 87, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
     ("heldout6", "tuned"): Figures(27, 27, 30, 30, 0, 94, 99, 101),
@@ -150,7 +150,9 @@ EXPECTED = {
     # 15/63, 70/71. Then tuned on the even half: a chant asked to repeat, a list whose items
     # share a term (top n-gram on one line each), a list or count past what was asked
     # (noise_count): good 18 -> 20, noise 8 -> 10 (heldout10 tuned 18 -> 20; blind heldout5
-    # keeps one more good answer).
+    # keeps one more good answer). heldout12's first look then found the list rule let two of
+    # its blind noise answers through (sentences looped with a word changed): items of 4 words
+    # at most now, and heldout5's blind good answer is held again.
     # Then secrets: another script's word with 2+ digits after its password word (no verb
     # needed), a bracketed phrase then a copula (パスワードは「...」です), security questions'
     # answers, a lock's combination, BitLocker's recovery password, a Teams webhook whole, a

@@ -616,6 +616,13 @@ def test_several_tokens_doubled_are_a_stutter(text: str, cause: str | None) -> N
             "Name the kinds of SQL join.",
             None,
         ),
+        # A sentence looped with one word changed is no list of terms.
+        (
+            "1. The cat is on the mat\n2. The cat is on the bed\n3. The cat is on the sofa\n"
+            "4. The cat is on the roof",
+            "Name three kinds of SQL join.",
+            "repetition",
+        ),
     ],
 )
 def test_a_list_or_count_past_what_was_asked_is_noise(
