@@ -1,4 +1,4 @@
-"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout11``, each
+"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout12``, each
 written by a helper that read none of them. Every file is split by line:
 the even lines were tuned on, the odd lines never shown to whoever tuned (of heldout5's odd
 lines, only the causes and shape names of the good answers held back were seen). Run with
@@ -163,6 +163,14 @@ EXPECTED = {
     # held 10 -> 12, heldout10 blind 9 -> 10.
     ("heldout11", "tuned"): Figures(12, 20, 20, 20, 1, 60, 72, 72),
     ("heldout11", "blind"): Figures(8, 20, 20, 20, 15, 63, 70, 71),
+    # First look (2026-12-07, a helper that read only heldout11's README and its files' first
+    # lines, Trivy's and Kingfisher's rules, and Gemma 3 270M's answers for how a base model
+    # fails): on 004bd87 (the last landed) tuned 9/20 noise held, 20/20 good kept, 9/61
+    # leaked, 53/57 kept; blind 9/20, 20/20, 22/64, 52/56. On b693c8f, after this session's
+    # tuning on heldout9 to 11: tuned the same; blind 9/20, 20/20, 19/64, 52/56 (2a3c8ab had
+    # 7/20 blind noise: see heldout11's note).
+    ("heldout12", "tuned"): Figures(9, 20, 20, 20, 9, 61, 53, 57),
+    ("heldout12", "blind"): Figures(9, 20, 20, 20, 19, 64, 52, 56),
 }
 
 
