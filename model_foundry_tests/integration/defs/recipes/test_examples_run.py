@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +55,23 @@ def _rows(db: Path, sql: str) -> list[dict[str, Any]]:
         return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
 
 
-def test_coding_tasks_stores_each_solution_and_holds_back_what_does_not_parse(db: Path) -> None:
-    meta = _run("coding_tasks")
+def test_coding_tasks_stores_each_solution_and_holds_back_what_does_not_parse(
+    db: Path, tmp_path: Path
+) -> None:
+    # The simulator answers with the prompt's words reversed, and English reversed is salad
+    # (``the of``, ``the with``) that noise_stop_words holds back. This test is about storing
+    # and checking the solutions, so its copy of the example skips that gate, as a recipe's
+    # ``gates: {skip: [...]}`` lets a user do.
+    shipped = find_recipe("coding_tasks").path.parent
+    copy = shutil.copytree(shipped, tmp_path / "coding_tasks")
+    spec = (copy / "defs.yaml").read_text()
+    (copy / "defs.yaml").write_text(
+        spec.replace("  rows: 20\n", "  rows: 20\n  gates: {skip: [noise_stop_words]}\n", 1)
+    )
+    result = materialize_recipe(copy / "defs.yaml", "coding_tasks")
+    assert result.success
+    done = result.asset_materializations_for_node("recipe_coding_tasks")
+    meta = {k: getattr(v, "value", v) for k, v in done[0].metadata.items()}
     assert meta["rows"] == 20 and meta["llm_cells_unanswered"] == 0
     assert meta["cells_by_column"]["solution"] == {"ok": 20}
     assert meta["cells_by_column"]["score"] == {"ok": 20}
