@@ -857,6 +857,36 @@ def _table_cue(text: str, start: int) -> str | None:
     return None
 
 
+def _cued_pairs(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
+    """``user:pw`` right after a credential word: the pair's value, short or one-case."""
+    if ":" not in text:
+        return text
+    out: list[str] = []
+    last = 0
+    for match in _CUED_PAIR.finditer(text):
+        colon = match.start()
+        user = _PAIR_USER.search(text, max(0, colon - 65), colon)
+        value = match.group("value").rstrip(_TRAILING)
+        if (
+            user is None
+            or len(value) < 6
+            or not _DIGIT.search(value)
+            or not _LETTER.search(value)
+            or _PORT.fullmatch(value)
+            or user.group(0).lower() in _NOT_USER_FIELDS
+            or _not_a_value(value)
+            or not take(value)
+        ):
+            continue
+        kind = _words_cue(_line_before(text, user.start()))
+        if kind is None or kind == "signature":
+            continue
+        counts["password"] += 1
+        out += [text[last : colon + 1], marker("password")]
+        last = colon + 1 + len(value)
+    return "".join(out) + text[last:] if out else text
+
+
 class Backstop:
     """Finds cued random values in text that the rules have already scrubbed."""
 
@@ -1006,38 +1036,10 @@ class Backstop:
 
         return _QUOTED.sub(quoted, text)
 
-    def _cued_pairs(self, text: str, counts: Counter[str]) -> str:
-        """``user:pw`` right after a credential word: the pair's value, short or one-case."""
-        if ":" not in text:
-            return text
-        out: list[str] = []
-        last = 0
-        for match in _CUED_PAIR.finditer(text):
-            colon = match.start()
-            user = _PAIR_USER.search(text, max(0, colon - 65), colon)
-            value = match.group("value").rstrip(_TRAILING)
-            if (
-                user is None
-                or len(value) < 6
-                or not _DIGIT.search(value)
-                or not _LETTER.search(value)
-                or _PORT.fullmatch(value)
-                or user.group(0).lower() in _NOT_USER_FIELDS
-                or _not_a_value(value)
-                or not self._take(value)
-            ):
-                continue
-            kind = _words_cue(_line_before(text, user.start()))
-            if kind is None or kind == "signature":
-                continue
-            counts["password"] += 1
-            out += [text[last : colon + 1], marker("password")]
-            last = colon + 1 + len(value)
-        return "".join(out) + text[last:] if out else text
-
     def scrub(self, text: str, counts: Counter[str]) -> str:
         """``text`` with every cued random value replaced; ``counts`` gains one per marker."""
-        text = self._cued_pairs(self._quoted(self._urls(text, counts), counts), counts)
+        text = self._quoted(self._urls(text, counts), counts)
+        text = _cued_pairs(text, counts, self._take)
         found = self._values(text, counts)
         # A value this pass took can be the cue of another (a token's rest on the line after
         # it): once more over what it left, so a second scrub finds nothing the first did not.
