@@ -283,10 +283,35 @@ _INTEGER = re.compile(r"(?<![\w.])\d{1,6}(?![\w.])")
 OVER_BY = 4
 
 
+# Whole numbers each one past the last this many times in a row (``1961 1962 1963 ...``): a
+# count, which a prompt asks for (a count, numbers, a range: ``1-31``) or a model runs
+# into unasked (``What year did the Berlin Wall fall?``).
+COUNTING_RUN = 20
+_WHOLE = re.compile(r"(?<![\w.])\d{1,9}(?![\w.]|[.,]\d)")
+
+
+def counting(text: str) -> bool:
+    """Whether :data:`COUNTING_RUN` whole numbers in a row each add one to the last."""
+    run = 1
+    last: int | None = None
+    for match in _WHOLE.finditer(text):
+        number = int(match.group(0))
+        run = run + 1 if last is not None and number == last + 1 else 1
+        if run >= COUNTING_RUN:
+            return True
+        last = number
+    return False
+
+
+# A prompt that asks for figures in a row: a count, numbers, a range of them (``0-31``).
+_RANGE_ASKED = re.compile(r"\d+[ \t]*(?:-|–|to|〜|~|から)[ \t]*\d+")
+
+
 def noise_count(answer: str, prompt: str) -> bool:
     """``noise_count``: a list of over twice the items the prompt asks for (and
-    :data:`OVER_BY` more at least), or :data:`OVER_BY` figures past where it asked a count to
-    stop: a small model that did not stop."""
+    :data:`OVER_BY` more at least), :data:`OVER_BY` figures past where it asked a count to
+    stop, or a count no figures were asked for (:func:`counting`): a model that did not
+    stop."""
     asked = _ITEMS_ASKED.search(prompt)
     if asked is not None:
         word = (asked.group(1) or asked.group(2)).lower()
@@ -294,6 +319,9 @@ def noise_count(answer: str, prompt: str) -> bool:
         items = len(_ITEM.findall(answer))
         if items > 2 * n and items >= n + OVER_BY:
             return True
+    figures_asked = any(f.name == "figures" and f.asked.search(prompt) for f in FORMS)
+    if counting(answer) and not figures_asked and not _RANGE_ASKED.search(prompt):
+        return True
     count = _COUNT_ASKED.search(prompt)
     if count is None or _IN_A_BASE.search(prompt):
         return False

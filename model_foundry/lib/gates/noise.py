@@ -60,6 +60,7 @@ from model_foundry.lib.gates.noise_artefacts import (
 from model_foundry.lib.gates.noise_japanese import (
     conjunctions_in_run,
     kana_out_of_order,
+    lone_particles,
     stretch_without_particles,
 )
 
@@ -612,7 +613,10 @@ def noise_cause(text: str, config: GateConfig = DEFAULTS) -> str | None:
         "noise_digits": lambda: digits_in_no_order(text),
         "noise_hex": lambda: hex_dump(text),
         "noise_kana": lambda: kana_out_of_order(prose(text, separators=True)),
-        "noise_particles": lambda: stretch_without_particles(prose(text, separators=True)),
+        "noise_particles": lambda: (
+            stretch_without_particles(prose(text, separators=True))
+            or lone_particles(prose(text, separators=True))
+        ),
         "noise_escapes": lambda: byte_escapes(prose(text, separators=True)),
         "noise_tokens": lambda: (
             tokenizer_marks(prose(text, separators=True))

@@ -32,6 +32,8 @@ _ESCAPE = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7
 _TOKEN = re.compile(
     r"</?(?:unk|pad|s|mask|bos|eos|cls|sep)>|\[(?:UNK|PAD|CLS|SEP|MASK|BOS|EOS)\]"
     r"|<\|[a-z_]+\|>|<0x[0-9A-Fa-f]{2}>"
+    # Chat templates' turn marks: Gemma's, Llama 2's, Mistral's.
+    r"|<(?:start|end)_of_turn>|\[/?INST\]|<</?SYS>>"
     # WordPiece's continuation (a Markdown heading has a space after its ``##``), a
     # SentencePiece word mark, byte-level BPE's space, newline and tab.
     r"|(?<![#\w])##\w+|\u2581(?=\w)|[\u0120\u010a\u0109]"
@@ -271,6 +273,10 @@ _PAGE_CHROME = re.compile(
     r"|click here|free trial|limited time|buy now|order now|\b\d{1,2}% off\b|act now"
     r"|no credit card required|sign up (?:now|today)|special offer"
     r"|without warranty|merchantability|fitness for a particular purpose|noninfringement"
+    # A forum thread's and a shop's frame.
+    r"|more posts from|\bcomments? · share\b|\blevel \d+ · |you've come to the right place"
+    r"|add to cart|free shipping|customer reviews|read more"
+    r"|送料無料|レビューを書く|この商品を見た人|ポイント\d+倍|カートに入れる|在庫あり"
 )
 # Distinct phrases of it: a good answer may name a privacy policy, not three of these.
 PAGE_CHROME_MIN = 3

@@ -112,6 +112,18 @@ _PUNCTUATED = re.compile(r"[。、!?\n]")
 CONJUNCTIONS_IN_RUN = 2
 
 
+# A clause that is one particle and nothing else (``、の、が、を、``): Japanese puts a particle
+# after its word, never alone between commas. This many in one text.
+_LONE_PARTICLE = re.compile(r"(?<=[、,])[ \t]*[のがをにでへとはもや][ \t]*(?=[、,。])")
+LONE_PARTICLES = 3
+
+
+def lone_particles(prose: str) -> bool:
+    """Japanese ``noise_particles`` too: :data:`LONE_PARTICLES` clauses or more that are a
+    particle alone."""
+    return len(_LONE_PARTICLE.findall(prose)) >= LONE_PARTICLES
+
+
 def conjunctions_in_run(prose: str) -> bool:
     """Japanese ``noise_stop_words``: :data:`CONJUNCTIONS_IN_RUN` conjunctions or more
     inside one run of text with no punctuation, neither set off before nor after."""

@@ -660,3 +660,40 @@ def test_an_advert_or_a_disclaimer_unasked_is_boilerplate(
     text: str, prompt: str, cause: str | None
 ) -> None:
     assert gate(text, prompt=prompt) == cause
+
+
+@pytest.mark.parametrize(
+    ("text", "prompt", "cause"),
+    [
+        # A chat template's turn marks written out.
+        (
+            "<start_of_turn>user\nWhat is DNS?<end_of_turn>\n<start_of_turn>model\n"
+            "<start_of_turn>user\nWhat is DNS?<end_of_turn>",
+            "What is DNS?",
+            "noise_tokens",
+        ),
+        # A forum thread's and a shop's frame.
+        (
+            "Posted by u/someone · 3y\n\n12 comments · share · save\n\nlevel 1 · 3y\nthis\n\n"
+            "More posts from r/linux",
+            "What does chmod 755 do?",
+            "noise_layout",
+        ),
+        (
+            "明日休みます。\n送料無料・あす楽対応\nレビューを書く\nポイント10倍",
+            "敬語で「明日休みます」を伝えたい。",
+            "noise_layout",
+        ),
+        # A count nobody asked for; a count or a range asked for is the answer.
+        (" ".join(str(y) for y in range(1950, 1975)), "When did the war end?", "noise_count"),
+        (", ".join(str(n) for n in range(1, 31)), "Count from 1 to 30.", None),
+        (" ".join(f"{n}=0x{n:02X}" for n in range(32)), "Show decimal 0-31 in hex.", None),
+        # Particles alone between commas.
+        ("日本の祝日は、の、が、を、で、祝日の日の", "日本の祝日を1つ教えて。", "noise_particles"),
+        ("東京、大阪、名古屋の順に人口が多いです。", "人口の多い都市は？", None),
+    ],
+)
+def test_turn_marks_a_pages_frame_an_unasked_count_and_lone_particles(
+    text: str, prompt: str, cause: str | None
+) -> None:
+    assert gate(text, prompt=prompt) == cause
