@@ -39,6 +39,7 @@ import base64
 import binascii
 import functools
 import itertools
+import json
 import math
 import re
 from collections import Counter
@@ -393,14 +394,23 @@ def names_a_thing(value: str) -> bool:
 @memo_short
 def _not_a_value(value: str) -> bool:
     """Paths, file names, versions, UUIDs, code names and placeholders: never a secret here."""
+    return _camel_words(value.rstrip("!?")) or not_a_worded_value(value)
+
+
+@memo_short
+def not_a_worded_value(value: str) -> bool:
+    """:func:`_not_a_value` but for words run together with digits (``lanmei2026dong``,
+    ``getUser2``), which after a password word and its verb are the password."""
     if MARKER_PREFIX in value or is_placeholder(value) or _PUBLIC_SHAPE.fullmatch(value):
+        return True
+    if value.startswith("eyJ") and encoded_data(value):
         return True
     if value.startswith(("/", "~", "./", "../", "$", "=")) or names_a_thing(value):
         return True
     # A path, not base64 (whose ``+`` and ``=`` padding no path has).
     if value.count("/") >= 2 and "+" not in value and not value.endswith("="):
         return True
-    if _camel_words(value.rstrip("!?")) or _RANGES.search(value):
+    if _RANGES.search(value):
         return True
     # A dotted name (``settings.API_KEY``, ``.Values.apiKey``, ``torch.float16``); one ending
     # in four digits is a passphrase (``Ember.pepper5228``): code seldom numbers so high.
@@ -815,6 +825,23 @@ def _encoded_text(value: str) -> bool:
     return all(c.isprintable() or c in "\t\r\n" for c in words)
 
 
+_CREDENTIAL_KEY = re.compile(r"(?i)pass|secret|token|key|auth|cred|sig|session|cookie")
+
+
+def encoded_data(value: str) -> bool:
+    """Whether ``value`` is base64 of a JSON object none of whose keys names a credential
+    (``eyJwYWdlIjogM30`` is ``{"page": 3}``): a pagination cursor, a preferences cookie, a
+    state parameter, written so a server reads it back, not drawn."""
+    if not value.startswith("eyJ") or not _encoded_text(value):
+        return False
+    body = value.rstrip("=")
+    try:
+        data = json.loads(base64.b64decode(body + "=" * (-len(body) % 4)))
+    except ValueError:
+        return False
+    return isinstance(data, dict) and not any(_CREDENTIAL_KEY.search(str(k)) for k in data)
+
+
 def _classes(value: str) -> tuple[int, int, int, int]:
     """How many lower-case letters, capitals, digits and other characters ``value`` has."""
     lower = sum(1 for c in value if "a" <= c <= "z")
@@ -1066,4 +1093,13 @@ class Backstop:
         return "".join(out) + text[last:] if out else text
 
 
-__all__ = ["Backstop", "entropy", "name_cue", "names_a_thing", "randomness", "strong"]
+__all__ = [
+    "Backstop",
+    "encoded_data",
+    "entropy",
+    "name_cue",
+    "names_a_thing",
+    "not_a_worded_value",
+    "randomness",
+    "strong",
+]

@@ -66,6 +66,7 @@ _REFERENCE = re.compile(
     r"""^(?:
         \$\{[^}]*\}            # ${TOKEN}
       | \$\(?[A-Za-z_]\w*\)?(?:->?.*|\[.*|::.*)?  # $TOKEN, $(TOKEN), PHP's $request->input(...)
+      | \$[A-Za-z_]\w*\$         # $TOKEN$, an IDE's macro (IntelliJ's run configurations)
       | \$(?i:env):[A-Za-z_]\w*  # PowerShell's $env:TOKEN ($Env: too)
       | %\([A-Za-z_]\w*\)[sdr]  # %(password)s, Python's %-format
       | \$\([^()]*\)          # $(cat /run/secrets/token): the command that reads it

@@ -193,13 +193,15 @@ MORE_PROVIDER_RULES: tuple[Rule, ...] = (
     # for: ``error code 404`` and ``exit code 1`` name no lock.
     rule(
         "password",
-        r"(?i)(?:\bpin(?:[ -]?code)?|\bpuk2?|\bpasscode|\bdigicode|暗証番号"
+        r"(?i)(?:\bpin(?:[ -]?code)?|\bpuk2?|\bpasscode|\bdigicode|暗証番号|パスコード|解除コード"
         r"|\b(?:door|gate|alarm|lock|keypad|garage|disarm|entry|safe|unlock) code)"
         r"(?:[ \t]*(?:[:=：]|は)|(?:[ \t]+[\w'’-]{1,20}){0,4}?[ \t]+(?:is|was|est|ist|es|é)"
         r"|(?=[ \t]+\d))[ \t]*(?P<secret>(?-i:[A-Z])?\d{4,8})(?![\d/-]|[.,:]\d)",
         keywords=(
             *("pin ", "pin:", "pin=", "pin-code", "pincode", "puk", "passcode", "digicode"),
             "暗証番号",
+            "パスコード",
+            "解除コード",
             *(f"{w} code" for w in ("door", "gate", "alarm", "lock", "keypad", "garage")),
             *(f"{w} code" for w in ("disarm", "entry", "safe", "unlock")),
         ),

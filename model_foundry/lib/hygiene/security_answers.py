@@ -39,7 +39,8 @@ _ANSWER = re.compile(
     r"(?i)\banswers?(?:[ \t]+(?:is|was))?[ \t]*[:：]?[ \t]*"
     r"(?:(?P<q>[\"'“])(?P<quoted>[^\"'”\n]{1,40})[\"'”]"
     r"|(?P<word>[A-Z][\w-]{1,30})(?=[ \t]*[.,;\n]|$))"
-    r"|(?:答え|回答)(?:は|:|：)[ \t]*[「『](?P<ja>[^」』\n]{1,30})[」』]"
+    r"|(?:答え|回答)(?:は|:|：)[ \t]*(?:[「『](?P<ja>[^」』\n]{1,30})[」』]"
+    r"|(?P<line>[^\s「」『』。、]{1,30})(?=[ \t]*(?:[。\n]|$)))"
 )
 
 
@@ -52,7 +53,7 @@ def security_answers(text: str, counts: Counter[str], take: Callable[[str], bool
     for match in _LABEL.finditer(text):
         spans.append(match.span("value"))
     for match in _ANSWER.finditer(text):
-        group = next(g for g in ("quoted", "word", "ja") if match.group(g))
+        group = next(g for g in ("quoted", "word", "ja", "line") if match.group(g))
         spans.append(match.span(group))
     out: list[str] = []
     last = 0

@@ -39,9 +39,9 @@ from collections.abc import Callable
 from model_foundry.lib.hygiene.backstop import (
     _NAMING,
     _NOT_USER_FIELDS,
-    _not_a_value,
     name_cue,
     names_a_thing,
+    not_a_worded_value,
 )
 from model_foundry.lib.hygiene.names import DESCRIPTOR_WORDS, WORLD_CUES
 from model_foundry.lib.hygiene.placeholders import (
@@ -299,7 +299,13 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         (
             ("パスワード", "パスフレーズ", "暗証", "合言葉"),
             r"(?:パスワード|パスフレーズ|暗証番号|合言葉)(?P<prose>)(?P<phrase>)は[ \t]*[「『]"
-            r"(?P<value>[^\s「」『』]{2,32})[」』](?=です|でした|だ|。|$)",
+            r"(?P<value>[^\s「」『』][^\n「」『』]{0,38}[^\s「」『』])[」』](?=です|でした|だ|。|$)",
+        ),
+        # A password sent in parts, each bracketed after its part's name: 前半「X」, 後半「Y」.
+        (
+            ("前半", "後半", "half"),
+            r"(?:前半|後半|(?i:first half|second half))(?P<prose>)(?P<phrase>)[ \t]*[:：]?[ \t]*"
+            r"[「『\"'](?P<value>[^\s「」『』\"']{3,64})[」』\"']",
         ),
         # Other languages' prose, a short phrase saying whose between the password word and
         # its verb: ``a senha do Wi-Fi do escritório é X``, ``der WLAN-Schlüssel lautet X``,
@@ -450,7 +456,7 @@ def mixed_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]
         # Another script's word with its digits (the pattern's second shape): its ASCII is
         # only the digits, too few to judge as a draw, so only a placeholder's words stop it.
         other = not value.isascii()
-        if (says_placeholder(value) if other else _not_a_value(value)) or not take(value):
+        if (says_placeholder(value) if other else not_a_worded_value(value)) or not take(value):
             continue
         if value.startswith(("http", "$", "%")):
             continue

@@ -68,7 +68,7 @@ EXPECTED = {
     # Blind noise 30 -> 32 (and heldout4's 24 -> 25) by ftfy's mojibake detector, 2026-12-07:
     # of the missed blind rows only their shape names were seen.
     ("heldout5", "tuned"): Figures(35, 36, 46, 46, 1, 123, 86, 86, 89, 89),
-    ("heldout5", "blind"): Figures(32, 35, 38, 45, 13, 128, 87, 90, 87, 89),
+    ("heldout5", "blind"): Figures(32, 35, 38, 45, 13, 128, 88, 90, 87, 89),
     # First look (2026-12-07): tuned half 21/27 noise held, 26/30 good kept, 16/94 leaked,
     # 97/101 kept; blind half 21/26, 25/29, 19/96, 93/96. Then tuned on the even half only.
     ("heldout6", "tuned"): Figures(27, 27, 30, 30, 0, 94, 99, 101),
@@ -162,7 +162,7 @@ EXPECTED = {
     # An advert's calls and a licence's disclaimer, unasked for, are page chrome: tuned noise
     # held 10 -> 12, heldout10 blind 9 -> 10.
     ("heldout11", "tuned"): Figures(12, 20, 20, 20, 1, 60, 72, 72),
-    ("heldout11", "blind"): Figures(8, 20, 20, 20, 15, 63, 70, 71),
+    ("heldout11", "blind"): Figures(8, 20, 20, 20, 14, 63, 70, 71),
     # First look (2026-12-07, a helper that read only heldout11's README and its files' first
     # lines, Trivy's and Kingfisher's rules, and Gemma 3 270M's answers for how a base model
     # fails): on 004bd87 (the last landed) tuned 9/20 noise held, 20/20 good kept, 9/61
@@ -172,7 +172,12 @@ EXPECTED = {
     # Then tuned on the even half: chat templates' turn marks, a forum's and a shop's frame,
     # a count nobody asked for (noise_count), particles alone between commas: noise held
     # 9 -> 15; no good answer in any fixture lost.
-    ("heldout12", "tuned"): Figures(15, 20, 20, 20, 9, 61, 53, 57),
+    # Secrets: words run together with digits after a password word and its verb (密码是),
+    # a bracketed phrase with spaces, an answer on its own line, a password sent in halves
+    # (前半「X」), an unlock code; kept: base64 of a JSON object of no credential's keys (a
+    # cursor), an IDE's $MACRO$. Tuned 9 -> 3 leaked, 53 -> 55 kept; blind heldout11 15 -> 14
+    # leaked, heldout5 87 -> 88 kept.
+    ("heldout12", "tuned"): Figures(15, 20, 20, 20, 3, 61, 55, 57),
     ("heldout12", "blind"): Figures(9, 20, 20, 20, 19, 64, 52, 56),
 }
 

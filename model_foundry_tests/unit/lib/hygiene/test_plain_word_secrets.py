@@ -45,6 +45,16 @@ from model_foundry.lib.hygiene.record import RecordScrubber
             "done: the password you gave me, Tamarind#Ridge42, works on the relay.",
             "Tamarind#Ridge42",
         ),
+        # heldout12's even half: words run together with digits after 密码是, a bracketed phrase
+        # with spaces, an answer on its own line, a password sent in halves, an unlock code.
+        ("访客网络的密码是 qingshan2031hai", "qingshan2031hai"),
+        ("パスワードは「yuki no hi 2031」です。", "yuki no hi 2031"),
+        ("秘密の質問を登録して\n質問：母の旧姓は？\n答え：たかなし\n", "たかなし"),
+        (
+            "パスワードは長いので分けて送ります\n前半「Suzume-Kaede」\n後半「-Tsuki71」",
+            "Suzume-Kaede",
+        ),
+        ("検証機のロック解除コードは 520713 です。", "520713"),
     ],
 )
 def test_a_plain_word_secret_goes(text: str, value: str) -> None:
@@ -66,6 +76,13 @@ def test_a_plain_word_secret_goes(text: str, value: str) -> None:
         ("auth:\n  existingSecret: analytics-db-credentials\n", "analytics-db-credentials"),
         ("パスワードは「再設定」ボタンから変更できます。", "再設定"),
         ("Pet: cat. City: Osaka. Visit booked for Tuesday.", "Osaka"),
+        # Base64 of a JSON object of no credential's keys: a cursor the server reads back.
+        (
+            "GET /api/items?cursor=eyJwYWdlIjogNCwgIm9yZGVyIjogImRlc2MifQ 200",
+            "eyJwYWdlIjogNCwgIm9yZGVyIjogImRlc2MifQ",
+        ),
+        # An IDE's macro stands for the value.
+        ('<env name="DEPLOY_TOKEN" value="$DEPLOY_TOKEN$" />', "$DEPLOY_TOKEN$"),
         ("The combination of pandas 2.2 and numpy 1 26 3 works.", "1 26 3"),
     ],
 )
