@@ -24,7 +24,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from model_foundry.lib.gates.noise import letter_script, many_figures
+from model_foundry.lib.gates.noise import letter_script, many_figures, prose
 from model_foundry.lib.gates.noise_artefacts import BLANK_RUN
 
 # Longer than every asked-for form in the corpora's good answers (a poem with its refrain,
@@ -290,16 +290,24 @@ COUNTING_RUN = 20
 _WHOLE = re.compile(r"(?<![\w.])\d{1,9}(?![\w.]|[.,]\d)")
 
 
+_BETWEEN = re.compile(r"[\s,;、，]*")
+
+
 def counting(text: str) -> bool:
-    """Whether :data:`COUNTING_RUN` whole numbers in a row each add one to the last."""
+    """Whether :data:`COUNTING_RUN` whole numbers in a row, nothing but blanks and commas
+    between them (a numbered list's items have words between), each add one to the last;
+    code and its output aside."""
     run = 1
     last: int | None = None
-    for match in _WHOLE.finditer(text):
+    end = 0
+    bare = prose(text)
+    for match in _WHOLE.finditer(bare):
         number = int(match.group(0))
-        run = run + 1 if last is not None and number == last + 1 else 1
+        adjacent = _BETWEEN.fullmatch(bare, end, match.start()) is not None
+        run = run + 1 if adjacent and last is not None and number == last + 1 else 1
         if run >= COUNTING_RUN:
             return True
-        last = number
+        last, end = number, match.end()
     return False
 
 

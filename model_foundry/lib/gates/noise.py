@@ -367,14 +367,28 @@ _NOT_AFTER_DETERMINER = frozenset(
 )
 # Twice in one answer: a typo makes one.
 DETERMINER_PAIRS = 2
-_ENGLISH_WORD = re.compile(r"[A-Za-z']+|[^\sA-Za-z']")
+# A hyphenated word is one (``your to-do list``, ``the in-place sort``).
+_ENGLISH_WORD = re.compile(r"[A-Za-z']+(?:-[A-Za-z']+)*|[^\sA-Za-z']")
+# A keyword named as a thing of code: ``the if statement``, ``the for loop``, ``the in
+# operator``.
+_CODE_NOUNS = frozenset(
+    (
+        *("statement", "statements", "loop", "loops", "operator", "operators", "keyword"),
+        *("keywords", "clause", "clauses", "block", "blocks", "branch", "branches"),
+        *("expression", "expressions", "condition", "check", "part"),
+    )
+)
 
 
 def determiner_pairs(text: str) -> bool:
     """``noise_stop_words`` too: :data:`DETERMINER_PAIRS` or more determiners followed by a
-    word no noun phrase starts with."""
-    words = [w.lower() for w in _ENGLISH_WORD.findall(prose(text))]
-    pairs = sum(1 for a, b in pairwise(words) if a in _DETERMINERS and b in _NOT_AFTER_DETERMINER)
+    word no noun phrase starts with (and no code noun after it: ``the if statement``)."""
+    words = [w.lower() for w in _ENGLISH_WORD.findall(prose(text))] + [""]
+    pairs = sum(
+        1
+        for a, b, c in zip(words, words[1:], words[2:], strict=False)
+        if a in _DETERMINERS and b in _NOT_AFTER_DETERMINER and c not in _CODE_NOUNS
+    )
     return pairs >= DETERMINER_PAIRS
 
 

@@ -178,25 +178,12 @@ _PRONOUNS = frozenset(("i", "you", "he", "she", "it", "we", "they", "there", "th
 _LAST_WORDS = re.compile(r"([A-Za-z]+)[^A-Za-z]+([A-Za-z]+)$|([A-Za-z]+)$")
 
 
-# A paragraph of this many words or more, with a sentence ended inside it, that stops on a
-# lower-case word with no mark after it: cut mid-sentence or mid-word (``they absorb sunl``).
-# A one-sentence reply may skip its full stop; a paragraph that ended one sentence does not
-# forget the next one's.
-CUT_PARAGRAPH_WORDS = 20
-_SENTENCE_ENDED = re.compile(r"[.!?]\s+[A-Z]")
-_LOWER_LAST = re.compile(r"\b[a-z]{2,}$")
-
-
 def unfinished(text: str) -> bool:
     """``noise_unfinished``: one line, two words or more, its last a word from
-    :data:`_DANGLING` or a Japanese comma or particle from :data:`_JA_DANGLING`; or a
-    paragraph cut mid-sentence (:data:`CUT_PARAGRAPH_WORDS`)."""
+    :data:`_DANGLING` or a Japanese comma or particle from :data:`_JA_DANGLING`."""
     line = text.strip()
     if not line or "\n" in line or (len(line.split()) < 2 and line.isascii()):
         return False
-    words = len(line.split())
-    if words >= CUT_PARAGRAPH_WORDS and _SENTENCE_ENDED.search(line) and _LOWER_LAST.search(line):
-        return True
     if line.endswith(_JA_DANGLING):
         return len(line) > 2
     found = _LAST_WORDS.search(line)

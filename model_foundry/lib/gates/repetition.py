@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 
 from model_foundry.lib.gates.config import DEFAULTS, GateConfig
-from model_foundry.lib.gates.noise import FENCE, is_figure, prose
+from model_foundry.lib.gates.noise import FENCE, prose
 from model_foundry.lib.gates.script import JAPANESE
 
 _WORD = re.compile(r"\w+")
@@ -192,18 +192,18 @@ def loop_run(text: str, config: GateConfig = DEFAULTS) -> str | None:
     return None
 
 
-# Different tokens each written twice in a row (``def def ... return return ... import
+# Different words each written twice in a row (``def def ... return return ... import
 # import``): a small model stuttering. Prose doubles a word by mistake once (``the the``);
-# a language's real doubling (``very very``, ``had had``) is one word. Figures are left
-# out: data repeats a value (``0, 0, 1, 1``, a CSV's ``250,250``).
+# a language's real doubling (``very very``, ``had had``) is one word. Only tokens with a
+# letter count: data repeats a value (``0, 0, 1, 1``) and a rule or ASCII art a mark.
 DOUBLED_TOKENS = 3
 
 
 def doubled_tokens(text: str) -> bool:
-    """``doubled_tokens``: :data:`DOUBLED_TOKENS` or more different tokens of the prose, not
-    figures, each next to itself."""
+    """``doubled_tokens``: :data:`DOUBLED_TOKENS` or more different words of the prose each
+    next to itself."""
     tokens = prose(text).split()
-    doubled = {a for a, b in pairwise(tokens) if a == b and not is_figure(a)}
+    doubled = {a for a, b in pairwise(tokens) if a == b and LETTER.search(a)}
     return len(doubled) >= DOUBLED_TOKENS
 
 

@@ -301,10 +301,12 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             r"(?:パスワード|パスフレーズ|暗証番号|合言葉)(?P<prose>)(?P<phrase>)は[ \t]*[「『]"
             r"(?P<value>[^\s「」『』][^\n「」『』]{0,38}[^\s「」『』])[」』](?=です|でした|だ|。|$)",
         ),
-        # A password sent in parts, each bracketed after its part's name: 前半「X」, 後半「Y」.
+        # A password sent in parts, each bracketed after its part's name: 前半「X」, 後半「Y」,
+        # where a password or token word stands in the lines before (:data:`_PARTS_CUE`).
         (
             ("前半", "後半", "half"),
-            r"(?:前半|後半|(?i:first half|second half))(?P<prose>)(?P<phrase>)[ \t]*[:：]?[ \t]*"
+            r"(?:前半|後半|(?i:first half|second half))(?P<prose>)(?P<phrase>)(?P<parts>)"
+            r"[ \t]*[:：]?[ \t]*"
             r"[「『\"'](?P<value>[^\s「」『』\"']{3,64})[」』\"']",
         ),
         # Other languages' prose, a short phrase saying whose between the password word and
@@ -331,6 +333,9 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         ),
     )
 )
+# A password's or token's word within this many characters before its parts.
+_PARTS_CUE = re.compile(r"(?i)パスワード|パスフレーズ|トークン|password|passphrase|token")
+_PARTS_BACK = 200
 _HINTS = frozenset(h for hints, _ in _WORD_CUES if not isinstance(hints, re.Pattern) for h in hints)
 # Words after a password key or flag that say what it is, not what it holds.
 _STATUS_WORDS = word_set(
@@ -390,6 +395,10 @@ def word_passwords(text: str, counts: Counter[str], take: Callable[[str], bool])
                 continue
             if value.startswith("$"):  # a variable the string interpolates
                 continue
+            if "parts" in named and not _PARTS_CUE.search(
+                text, max(0, match.start() - _PARTS_BACK), match.start()
+            ):
+                continue  # ``the first half "Setup" covers...``: a part of no password
             # A bracketed phrase then a copula: any script, only a placeholder's words stop it.
             kept = says_placeholder(value) if "phrase" in named else not _word_password(value)
             if not kept and take(value):

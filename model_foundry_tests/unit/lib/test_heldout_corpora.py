@@ -52,8 +52,10 @@ class Figures:
 # letters of other scripts inside Latin words, a paragraph cut mid-sentence, and several
 # tokens each doubled (``def def``), from the tuned halves of heldout9 and 10: noise held,
 # tuned heldout9 21 -> 23, 10 16 -> 18; blind heldout4 28 -> 29, 7 23 -> 25, 8 18 -> 21,
-# 10 8 -> 9. No good answer lost in any half or fixture. Figures doubled were then left out
-# (data repeats a value): heldout8 blind 21 -> 20.
+# 10 8 -> 9. No good answer lost in any half or fixture. Only words doubled count (data
+# repeats a value, a rule its marks): heldout8 blind 21 -> 19. The paragraph cut mid-word
+# was dropped on review (an answer ending on a command, unpunctuated, read as one): heldout9
+# tuned 23 -> 22, heldout10 blind 10 -> 9.
 # A key pair's id in a user field beside a password (key_users.py): heldout6 tuned 1 -> 0.
 # A value's rest on the line after its marker, from the same speaker or on the message's
 # next line (heldout5 tuned's token split over two messages): tuned 2 -> 1; blind heldout8
@@ -105,7 +107,7 @@ EXPECTED = {
     ("heldout8", "tuned"): Figures(24, 26, 30, 30, 2, 87, 92, 93),
     # 2026-12-07, tuning on heldout9's even half: a password hash after its user's name
     # (/etc/shadow, .htpasswd) took one more blind leak here, 34 -> 33.
-    ("heldout8", "blind"): Figures(20, 26, 28, 30, 32, 100, 94, 105),
+    ("heldout8", "blind"): Figures(19, 26, 28, 30, 32, 100, 94, 105),
     # First look (2026-12-07, a helper that read only heldout8's README and gitleaks' rule
     # list; agent sessions: tool calls, tool results, summaries): tuned half 11/79 leaked,
     # 87/88 kept, 16/23 noise held, 23/23 good kept; blind half 13/82, 81/89, 18/22, 22/22
@@ -124,7 +126,7 @@ EXPECTED = {
     # segment (Zapier's /hooks/catch/<id>/<7 characters>/): 1 -> 0. Words that are each a
     # walk of four keys (asdf, hjkl) are noise_keyboard: tuned noise held 17 -> 18; a stack
     # trace or log lines alone, unasked for, are noise_layout: 18 -> 19.
-    ("heldout9", "tuned"): Figures(23, 23, 23, 23, 0, 79, 88, 88),
+    ("heldout9", "tuned"): Figures(22, 23, 23, 23, 0, 79, 88, 88),
     ("heldout9", "blind"): Figures(19, 22, 22, 22, 7, 82, 81, 89),
     # First look (2026-12-07, a helper that read only heldout9's README and its files' first
     # lines, trufflehog's detectors and detect-secrets' plugins; agent sessions again, noise as
@@ -142,7 +144,7 @@ EXPECTED = {
     # alone (noise_layout): tuned noise held 14 -> 16. A vendor's token cut short (ghp_ and
     # 16 more): heldout5's tuned half 3 -> 2 leaked.
     ("heldout10", "tuned"): Figures(20, 23, 23, 23, 1, 88, 86, 87),
-    ("heldout10", "blind"): Figures(10, 22, 22, 22, 21, 86, 78, 83),
+    ("heldout10", "blind"): Figures(9, 22, 22, 22, 21, 86, 78, 83),
     # First look (2026-12-07, a helper that read only heldout10's README and its files' first
     # lines, Nosey Parker's rules and secrets-patterns-db; credentials files of a developer's
     # machine): 004bd87 (the last landed) and b54ec0d alike but for one blind noise row: tuned

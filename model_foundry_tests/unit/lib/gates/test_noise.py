@@ -559,11 +559,19 @@ def test_a_broken_table_and_hashtags_alone_are_layout(
         # A formula's Greek, and a Russian word named in an English sentence, are no look-alikes.
         ("Speed is Δx over Δt, and the area of a circle is πr² for radius r.", None),
         ("The Russian word for data is данные, and for server it is сервер.", None),
-        # A paragraph that ended a sentence, then stops mid-word.
+        # Programming's keywords named as things, and hyphenated words, are no salad.
         (
-            "A hash map stores pairs of keys and values. Lookups hash the key to pick a bucket, "
-            "so on average they take constant time, although collisions make some buck",
-            "noise_unfinished",
+            "Use the if statement to branch and the for loop to repeat; the in operator tests "
+            "membership.",
+            None,
+        ),
+        ("Add it to your to-do list, then review your to-do list every morning.", None),
+        # A paragraph that ends on a command with no full stop is an answer (cuts mid-word
+        # are left to cut_off: a stop sequence seldom cuts a word).
+        (
+            "Update the package index first. Then, on Ubuntu, open a terminal and run sudo apt "
+            "install git",
+            None,
         ),
         # One sentence without its full stop is a reply.
         (
@@ -573,7 +581,7 @@ def test_a_broken_table_and_hashtags_alone_are_layout(
         ),
     ],
 )
-def test_salad_look_alikes_and_a_cut_paragraph_are_noise(text: str, cause: str | None) -> None:
+def test_salad_and_look_alikes_are_noise(text: str, cause: str | None) -> None:
     assert noise_cause(text) == cause
 
 
@@ -589,6 +597,8 @@ def test_salad_look_alikes_and_a_cut_paragraph_are_noise(text: str, cause: str |
         ("It is very very fast, and that that matters is clear from the benchmark.", None),
         # Data repeats its figures.
         ("Floor of n / 2 for n = 0 to 5: 0, 0, 1, 1, 2, 2", None),
+        # A rule or ASCII art repeats its marks.
+        ("Before = = = after - - - and * * * between", None),
     ],
 )
 def test_several_tokens_doubled_are_a_stutter(text: str, cause: str | None) -> None:

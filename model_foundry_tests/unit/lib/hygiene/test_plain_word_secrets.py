@@ -81,6 +81,9 @@ def test_a_plain_word_secret_goes(text: str, value: str) -> None:
             "GET /api/items?cursor=eyJwYWdlIjogNCwgIm9yZGVyIjogImRlc2MifQ 200",
             "eyJwYWdlIjogNCwgIm9yZGVyIjogImRlc2MifQ",
         ),
+        # A document's halves, with no password before them.
+        ('The first half "Setup" covers installation; the second half "Usage" the CLI.', "Setup"),
+        ("講義の前半「導入編」では基礎を、後半「応用編」では実例を扱います。", "導入編"),
         # An IDE's macro stands for the value.
         ('<env name="DEPLOY_TOKEN" value="$DEPLOY_TOKEN$" />', "$DEPLOY_TOKEN$"),
         ("The combination of pandas 2.2 and numpy 1 26 3 works.", "1 26 3"),
