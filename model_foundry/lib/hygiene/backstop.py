@@ -552,9 +552,9 @@ _CONTINUED_MARKER = re.compile(re.escape(MARKER_PREFIX) + r"(\w+)\]\\$")
 # A chat line's speaker (``田中: ``, ``user: ``, ``[10:42] mika: ``).
 _SPEAKER = re.compile(r"[ \t]*(?:\[[\d:]{4,8}\][ \t]*)?[^\s:：]{1,20}[ \t]*[:：][ \t]*")
 # A line that is a value's marker and nothing else, after its speaker's label: a value sent
-# in two messages (a chat cuts long ones), whose rest the same speaker sends next, or on
-# the message's next line. A YAML
-# key's line (``secret: [...]``) above another key's random value is no such pair.
+# in two messages (a chat cuts long ones), whose rest the same speaker sends next, or on the
+# message's next line. A YAML key's line (``secret: [...]``) above another key's random value
+# is no such pair.
 _MARKER_LINE = re.compile(
     f"(?P<speaker>{_SPEAKER.pattern})?" + re.escape(MARKER_PREFIX) + r"(\w+)\][ \t]*"
 )
