@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 _T = TypeVar("_T")
@@ -41,6 +42,22 @@ def word_set(words: str) -> frozenset[str]:
 def marker(kind: str) -> str:
     """The text that stands in for a removed value: ``[REDACTED:<kind>]``."""
     return f"{MARKER_PREFIX}{kind}]"
+
+
+def replace_spans(
+    text: str, spans: Iterable[tuple[int, int]], kind: str, counts: Counter[str]
+) -> str:
+    """``text`` with each span a marker of ``kind`` (one counted each); of spans that overlap
+    the first wins."""
+    out: list[str] = []
+    last = 0
+    for start, end in sorted(set(spans)):
+        if start < last:
+            continue
+        counts[kind] += 1
+        out += [text[last:start], marker(kind)]
+        last = end
+    return "".join(out) + text[last:] if out else text
 
 
 # One of our markers: a scrubbed text scrubbed again must come out the same, so no rule may
@@ -157,6 +174,7 @@ __all__ = [
     "in_marker",
     "is_placeholder",
     "marker",
+    "replace_spans",
     "says_placeholder",
     "token_body_is_placeholder",
     "word_set",

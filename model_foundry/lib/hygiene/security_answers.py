@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from model_foundry.lib.hygiene.placeholders import marker, says_placeholder
+from model_foundry.lib.hygiene.placeholders import replace_spans, says_placeholder
 
 _CUE = re.compile(
     r"(?i)\b(?:security|recovery|secret|challenge)[ _-]?questions?\b|秘密の質問|合言葉の質問"
@@ -49,19 +49,9 @@ def security_answers(text: str, counts: Counter[str], take: Callable[[str], bool
     lowered = text.lower()
     if not any(h in lowered for h in _HINTS) or _CUE.search(text) is None:
         return text
-    spans: list[tuple[int, int]] = []
-    for match in _LABEL.finditer(text):
-        spans.append(match.span("value"))
+    spans = [m.span("value") for m in _LABEL.finditer(text)]
     for match in _ANSWER.finditer(text):
         group = next(g for g in ("quoted", "word", "ja", "line") if match.group(g))
         spans.append(match.span(group))
-    out: list[str] = []
-    last = 0
-    for start, end in sorted(set(spans)):
-        value = text[start:end]
-        if start < last or says_placeholder(value) or not take(value):
-            continue
-        counts["security_answer"] += 1
-        out += [text[last:start], marker("security_answer")]
-        last = end
-    return "".join(out) + text[last:] if out else text
+    taken = [(a, b) for a, b in spans if not says_placeholder(text[a:b]) and take(text[a:b])]
+    return replace_spans(text, taken, "security_answer", counts)

@@ -47,6 +47,7 @@ from model_foundry.lib.hygiene.names import DESCRIPTOR_WORDS, WORLD_CUES
 from model_foundry.lib.hygiene.placeholders import (
     is_placeholder,
     marker,
+    replace_spans,
     says_placeholder,
     word_set,
 )
@@ -403,17 +404,7 @@ def word_passwords(text: str, counts: Counter[str], take: Callable[[str], bool])
             kept = says_placeholder(value) if "phrase" in named else not _word_password(value)
             if not kept and take(value):
                 spans.append(match.span("value"))
-    if not spans:
-        return text
-    out: list[str] = []
-    last = 0
-    for start, end in sorted(set(spans)):
-        if start < last:
-            continue
-        counts["password"] += 1
-        out += [text[last:start], marker("password")]
-        last = end
-    return "".join(out) + text[last:]
+    return replace_spans(text, spans, "password", counts)
 
 
 # A password word in any of the languages the cues know, then what makes the next token its
