@@ -138,6 +138,23 @@ class KeywordIndex:
         return [self.rules[i] for i in sorted(chosen)]
 
 
+# The passes on what every rule left, for shapes no rule knows, in their order; True where a
+# pass judges placeholders itself (a value in another script has too few ASCII letters for
+# ``is_placeholder``'s count of distinct ones), so its say is the allowlist's alone.
+_SHAPE_PASSES: tuple[
+    tuple[Callable[[str, Counter[str], Callable[[str], bool]], str], bool], ...
+] = (
+    (csv_columns, False),
+    (markdown_columns, False),
+    (sql_columns, False),
+    (word_passwords, True),
+    (mixed_passwords, True),
+    (typed_passwords, False),
+    (key_users, False),
+    (security_answers, True),
+)
+
+
 class SecretScrubber:
     """Scrubs text with the built-in rules plus ``config``'s own rules and allowlist."""
 
@@ -233,8 +250,6 @@ class SecretScrubber:
         return not is_placeholder(value) and not self.config.allowed(value)
 
     def _not_allowed(self, value: str) -> bool:
-        # For the word passes, which judge placeholders themselves: a value in another script
-        # has too few ASCII letters for ``is_placeholder``'s count of distinct ones.
         return not self.config.allowed(value)
 
     def _base64_wrapped(self, text: str, counts: Counter[str]) -> str:
@@ -315,14 +330,9 @@ class SecretScrubber:
             text = self._base64_wrapped(text, counts)
         # Last, on what every rule left: a random value beside a cue in a shape no rule knows.
         if self._backstop is not None:
-            text = csv_columns(text, counts, self._take)
-            text = markdown_columns(text, counts, self._take)
-            text = sql_columns(text, counts, self._take)
-            text = word_passwords(text, counts, self._not_allowed)
-            text = mixed_passwords(text, counts, self._not_allowed)
-            text = typed_passwords(text, counts, self._take)
-            text = key_users(text, counts, self._take)
-            text = security_answers(text, counts, self._not_allowed)
+            for shape_pass, judges_placeholders in _SHAPE_PASSES:
+                take = self._not_allowed if judges_placeholders else self._take
+                text = shape_pass(text, counts, take)
             text = self._backstop.scrub(text, counts)
         if MARKER_PREFIX in text:
             text = _concatenated(text, self._take)
