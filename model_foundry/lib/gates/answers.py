@@ -27,7 +27,9 @@ Each answer gets at most one cause, checked in this order (the cheapest and sure
   ``noise_digits`` for junk made of letters or figures, and ``noise_kana``,
   ``noise_particles`` (Japanese), ``noise_escapes``, ``noise_tokens``, ``noise_keyboard``,
   ``noise_unfinished``, ``noise_mojibake``, ``noise_layout``;
-  not for structured answers, which their schema judges.
+  not for structured answers, which their schema judges;
+- ``noise_questions``: questions that continue the prompt's quiz instead of answering it
+  (``asked.noise_questions``), unless questions were asked for.
 
 A short answer in a form its prompt asks for (Morse code, emoji, a regex, a binary table, a
 refrain) is not held back for the causes that form explains (``asked.py``).
@@ -45,23 +47,25 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from model_foundry.lib.gates.asked import asked_for, noise_count
+from model_foundry.lib.gates.asked import asked_for, noise_count, noise_questions
 from model_foundry.lib.gates.config import CAUSES, DEFAULTS, GateConfig
-from model_foundry.lib.gates.noise import NOISE_CAUSES, is_figure, noise_cause
+from model_foundry.lib.gates.noise import NOISE_CAUSES, RULE_LINES, is_figure, noise_cause
 from model_foundry.lib.gates.repetition import LETTER, ngrams, repetition_stat
 from model_foundry.lib.gates.schema import is_unparsed
 from model_foundry.lib.gates.script import WORD, script_share
 
 # A list's own number (``1.``, ``2)``), no answer by itself.
 _LIST_NUMBER = re.compile(r"^\d{1,3}[.)]$")
-# Between figures, these make a sum or a mapping (``1234 + 8766 = 10000``, ``3.10 → 2026-10``).
-_OPERATORS = frozenset("+-=×÷*/<>≤≥≈→←") | {"->", "=>", "<-", "<="}
+# Between figures, these make a sum or a mapping (``1234 + 8766 = 10000``, ``3.10 → 2026-10``);
+# a per cent sign ending a sentence after its figure stands alone too (``= 37.5 %.``), not one
+# between figures (``12 % 3``).
+_OPERATORS = frozenset("+-−=×÷*/<>≤≥≈→←") | {"->", "=>", "<-", "<=", "%."}
 _MARKUP = re.compile(r"<[^>]*>|&[a-z]+;|```\w*")
 # Code marked as such holding a letter or a digit (```` `!!!` ```` is no code).
 _CODE_WITH_CONTENT = re.compile(r"`[^`\n]*[A-Za-z0-9][^`\n]*`|```[^\n]*\n[^`]*[A-Za-z0-9][^`]*```")
 # Inside a run, these part figures (``2^10``, ``2×3=6``, ``2**8``, a table's ``|``): each part
 # is judged. Not ``-``, which dates and negative numbers hold.
-_INNER_OPERATORS = re.compile(r"\*\*|[\^×÷*/=+<>≤≥≈→←|]")
+_INNER_OPERATORS = re.compile(r"\*\*|[\^×÷*/=+<>≤≥≈→←|√−]")
 _JA_SEPARATORS = re.compile(r"[、。・]")
 _INTO = re.compile(r"\binto (Japanese|English)\b", re.IGNORECASE)
 _LANGS = {"japanese": "ja", "ja": "ja", "english": "en", "en": "en"}
@@ -85,14 +89,17 @@ def is_wordless(text: str) -> bool:
     not when a run in it is no figure (``12 % 3``) or it is only list numbers (``1. 2. 3.``)."""
     if _CODE_WITH_CONTENT.search(text):
         return False  # code the answer marks as such (a cron line, a regex in backticks)
-    bare = _MARKUP.sub(" ", text)
+    bare = RULE_LINES.sub(" ", _MARKUP.sub(" ", text))
     if LETTER.search(bare):
         return False
     # NFKC: full-width figures and signs (``１×２＝２``), superscript powers (``2⁸``).
     bare = _INNER_OPERATORS.sub(" ", unicodedata.normalize("NFKC", bare))
     # Japanese lists figures with its own comma and full stop (``1、2、3。``).
     bare = _JA_SEPARATORS.sub(" ", bare)
-    runs = [r for r in bare.split() if not _LIST_NUMBER.match(r) and r not in _OPERATORS]
+    runs = [r for r in bare.split() if r not in _OPERATORS]
+    # ``42.`` alone is a figure and its full stop; list numbers come two or more.
+    if sum(1 for r in runs if _LIST_NUMBER.match(r)) > 1:
+        runs = [r for r in runs if not _LIST_NUMBER.match(r)]
     return not runs or not all(is_figure(r) for r in runs)
 
 
@@ -142,6 +149,7 @@ def gate(
         "echo": lambda: bool(prompt) and is_echo(text, prompt, config),
         "repetition": lambda: repetition_stat(text, config) is not None,
         "noise_count": lambda: bool(prompt) and noise_count(text, prompt),
+        "noise_questions": lambda: json_schema is None and noise_questions(text, prompt),
     }
     # A structured answer is JSON, judged by its schema: its braces are no noise. The four
     # noise statistics are worked out once, for the first of them that applies.

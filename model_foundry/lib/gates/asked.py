@@ -59,13 +59,18 @@ def _tokens(answer: str) -> list[str]:
 
 # Morse's longest code (a punctuation mark) has six symbols; a run past this is no letter.
 _MORSE_LETTER = 7
+_NOTE_LINES = 2
 
 
 def _morse(answer: str) -> bool:
-    body = _LABEL.sub("", answer).strip()
-    if not body or _MORSE.fullmatch(body) is None:
+    """Morse's lines, and at most a note of :data:`_NOTE_LINES` lines after them (``(Words
+    are separated by a slash.)``)."""
+    lines = [line for line in _LABEL.sub("", answer).strip().splitlines() if line.strip()]
+    codes = [line for line in lines if _MORSE.fullmatch(line.strip())]
+    notes = lines[len(codes) :]
+    if not codes or lines[: len(codes)] != codes or len(notes) > _NOTE_LINES:
         return False
-    return all(len(t) <= _MORSE_LETTER for t in re.split(r"[\s/|]+", body))
+    return all(len(t) <= _MORSE_LETTER for c in codes for t in re.split(r"[\s/|]+", c.strip()))
 
 
 def _emoji(answer: str) -> bool:
@@ -138,7 +143,8 @@ def _words(words: str) -> re.Pattern[str]:
 
 
 _TIMES = _words(
-    r"(?:twice|thrice|(?:two|three|four|five|six|seven|eight|nine|ten|\d{1,2})\s+times)"
+    r"(?:twice|thrice|(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen"
+    r"|twenty|thirty|\d{1,2})\s+times)"
     r"|repeat(?:s|ed|ing)?|[0-9０-９一二三四五六七八九十]+回"
 )
 
@@ -153,6 +159,29 @@ def _said_again(answer: str) -> bool:
 def _laid_out(answer: str) -> bool:
     """A list or an output asked for may hold anything but a run of blank lines."""
     return not BLANK_RUN.search(answer)
+
+
+# A program's output line: a word or figure or two (``Fizz``, ``14``, ``x = 3``).
+_OUTPUT_WORDS = 3
+_OUTPUT_LINES = 3
+_DRAWING = re.compile(r"[+\-|/\\_=*#.:'`^<>()\[\]{}~ o\u2500-\u257f\u2580-\u259f]+")
+
+
+def _short_lines(answer: str) -> bool:
+    """Lines of a few words each, no one of them a third of all (``Fizz`` is a quarter of
+    FizzBuzz's; a line looped is most of them)."""
+    lines = [line.strip() for line in answer.splitlines() if line.strip()]
+    return (
+        len(lines) >= _OUTPUT_LINES
+        and all(len(line.split()) <= _OUTPUT_WORDS for line in lines)
+        and 3 * max(map(lines.count, set(lines))) <= len(lines)
+    )
+
+
+def _drawn(answer: str) -> bool:
+    """Two lines or more, each box-drawing marks and blanks only."""
+    lines = [line for line in answer.strip("`\n").splitlines() if line.strip()]
+    return len(lines) >= 2 and all(_DRAWING.fullmatch(line) for line in lines)
 
 
 _SYMBOL_CAUSES = frozenset({"empty", "noise_words", "noise_symbols", "noise_chars"})
@@ -239,7 +268,7 @@ FORMS = (
             r"|\b(?:questions|quiz(?:zes)?|faqs?|flashcards?|interview)\b|質問集|問題集|想定問答"
         ),
         _any,
-        frozenset({"noise_tokens"}),
+        frozenset({"noise_tokens", "noise_questions"}),
         max_chars=4 * MAX_CHARS,
     ),
     # The cause is the shape here: a keyboard walk, lines that come back.
@@ -249,9 +278,28 @@ FORMS = (
         _words("refrain|chorus|chants?|mantras?|cheers?|only (?:of )?the word"),
         _any,
         frozenset({"repetition"}),
+        # A poem's stanzas, each with its refrain, run past the short forms.
+        max_chars=2 * MAX_CHARS,
+    ),
+    # A program's output asked for (FizzBuzz, a loop's prints): short lines that come back.
+    Form(
+        "program_output",
+        re.compile(
+            r"(?i)\b(?:fizzbuzz|outputs?)\b|\bwhat (?:does|will|would|do)\b.{0,80}\bprint\b"
+        ),
+        _short_lines,
+        frozenset({"repetition"}),
+        max_chars=4 * MAX_CHARS,
+    ),
+    # A drawing in characters: lines of box-drawing marks.
+    Form(
+        "drawing",
+        _words(r"ascii|draw|drawing|diagram|box(?:es)?|grid|border|frame|図|描"),
+        _drawn,
+        _SYMBOL_CAUSES | {"repetition"},
     ),
     # ``Write 'echo' five times``, ``repeat it three times``: short, since a loop runs long.
-    Form("times", _TIMES, _any, frozenset({"repetition"}), max_chars=200),
+    Form("times", _TIMES, _any, frozenset({"repetition", "noise_stop_words"}), max_chars=200),
     # What it repeats is often the prompt's words: an echo, but only said more than once
     # (``Repeat after me: X`` answered ``X`` is an echo still).
     Form("times_echo", _TIMES, _said_again, frozenset({"echo"}), max_chars=200),
@@ -337,6 +385,50 @@ def noise_count(answer: str, prompt: str) -> bool:
     return sum(1 for m in _INTEGER.finditer(answer) if int(m.group(0)) > end) >= OVER_BY
 
 
+# A sentence and its end; a question ends in a question mark (full-width in Japanese).
+_SENTENCE = re.compile(r"[^.?!。？！\n]+[.?!。？！]+|[^.?!。？！\n]+$", re.M)
+_QUESTIONS = 3
+
+
+def _trigrams(text: str) -> set[str]:
+    words = re.findall(r"\w+", text.casefold())
+    return {" ".join(words[i : i + 3]) for i in range(max(1, len(words) - 2))}
+
+
+# A quiz's options: ``A)``, ``B.``, ``(C)`` opening a line or after a space.
+_OPTION = re.compile(r"(?m)(?:^|\s)\(?([A-D])[).:]\s+\S")
+
+
+def _options_unchosen(text: str) -> bool:
+    """A question, then options A, B, C and D in that order."""
+    found = list(_OPTION.finditer(text))
+    labels = "".join(m.group(1) for m in found)
+    at = labels.find("ABCD")
+    return at >= 0 and any(mark in text[: found[at].start()] for mark in "?？")
+
+
+def noise_questions(answer: str, prompt: str) -> bool:
+    """``noise_questions``: :data:`_QUESTIONS` questions or more, half the sentences at least,
+    two of them sharing three words in a row with another or with the prompt: the quiz or the
+    interview continued (``How many legs ...? How many eyes ...?``) instead of answered; or a
+    question with options A to D the prompt did not give (a quiz written, not answered). A
+    question or two back (``Which version do you run?``) asks for what the answer needs."""
+    if _options_unchosen(answer) and not _options_unchosen(prompt):
+        return True
+    sentences = [s.strip() for s in _SENTENCE.findall(answer) if len(s.strip()) > 3]
+    questions = [s for s in sentences if s.endswith(("?", "？"))]
+    if len(questions) < max(_QUESTIONS, len(sentences) / 2):
+        return False
+    grams = [_trigrams(q) for q in questions]
+    asked = _trigrams(prompt)
+    sharing = sum(
+        1
+        for i, own in enumerate(grams)
+        if own & asked or any(own & other for j, other in enumerate(grams) if j != i)
+    )
+    return sharing >= 2
+
+
 def asked_for(cause: str, answer: str, prompt: str) -> bool:
     """Whether ``prompt`` asks for a form that explains ``cause`` and the short ``answer``
     has that form's shape (see the module)."""
@@ -351,4 +443,4 @@ def asked_for(cause: str, answer: str, prompt: str) -> bool:
     )
 
 
-__all__ = ["FORMS", "MAX_CHARS", "Form", "asked_for", "noise_count"]
+__all__ = ["FORMS", "MAX_CHARS", "Form", "asked_for", "noise_count", "noise_questions"]

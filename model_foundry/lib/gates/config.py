@@ -41,6 +41,7 @@ CAUSES = (
     "noise_unfinished",
     "noise_mojibake",
     "noise_layout",
+    "noise_questions",
 )
 
 

@@ -90,11 +90,11 @@ NOISE_CAUSES = (
 FENCE = re.compile(
     r"^[ \t]{0,3}(?:```.*?(?:^[ \t]*```|\Z)|~~~.*?(?:^[ \t]*~~~|\Z))", re.DOTALL | re.MULTILINE
 )
-_INLINE_CODE = re.compile(r"`[^`\n]+`")
+INLINE_CODE = re.compile(r"`[^`\n]+`")
 # Markdown's marks at the start of a line (bullets, numbered items, headings, quotes) and
 # whole lines that are only a rule or a table's delimiter row.
 _LINE_MARKS = re.compile(r"(?m)^[ \t]*(?:[-*+>]|#{1,6}|\d{1,3}[.)])[ \t]+")
-_RULE_LINES = re.compile(r"(?m)^[ \t]*(?:[-*_=]{3,}|\|?[ \t:|-]*-{3,}[ \t:|-]*\|?)[ \t]*$")
+RULE_LINES = re.compile(r"(?m)^[ \t]*(?:[-*_=]{3,}|\|?[ \t:|-]*-{3,}[ \t:|-]*\|?)[ \t]*$")
 # Where words part besides spaces: the separators of tables, lists and assignments.
 _SEPARATORS = re.compile(r"[,;|=\t/\\]|、")
 # A figure: digits with the marks of decimals, dates, times, ranges and units around them
@@ -144,6 +144,22 @@ def is_figure(run: str) -> bool:
     # Units may stand side by side (``30″`` is ``30′′`` after NFKC, ``5°C``).
     marks = _UNITS.sub("", _LETTER.sub("", core))
     return not any(not a.isdigit() and not b.isdigit() for a, b in pairwise(marks))
+
+
+# A formula's parts: figures and short names (``2^10``, ``3×7``, ``√2``, ``sin(0.5)``, ``**12**``
+# in bold, LaTeX's ``int_0^3`` and ``tfrac{x^3}{3}``): operators between them, a function's
+# brackets around them.
+_FORMULA_MARKS = re.compile(r"\*\*|[\^×÷*+<>≤≥≈√−(){}_]")
+_NAME = re.compile(r"[A-Za-z]{1,6}")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def is_formula(run: str) -> bool:
+    """Numbers and names of at most six letters between operators, a number among them."""
+    parts = [p for p in _FORMULA_MARKS.split(run) if p]
+    return any(_NUMBER.fullmatch(p) for p in parts) and all(
+        _NUMBER.fullmatch(p) or _NAME.fullmatch(p) for p in parts
+    )
 
 
 def _is_word(run: str) -> bool:
@@ -210,9 +226,9 @@ def prose(text: str, *, separators: bool = False) -> str:
     """``text`` without code, URLs and Markdown's marks, its separators made spaces (kept
     with ``separators``): what the noise statistics judge."""
     text = FENCE.sub(" ", unicodedata.normalize("NFKC", text))
-    text = _INLINE_CODE.sub(" ", text)
+    text = INLINE_CODE.sub(" ", text)
     text = URL.sub(" ", text)
-    text = _RULE_LINES.sub(" ", text)
+    text = RULE_LINES.sub(" ", text)
     text = _LINE_MARKS.sub(" ", text)
     return text if separators else _SEPARATORS.sub(" ", text)
 
@@ -227,7 +243,7 @@ def noise_stats(text: str) -> NoiseStats | None:
     for run in _WORDS.findall(prose(text)):
         if _is_word(run):
             words.append(run)
-        elif not is_figure(run) and len(run) > OPERATOR_LENGTH:
+        elif not is_figure(run) and not is_formula(run) and len(run) > OPERATOR_LENGTH:
             noise.append(run)
     word_chars = sum(map(len, words))
     noise_chars = sum(map(len, noise))
@@ -553,7 +569,11 @@ def digits_in_no_order(text: str) -> bool:
     columns = _table_columns(text)
     if columns is not None:
         return any(_random_digits(_runs(" ".join(column))) for column in columns)
-    return _random_digits(_runs(prose(text)))
+    # A thousands group (``1,024``) is no zero-padded number of its own.
+    return _random_digits(_runs(prose(_THOUSANDS.sub("", text))))
+
+
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
 def _runs(text: str) -> list[str]:
@@ -581,7 +601,7 @@ def _table_columns(text: str) -> list[list[str]] | None:
     """The cells of each column, where at least half of the text's lines are table rows
     (``| a | b |``); else None."""
     lines = [line for line in text.splitlines() if line.strip()]
-    rows = [line for line in lines if _TABLE_ROW.match(line) and not _RULE_LINES.match(line)]
+    rows = [line for line in lines if _TABLE_ROW.match(line) and not RULE_LINES.match(line)]
     if len(rows) < 2 or 2 * len(rows) < len(lines):
         return None
     columns: dict[int, list[str]] = {}

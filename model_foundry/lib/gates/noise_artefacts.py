@@ -26,6 +26,8 @@ from itertools import pairwise, takewhile
 
 from ftfy.badness import badness
 
+from model_foundry.lib.gates.words import cut_word
+
 # A link (the noise statistics take links out of the prose; ``noise_layout`` counts them).
 URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 _ESCAPE = re.compile(r"\\(?:x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{3})")
@@ -178,9 +180,31 @@ _PRONOUNS = frozenset(("i", "you", "he", "she", "it", "we", "they", "there", "th
 _LAST_WORDS = re.compile(r"([A-Za-z]+)[^A-Za-z]+([A-Za-z]+)$|([A-Za-z]+)$")
 
 
+# A cut word ends a line of prose this long at least, after a space: no command, no code.
+_CUT_LINE_WORDS = 6
+_CUT_WORD = re.compile(r"(?<= )([a-z]{3,})$")
+_CODE_MARKS = re.compile(r"[`$=(){}<>]")
+
+
+def cut_mid_word(text: str) -> bool:
+    """The last line is prose that stops inside a word (``... the primary key of anoth``):
+    its last run of letters no word but the start of one (``words.cut_word``)."""
+    last = text.rstrip().rsplit("\n", 1)[-1]
+    found = _CUT_WORD.search(last)
+    return (
+        found is not None
+        and len(re.findall(r"[A-Za-z]+", last)) >= _CUT_LINE_WORDS
+        and not _CODE_MARKS.search(last)
+        and cut_word(found.group(1))
+    )
+
+
 def unfinished(text: str) -> bool:
     """``noise_unfinished``: one line, two words or more, its last a word from
-    :data:`_DANGLING` or a Japanese comma or particle from :data:`_JA_DANGLING`."""
+    :data:`_DANGLING` or a Japanese comma or particle from :data:`_JA_DANGLING`; or any
+    answer cut mid-word (:func:`cut_mid_word`)."""
+    if cut_mid_word(text):
+        return True
     line = text.strip()
     if not line or "\n" in line or (len(line.split()) < 2 and line.isascii()):
         return False

@@ -32,10 +32,10 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from itertools import pairwise
+from itertools import combinations, pairwise
 
 from model_foundry.lib.gates.config import DEFAULTS, GateConfig
-from model_foundry.lib.gates.noise import FENCE, prose
+from model_foundry.lib.gates.noise import FENCE, INLINE_CODE, prose
 from model_foundry.lib.gates.script import JAPANESE
 
 _WORD = re.compile(r"\w+")
@@ -230,6 +230,33 @@ def _items_sharing(gram: str, times: int, lines: Sequence[str]) -> bool:
     )
 
 
+# A short answer says a phrase this many times at most in parallel clauses; more is a list
+# of questions or a loop, whatever lies between.
+PARALLEL_TIMES = 4
+
+
+def _same_gaps(words: Sequence[str], gram: str, n: int) -> bool:
+    """Whether two of ``gram``'s occurrences have the same words between them and the next,
+    or all but one (or none, in a loop): a short answer's parallel clauses (``3 C on each
+    side, 8 H on each side``) each say something new between."""
+    at = [i for i, g in enumerate(ngrams(words, n)) if g == gram]
+    # A list's numbers between (``1. The cat is on the mat 2. The cat is on the bed``) are
+    # no news.
+    gaps = [tuple(w for w in words[a + n : b] if not w.isdigit()) for a, b in pairwise(at)]
+    return any(_alike(a, b, n) for a, b in combinations(gaps, 2)) or () in gaps
+
+
+# A sentence looped with one word changed is this many words at least, with its n-gram.
+_LOOPED_WORDS = 4
+
+
+def _alike(a: tuple[str, ...], b: tuple[str, ...], n: int) -> bool:
+    """The same words, or as many but for one, in a sentence of :data:`_LOOPED_WORDS` with
+    the n-gram (``the cat is on the mat``, ``... the bed``); not a formula's ``sin x x³``."""
+    differ = sum(1 for x, y in zip(a, b, strict=False) if x != y)
+    return a == b or (len(a) == len(b) and len(a) + n >= _LOOPED_WORDS and differ == 1)
+
+
 def repetition_stat(text: str, config: GateConfig = DEFAULTS) -> str | None:
     """The first Gopher statistic ``text`` exceeds (e.g. ``dup_line_frac``), then
     :func:`loop_run`, else None; ``letter_run`` first, for :data:`_LETTER_RUN`."""
@@ -255,12 +282,22 @@ def repetition_stat(text: str, config: GateConfig = DEFAULTS) -> str | None:
         text = _without_refrains(lines, refrains)
         size = len(text)
     words = _WORD.findall(text)
+    # Code quoted inline names the same command or path again and again (`git switch x`).
+    said = _WORD.findall(INLINE_CODE.sub(" ", text))
     for n, limit in sorted(config.top_ngram_char_frac.items()):
-        counts = Counter(g for g in ngrams(words, n) if _is_phrase(g))
+        counts = Counter(g for g in ngrams(said, n) if _is_phrase(g))
         if counts:
             gram, times = counts.most_common(1)[0]
             looped = times >= config.repeat_from and len(gram) * times / size > limit
-            if looped and not _items_sharing(gram, times, lines):
+            if (
+                looped
+                and not _items_sharing(gram, times, lines)
+                and (
+                    len(said) >= config.min_words_for_ngram_dups
+                    or times > PARALLEL_TIMES
+                    or _same_gaps(said, gram, n)
+                )
+            ):
                 return f"top_{n}_gram"
     if len(words) >= config.min_words_for_ngram_dups:
         for n, limit in sorted(config.dup_ngram_char_frac.items()):

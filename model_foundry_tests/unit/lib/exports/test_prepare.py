@@ -293,7 +293,8 @@ def test_gated_answers_stay_in_samples_parquet_and_are_counted_in_card_and_manif
         "noise_count: 0, "
         "noise_digits: 0, noise_escapes: 0, noise_hex: 0, noise_kana: 0, noise_keyboard: 0, "
         "noise_layout: 0, noise_mojibake: 0, "
-        "noise_particles: 0, noise_scripts: 0, noise_stop_words: 0, noise_symbols: 0, "
+        "noise_particles: 0, noise_questions: 0, noise_scripts: 0, noise_stop_words: 0, "
+        "noise_symbols: 0, "
         "noise_tokens: 0, noise_unfinished: 0, noise_word_length: 0, noise_words: 0, "
         "repetition: 1, unparsed: 0," in " ".join(card.split())
     )

@@ -264,6 +264,12 @@ PLANTED = [
         prompt="List three benefits of unit tests.",
     ),
     Planted("blank-line run", "Okay." + "\n" * 30 + ".", "noise_layout"),
+    Planted(
+        "the quiz continued",
+        "How long is the Nile? How long is the Amazon in miles? Which river is wider?",
+        "noise_questions",
+        prompt="How long is the Nile?",
+    ),
     Planted("a few digits over and over", "19" + "89" * 20, "noise_digits"),
     Planted("a template's slot", "{{answer}}", "noise_tokens"),
     Planted("one kana over and over", "あ" * 20 + "い" * 12, "repetition"),

@@ -707,3 +707,77 @@ def test_turn_marks_a_pages_frame_an_unasked_count_and_lone_particles(
     text: str, prompt: str, cause: str | None
 ) -> None:
     assert gate(text, prompt=prompt) == cause
+
+
+@pytest.mark.parametrize(
+    ("text", "prompt", "cause"),
+    [
+        # A figure and its full stop, a sum with a true minus sign, a table's rule, roots.
+        ("56.", "What is 7 times 8?", None),
+        ("(1200 − 900) / 1200 = 25 %.", "Margin if revenue is 1200 and cost 900?", None),
+        ("1. 2. 3.", "List three colours.", "empty"),
+        ("| n | n² |\n|---|---|\n| **1** | 1 |\n| **2** | 4 |\n| **3** | 9 |", "Squares?", None),
+        ("\n".join(f"√{n} = {n**0.5:.4f}" for n in range(1, 9)), "Square roots 1..8.", None),
+        ("\n".join(f"3^{n} = {3**n:,}" for n in range(12)), "Powers of three to 3^11.", None),
+        ("\n".join(f"cos({x / 2}) = 0.{n}" for n, x in enumerate(range(6), 1000)), "cos?", None),
+        # Parallel clauses say a phrase three times; a loop says it with the same between.
+        (
+            "2 Fe + 3 Cl₂ → 2 FeCl₃. Check: 2 Fe on the left side, 6 Cl on the left side, "
+            "and both again on the right side.",
+            "Balance iron and chlorine.",
+            None,
+        ),
+        ("I think so. I think so. I think so. I think so.", "Is it ready?", "repetition"),
+        # Inline code names the same command again.
+        (
+            "1. `git stash list`で確認します。\n2. `git stash pop stash@{0}`で戻します。\n"
+            "3. `git stash drop stash@{0}`で消します。",
+            "git stashの使い方は？",
+            None,
+        ),
+    ],
+)
+def test_figures_formulas_and_parallel_clauses_are_answers(
+    text: str, prompt: str, cause: str | None
+) -> None:
+    assert gate(text, prompt=prompt) == cause
+
+
+@pytest.mark.parametrize(
+    ("text", "prompt", "cause"),
+    [
+        # The quiz continued, or a question with options nobody chose among.
+        (
+            "How deep is the Pacific? How deep is the Atlantic at its deepest point? Which "
+            "ocean is saltier?",
+            "How deep is the Pacific?",
+            "noise_questions",
+        ),
+        (
+            "Which planet is largest?\nA) Mars\nB) Jupiter\nC) Venus\nD) Mercury",
+            "Which planet is the largest?",
+            "noise_questions",
+        ),
+        ("Which is largest?\nA) Mars\nB) Jupiter\nC) Venus\nD) Mercury", "Write a quiz.", None),
+        # A question or two back is no quiz.
+        ("Which OS do you run? And which shell? Paste the error too.", "Fix my script.", None),
+        # Cut inside a word; a command at the end is no cut word.
+        (
+            "An index lets the database find rows without scanning every row of the whole databa",
+            "What is an index?",
+            "noise_unfinished",
+        ),
+        ("On Debian you can install it with sudo apt install htop", "Install htop?", None),
+        # Forms asked for: a drawing, a program's output, Morse with a note, a chant.
+        ("+--+--+\n|  |  |\n+--+--+", "Draw two boxes side by side in ASCII.", None),
+        ("\n".join("Fizz" if n % 3 == 0 else str(n) for n in range(1, 13)), "Its output?", None),
+        ("import os\n" * 20, "Write a script that prints the home folder.", "repetition"),
+        ("--. --- / ..- .--.\n\n(A slash parts the words.)", "'GO UP' in Morse code?", None),
+        (" ".join(["la"] * 13) + " la!", "Sing 'la' thirteen times.", None),
+        ("ding dong ding dong ding dong ding dong", "The doorbell's sound, four times.", None),
+    ],
+)
+def test_a_quiz_continued_a_cut_word_and_forms_asked_for(
+    text: str, prompt: str, cause: str | None
+) -> None:
+    assert gate(text, prompt=prompt) == cause
