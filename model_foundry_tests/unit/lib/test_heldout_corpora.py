@@ -1,4 +1,4 @@
-"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout12``, each
+"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout13``, each
 written by a helper that read none of them. Every file is split by line:
 the even lines were tuned on, the odd lines never shown to whoever tuned (of heldout5's odd
 lines, only the causes and shape names of the good answers held back were seen). Run with
@@ -192,6 +192,13 @@ EXPECTED = {
     # leaked, heldout5 87 -> 88 kept.
     ("heldout12", "tuned"): Figures(15, 20, 20, 20, 3, 61, 55, 57),
     ("heldout12", "blind"): Figures(10, 20, 20, 20, 19, 64, 52, 56),
+    # First look (2026-12-07, a helper that read only heldout12's README and its files' first
+    # lines, secretlint's rules, ripsecrets, git-secrets and GitHub's secret-scanning page;
+    # chats, mail threads, trackers, HTTP dumps, password-manager exports, plain-word
+    # passwords in 14 languages): 53d7b02 (the last landed) and 4a8ac44 alike: tuned 9/20
+    # noise held, 20/20 good kept, 20/71 leaked, 71/72 kept; blind 11/20, 19/20, 24/75, 71/71.
+    ("heldout13", "tuned"): Figures(9, 20, 20, 20, 20, 71, 71, 72),
+    ("heldout13", "blind"): Figures(11, 20, 19, 20, 24, 75, 71, 71),
 }
 
 
