@@ -49,6 +49,7 @@ from typing import Any
 
 from model_foundry.lib.gates.asked import asked_for, noise_count, noise_questions
 from model_foundry.lib.gates.config import CAUSES, DEFAULTS, GateConfig
+from model_foundry.lib.gates.language import foreign_script, wrong_language
 from model_foundry.lib.gates.noise import NOISE_CAUSES, RULE_LINES, is_figure, noise_cause
 from model_foundry.lib.gates.repetition import LETTER, ngrams, repetition_stat
 from model_foundry.lib.gates.schema import is_unparsed
@@ -142,9 +143,13 @@ def gate(
         "empty": lambda: is_wordless(text),
         "unparsed": lambda: json_schema is not None and is_unparsed(text, json_schema),
         "wrong_script": lambda: (
-            target_lang is not None
-            and (share := script_share(text, target_lang)) is not None
-            and share < config.script_share
+            (
+                target_lang is not None
+                and (share := script_share(text, target_lang)) is not None
+                and share < config.script_share
+            )
+            or wrong_language(text, prompt)
+            or foreign_script(text, prompt)
         ),
         "echo": lambda: bool(prompt) and is_echo(text, prompt, config),
         "repetition": lambda: repetition_stat(text, config) is not None,

@@ -318,11 +318,32 @@ _COUNT_WORDS = {
 # ``List three benefits``, ``give me 5 examples``, ``3つ挙げて``: how many items were asked for.
 _ITEMS_ASKED = re.compile(
     r"(?i)\b(?:list|give|name|write|suggest|provide|share|offer|enumerate|mention|what are)"
-    r"(?:\s+me)?(?:\s+the)?\s+(\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten)\b"
+    r"(?:\s+me)?(?:\s+the)?(?:\s+(?:first|last|top))?"
+    r"\s+(\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten)\b"
     r"|([0-9]{1,2}|[一二三四五六七八九十])つ"
 )
 # ``Count from 1 to 5``, ``5まで数えて``: where a count was asked to stop (not in a base).
-_COUNT_ASKED = re.compile(r"(?i)\bcount\b(?:\s+from\s+\d+)?\s+to\s+(\d{1,4})\b|(\d{1,4})まで数え")
+_COUNT_ASKED = re.compile(
+    r"(?i)\bcount\b(?:\s+(?:up|down|backwards?))?(?:\s+from\s+(?P<start>\d{1,4}))?\s+to\s+"
+    r"(\d{1,4})\b|(\d{1,4})まで数え"
+)
+# A list's items in a line, parted by commas (``2, 3, 5, 7``): each a word or two. Not
+# Japanese ``、``, which parts a sentence's clauses as often.
+_COMMA_ITEMS = re.compile(r"[,，]")
+_ITEM_CHARS = 20
+
+
+def _items_in_a_line(answer: str) -> int:
+    """The most items a line lists, parted by commas, each :data:`_ITEM_CHARS` long at most;
+    0 where a line's parts are clauses."""
+    most = 0
+    for line in answer.splitlines():
+        parts = [p.strip() for p in _COMMA_ITEMS.split(line.strip().rstrip(",，."))]
+        if len(parts) > 1 and all(0 < len(p) <= _ITEM_CHARS for p in parts):
+            most = max(most, len(parts))
+    return most
+
+
 _IN_A_BASE = re.compile(r"(?i)binary|hex|octal|base\s*\d|roman|2進|16進")
 _ITEM = re.compile(r"(?m)^[ \t]*(?:[-*•・]|\d{1,3}[.)])[ \t]*\S")
 _INTEGER = re.compile(r"(?<![\w.])\d{1,6}(?![\w.])")
@@ -359,6 +380,21 @@ def counting(text: str) -> bool:
     return False
 
 
+# Figures and nothing else, this many or more (a date's parts each), where no figures were
+# asked for: a dump, not an answer (``Balance the combustion of propane.`` answered in
+# numbers). Counted apart at blanks, commas, slashes and a hyphen between digits.
+FIGURES_ALONE = 24
+_FIGURE_RUNS = re.compile(r"[\s,;/]+|(?<=\d)-(?=\d)")
+_ANY_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _figures_alone(answer: str) -> bool:
+    if _ANY_LETTER.search(answer):
+        return False
+    runs = [r for r in _FIGURE_RUNS.split(answer) if any(c.isdigit() for c in r)]
+    return len(runs) >= FIGURES_ALONE
+
+
 # A prompt that asks for figures in a row: a count, numbers, a range of them (``0-31``).
 _RANGE_ASKED = re.compile(r"\d+[ \t]*(?:-|–|to|〜|~|から)[ \t]*\d+")
 
@@ -366,23 +402,29 @@ _RANGE_ASKED = re.compile(r"\d+[ \t]*(?:-|–|to|〜|~|から)[ \t]*\d+")
 def noise_count(answer: str, prompt: str) -> bool:
     """``noise_count``: a list of over twice the items the prompt asks for (and
     :data:`OVER_BY` more at least), :data:`OVER_BY` figures past where it asked a count to
-    stop, or a count no figures were asked for (:func:`counting`): a model that did not
-    stop."""
+    stop, or a count or :data:`FIGURES_ALONE` figures that no figures were asked for
+    (:func:`counting`, :func:`_figures_alone`): a model that did not stop."""
     asked = _ITEMS_ASKED.search(prompt)
     if asked is not None:
         word = (asked.group(1) or asked.group(2)).lower()
         n = int(word) if word.isdigit() else _COUNT_WORDS[word]
-        items = len(_ITEM.findall(answer))
+        items = max(len(_ITEM.findall(answer)), _items_in_a_line(answer))
         if items > 2 * n and items >= n + OVER_BY:
             return True
     figures_asked = any(f.name == "figures" and f.asked.search(prompt) for f in FORMS)
-    if counting(answer) and not figures_asked and not _RANGE_ASKED.search(prompt):
+    unasked = not figures_asked and not _RANGE_ASKED.search(prompt)
+    if unasked and (counting(answer) or _figures_alone(answer)):
         return True
     count = _COUNT_ASKED.search(prompt)
     if count is None or _IN_A_BASE.search(prompt):
         return False
-    end = int(count.group(1) or count.group(2))
-    return sum(1 for m in _INTEGER.finditer(answer) if int(m.group(0)) > end) >= OVER_BY
+    end = int(count.group(2) or count.group(3))
+    start = int(count.group("start") or 0)
+    low, high = min(start, end), max(start, end)
+    # Past either end: a count down that counts up runs past its start.
+    return (
+        sum(1 for m in _INTEGER.finditer(answer) if not low <= int(m.group(0)) <= high) >= OVER_BY
+    )
 
 
 # A sentence and its end; a question ends in a question mark (full-width in Japanese).

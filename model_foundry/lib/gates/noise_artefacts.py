@@ -26,7 +26,7 @@ from itertools import pairwise, takewhile
 
 from ftfy.badness import badness
 
-from model_foundry.lib.gates.words import cut_word
+from model_foundry.lib.words import cut_word
 
 # A link (the noise statistics take links out of the prose; ``noise_layout`` counts them).
 URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
@@ -169,11 +169,14 @@ _DANGLING = frozenset(
         *("a", "an", "the", "is", "are", "was", "were", "be", "been", "am", "of", "to", "for"),
         *("with", "from", "by", "as", "at", "on", "in", "into", "that", "which", "because"),
         *("and", "or", "but", "if", "than", "then", "so", "while", "when", "whose", "your"),
-        *("my", "our", "their", "its", "this", "these"),
+        *("my", "our", "their", "its", "this", "these", "we", "they", "he", "she"),
     )
 )
 # Japanese: a comma, or a topic, subject or object particle the clause's verb must follow.
 _JA_DANGLING = ("、", "，", "は", "が", "を")
+# Or a polite ending cut short: a verb's stem and ``ま`` or ``まし`` (``休みま``, ``書きまし``),
+# ``でし``, ``くださ``.
+_JA_CUT = re.compile(r"[いきしちにひみりぎじびぴえけせてねへめれげぜでべぺ]まし?$|でし$|くださ$")
 # ``Yes, it is``, ``here they are``: a verb after its pronoun ends a short reply.
 _AUXILIARIES = frozenset(("is", "are", "was", "were", "am", "be", "been"))
 _PRONOUNS = frozenset(("i", "you", "he", "she", "it", "we", "they", "there", "that", "this", "who"))
@@ -201,14 +204,14 @@ def cut_mid_word(text: str) -> bool:
 
 def unfinished(text: str) -> bool:
     """``noise_unfinished``: one line, two words or more, its last a word from
-    :data:`_DANGLING` or a Japanese comma or particle from :data:`_JA_DANGLING`; or any
-    answer cut mid-word (:func:`cut_mid_word`)."""
+    :data:`_DANGLING`, a Japanese comma or particle from :data:`_JA_DANGLING` or a polite
+    ending cut short (:data:`_JA_CUT`); or any answer cut mid-word (:func:`cut_mid_word`)."""
     if cut_mid_word(text):
         return True
     line = text.strip()
     if not line or "\n" in line or (len(line.split()) < 2 and line.isascii()):
         return False
-    if line.endswith(_JA_DANGLING):
+    if line.endswith(_JA_DANGLING) or _JA_CUT.search(line):
         return len(line) > 2
     found = _LAST_WORDS.search(line)
     if found is None:

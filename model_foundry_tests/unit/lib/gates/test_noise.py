@@ -781,3 +781,55 @@ def test_a_quiz_continued_a_cut_word_and_forms_asked_for(
     text: str, prompt: str, cause: str | None
 ) -> None:
     assert gate(text, prompt=prompt) == cause
+
+
+@pytest.mark.parametrize(
+    ("text", "prompt", "cause"),
+    [
+        # The translation asked for, in another language; the right one is kept.
+        (
+            "Dov'è la stazione? Dov'è la stazione, per favore?",
+            "Translate 'Where is the station?' into French.",
+            "wrong_script",
+        ),
+        (
+            "Où est la gare, s'il vous plaît ?",
+            "Translate 'Where is the station?' into French.",
+            None,
+        ),
+        # A drift into a script the prompt has none of.
+        (
+            "東京から大阪まで 서울에서 부산까지 기차로 약 세 시간 정도 걸립니다.",
+            "東京から大阪まで何時間？",
+            "wrong_script",
+        ),
+        ("「ありがとう」は韓国語で 감사합니다 です。", "「ありがとう」を韓国語で。", None),
+        # Counted the wrong way, a list of ten that runs on, figures nobody asked for.
+        (", ".join(str(n) for n in range(5, 30)), "Count down from 5 to 1.", "noise_count"),
+        (", ".join(str(n) for n in range(5, 0, -1)), "Count down from 5 to 1.", None),
+        (
+            ", ".join(str(n) for n in range(1, 60, 2)),
+            "List the first ten odd numbers.",
+            "noise_count",
+        ),
+        (
+            "\n".join(str(7 * n) for n in range(3, 30)),
+            "Balance this equation: H2 + O2.",
+            "noise_count",
+        ),
+        ("-".join(str(n) for n in range(300, 330)), "積分して。", "noise_count"),
+        ("2026-12-07, 2026-12-14, 2026-12-21, 2026-12-28", "Mondays in December 2026?", None),
+        # A polite ending cut short; a pronoun left hanging.
+        ("明日の会議は欠席いたしま", "敬語で断って。", "noise_unfinished"),
+        ("明日は会議に出られません。", "敬語で断って。", None),
+        (
+            "I grew up by the sea. Let me tell you about the summer when we",
+            "Tips for a beach trip?",
+            "noise_unfinished",
+        ),
+    ],
+)
+def test_another_language_a_count_the_wrong_way_and_cut_endings(
+    text: str, prompt: str, cause: str | None
+) -> None:
+    assert gate(text, prompt=prompt) == cause
