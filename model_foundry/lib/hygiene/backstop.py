@@ -164,7 +164,7 @@ _USER_FLAG_BEFORE = re.compile(r"(?:^|\s)(?:-[uU]|--user(?:name)?)[ \t=]+[\"']?$
 _COLON_FIELDS = re.compile(r"(?:^|[\s'\"`=(,\[>])((?:[\w.*-]{1,128}:){1,6})$")
 _NOT_USER_FIELDS = word_set(
     """http https ftp ftps ws wss file data mailto urn git ssh sha1 sha224 sha256 sha384
-    sha512 md5 arxiv doi isbn tel sip std"""
+    sha512 md5 arxiv doi isbn tel sip std h1 zh blake2b"""
 )
 # Where a value ends: a colon right after it is one more field (``host:5432``), a dot ends a
 # sentence, a comma a list.

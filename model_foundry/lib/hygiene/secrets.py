@@ -31,6 +31,7 @@ from model_foundry.lib.hygiene.placeholders import (
     marker,
     word_set,
 )
+from model_foundry.lib.hygiene.plain_passwords import plain_passwords
 from model_foundry.lib.hygiene.provider_tokens import MORE_PROVIDER_RULES
 from model_foundry.lib.hygiene.rules import (
     AUTH_HEADER_RULES,
@@ -152,6 +153,7 @@ _SHAPE_PASSES: tuple[
     (typed_passwords, False),
     (key_users, False),
     (security_answers, True),
+    (plain_passwords, True),
 )
 
 

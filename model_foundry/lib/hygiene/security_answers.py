@@ -21,25 +21,25 @@ from collections.abc import Callable
 from model_foundry.lib.hygiene.placeholders import replace_spans, says_placeholder
 
 _CUE = re.compile(
-    r"(?i)\b(?:security|recovery|secret|challenge)[ _-]?questions?\b|秘密の質問|合言葉の質問"
+    r"(?i)\b(?:security|recovery|secret|challenge)[ _-]?(?:questions?|q)\b|秘密の質問|合言葉の質問"
     r"|보안 ?질문|секретн\w* вопрос|pregunta (?:de seguridad|secreta)|sicherheitsfrage"
     r"|question (?:secrète|de sécurité)"
 )
-_HINTS = ("question", "質問", "질문", "вопрос", "pregunta", "frage")
+_HINTS = ("question", "security q", "質問", "질문", "вопрос", "pregunta", "frage")
 _MAX_WORDS = 4
 # What such questions ask, in a label before a colon (``City where my parents met:``).
 _LABEL = re.compile(
     r"(?i)(?<![\w])(?:[\w' -]{0,40}\b(?:pet|maiden|city|town|street|school|car|teacher|friend"
     r"|born|met|nickname|hospital|mascot|team|food|book|movie|mother|father|grand\w*)"
-    r"\b[\w' ?-]{0,40})[ \t]*[:：][ \t]*"
+    r"\b[\w' ?-]{0,40})[ \t]*[:：=＝][ \t]*"
     rf"(?P<value>[^\s:：.,;!?\"'「」]+(?:[ \t][^\s:：.,;!?\"'「」]+){{0,{_MAX_WORDS - 1}}})"
-    r"(?=[ \t]*(?:[.,;!?\n]|$))"
+    r"(?=[ \t]*(?:[.,;!?\n\"]|'(?![A-Za-z])|$))"
 )
 _ANSWER = re.compile(
     r"(?i)\banswers?(?:[ \t]+(?:is|was))?[ \t]*[:：]?[ \t]*"
     r"(?:(?P<q>[\"'“])(?P<quoted>[^\"'”\n]{1,40})[\"'”]"
     r"|(?P<word>[A-Z][\w-]{1,30})(?=[ \t]*[.,;\n]|$))"
-    r"|(?:答え|回答)(?:は|:|：)[ \t]*(?:[「『](?P<ja>[^」』\n]{1,30})[」』]"
+    r"|(?:答え|回答)(?:は|:|：|=|＝)[ \t]*(?:[「『](?P<ja>[^」』\n]{1,30})[」』]"
     r"|(?P<line>[^\s「」『』。、]{1,30})(?=[ \t]*(?:[。\n]|$)))"
 )
 

@@ -131,6 +131,12 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             r"\b(?:sshpass|mongosh|mongo|[\w-]+[ \t]+login)"
             rf"{_SAME_COMMAND}-p[ \t]*{_CUED_WORD}",
         ),
+        # The same, a passphrase quoted: ``sshpass -p 'two words'``.
+        (
+            ("sshpass", "mongo", "login"),
+            r"\b(?:sshpass|mongosh|mongo|[\w-]+[ \t]+login)"
+            rf"{_SAME_COMMAND}-p[ \t]*(?P<q>[\"']){_PHRASE}(?P=q)",
+        ),
         (("sqlcmd", "zip"), rf"\b(?:sqlcmd|zip|unzip){_SAME_COMMAND}-P[ \t]*{_CUED_WORD}"),
         (("redis-cli",), rf"\bredis-cli{_SAME_COMMAND}-a[ \t]+{_CUED_WORD}"),
         (("ldap",), rf"\bldap\w+{_SAME_COMMAND}-w[ \t]+{_CUED_WORD}"),
@@ -194,7 +200,9 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         (
             ("net",),
             r"(?i:\bnet[ \t]+user)[ \t]+[\"']?[\w.@\\-]{1,64}[\"']?[ \t]+"
-            rf"{_QUOTE}{_WORD}{_QUOTE}(?=[ \t]+/|[ \t]*$)",
+            # A dot may join its words (``Quokka.Marmalade7``): no file is given here.
+            rf"{_QUOTE}(?P<value>[A-Za-z][A-Za-z0-9!#%&*+\-?^_~.]{{5,63}}){_QUOTE}"
+            r"(?=[ \t]+/|[ \t]*$)",
         ),
         # Oracle's connect strings: sqlplus user/X@db, rman target user/X, SQL> connect u/X.
         (
@@ -232,6 +240,16 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             ("pass", "pwd", "pswd", "pwrd"),
             rf"(?:^|(?<=[\s?&;'\"=]))(?P<key>[A-Za-z_][\w.-]{{0,63}})={_QUOTE}{_WORD}{_QUOTE}"
             r"(?=$|[\s&#;,)\]}]|\.(?:\s|$))",
+        ),
+        # A name and its value as two fields of one object: Postman's and a HAR's
+        # ``{"key": "password", "value": X}``, Kubernetes' ``- name: DB_PASSWORD`` then
+        # ``value: X``; no other name between.
+        (
+            ("pass", "pwd", "pswd", "pwrd"),
+            r"(?i:[\"']?(?:key|name)[\"']?)[ \t]*[:=][ \t]*[\"']?(?P<key>[A-Za-z_][\w.-]{0,63})"
+            r"[\"']?(?:(?!(?i:[\"']?(?:key|name)[\"']?[ \t]*[:=]))[^{}\[\]]){0,120}?"
+            rf"(?i:[\"']?value[\"']?)[ \t]*[:=][ \t]*{_QUOTE}{_WORD}{_QUOTE}"
+            r"(?=[ \t]*(?:[,}\n]|$))",
         ),
         # An XML element: <password>X</password>, <ns:Password attr="">X</ns:Password>.
         (
@@ -299,7 +317,7 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
         # A button's or a screen's name in brackets (``「再設定」から``) has no copula after it.
         (
             ("パスワード", "パスフレーズ", "暗証", "合言葉"),
-            r"(?:パスワード|パスフレーズ|暗証番号|合言葉)(?P<prose>)(?P<phrase>)は[ \t]*[「『]"
+            r"(?:パスワード|パスフレーズ|暗証番号|合言葉)(?P<prose>)(?P<phrase>)は[^\n「『]{0,20}?[「『]"
             r"(?P<value>[^\s「」『』][^\n「」『』]{0,38}[^\s「」『』])[」』](?=です|でした|だ|。|$)",
         ),
         # A password sent in parts, each bracketed after its part's name: 前半「X」, 後半「Y」,
@@ -318,7 +336,8 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             (*(w.lower() for w in _WORLD_PASSWORD), "schlüssel"),
             rf"(?:{'|'.join(_WORLD_PASSWORD)}"
             r"|WLAN-Schlüssel|Schlüssel)(?![_A-Za-z-])(?P<prose>)"
-            r"(?:[ \t]+[\w.@-]{1,40}){0,6}?[ \t]+(?:é|è|est|es|ist|lautet|är|jest|là|is)[ \t]+"
+            r"(?:[ \t]+[\w.@-]{1,40}){0,6}?,?[ \t]+"
+            r"(?:c'est|é|è|est|es|ist|lautet|är|jest|là|is|je|on|er|adalah)[ \t]+"
             r"(?P<q>[\"'«„“][ \t]*)?(?P<value>(?(q)[^\s\"'»“”][^\"'»“”\n]{4,62}[^\s\"'»“”]"
             r"|(?=[^\s,;]*[0-9!#$%&*+?@^~])[A-Za-z][A-Za-z0-9!#%&*+\-?^_~]{5,63}))"
             rf"(?(q)[ \t]*[\"'»“”]|{_CLAUSE_END})",

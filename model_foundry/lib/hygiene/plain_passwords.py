@@ -1,0 +1,141 @@
+"""Plain-word passwords in prose: a value of letters only, which neither the backstop (it is
+no random draw) nor the word cues (they want digits, marks or quotes) take.
+
+After a password word of any language the cues know and its verb (``is``, ``c'est``, ``è``,
+``on``, ``je``, ``lautet``, ...) or a colon, the rest of the clause is the password when it
+is one of these:
+
+- one run of letters joined by ``_`` or ``-`` (``hérisson_éléphant``, ``moonlit-kettle``) or
+  a word no common list of :data:`words.LATIN` and :data:`words.MORE` holds (``çilekağacı``,
+  ``pöllökuusi``): a made-up word, not ``incorrect`` or ``stored``;
+- two to five words said with a remark on how to type them (``gelato alla nocciola, tutto
+  minuscolo``; ``..., no spaces``), or each capitalised (``Sparrow Tuesday Pickle``);
+- a run of single letters, digits or kana spelled out with one separator
+  (``M-A-R-Z-I-P-A-N-9-1``, ``ひ・ま・わ・り``, ``1-5-8-9-0-9``) after a password's or a
+  code's word in the sentence before.
+
+A colon after an English password word in code (``password: str``, ``password: user_pw``)
+is a type or a variable: there, only another script's letters make a value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+
+from model_foundry.lib.hygiene.names import DESCRIPTOR_WORDS, WORLD_CUES
+from model_foundry.lib.hygiene.placeholders import replace_spans, says_placeholder, word_set
+from model_foundry.lib.words import LATIN, MORE, known_word
+
+_WORLD = tuple(sorted({w.lower() for w, kind in WORLD_CUES if kind == "password"}, key=len))
+_ENGLISH = ("password", "passwd", "passphrase", "pw", "pwd", "pass")
+# A phrase's words (a chat app's or a vault's recovery phrase): three to eleven in lowercase
+# after its colon; twelve and more are a wallet's (``secrets.seed_phrases``).
+_PHRASE_WORDS = ("security phrase", "recovery phrase", "secret phrase", "passphrase")
+_LOWER_WORDS = re.compile(r"[a-z]{3,12}(?:[ \t]+[a-z]{3,12}){2,10}")
+_ALTERNATIVES = "|".join(map(re.escape, (*_WORLD[::-1], *_PHRASE_WORDS, *_ENGLISH)))
+_CUE = re.compile(
+    rf"(?i)(?<![\w-])(?P<word>{_ALTERNATIVES})"
+    # A short phrase saying whose (``della VPN``, ``du Wi-Fi invités,``), then the verb.
+    r"(?:[ \t]+[^\s.:;!?=]{1,40}){0,6}?[ \t]*,?[ \t]*"
+    r"(?:(?P<verb>c'est|ist|is|was|est|es|è|é|är|er|on|je|jest|là|lautet|adalah)[ \t]+"
+    r"|(?P<colon>[:：])[ \t]*)"
+)
+# Languages that say it without a verb, the word inflected (``modemin şifresi X, büyük harf
+# yok``): one word, then a remark on how to type it (``şifre sormaz.`` is a verb).
+_BARE = re.compile(
+    rf"(?i)(?<![\w-])(?:{'|'.join(map(re.escape, _WORLD[::-1]))})[^\W\d_]{{0,3}}[ \t]+"
+    r"(?P<value>[^\W\d_]{6,40}(?:[_-][^\W\d_]{2,40}){0,4})(?=[ \t]*(?:[,;!?\n]|\.(?:\s|$)|$))"
+)
+# The rest of the clause: up to a comma, a sentence's end, a bracket or the line's end.
+_CLAUSE = re.compile(
+    r"[^\s\"'«»„“”「」(),.;!?][^\n\"'«»„“”「」(),;!?]{2,60}?"
+    r"(?=[ \t]*(?:[,;!?(\n\"'»“”」]|\.(?:\s|$)|$))"
+)
+_JOINED = re.compile(r"[^\W\d_]{2,}(?:[_-][^\W\d_]{2,}){1,4}")
+_LETTERS = re.compile(r"[^\W\d_]{6,40}")
+_TITLE_WORDS = re.compile(r"[A-Z][a-z]{2,15}(?:[ \t]+[A-Z][a-z]{2,15}){1,4}")
+_PHRASE = re.compile(r"[^\W\d_]{2,20}(?:[ \t]+[^\W\d_]{1,20}){1,4}")
+# A remark on how to type what came before: its case, its spaces, its accents.
+_REMARK = re.compile(
+    r"(?i)[ \t]*[,(–-]?[ \t]*(?:all |tutto |tout |todo |alles |tudo )?"
+    r"(?:lower[ -]?case|upper[ -]?case|capitals?|no spaces?|without spaces|with spaces|one word"
+    r"|case[ -]sensitive|minuscol\w*|maiuscol\w*|minúscul\w*|mayúscul\w*|minuscules?"
+    r"|majuscules?|klein\w*|groß\w*|küçük harf|büyük harf|małymi|wielkimi|accents?|akzente?"
+    r"|小文字|大文字|スペースなし|半角|全角)"
+)
+# Prose after a password's verb: what a password is like, not what it is.
+_PROSE = word_set(
+    """the that this these those not also only still never always usually often now then
+    there here what which where when just very too quite really being either correct right
+    same different long short simple easy hard complex secure valid unique visible empty blank
+    optional mandatory necessary enough sensitive case known personal incorrect invalid wrong
+    expired missing unknown required stored saved changed reset hidden masked generated
+    random weak strong protected encrypted hashed shared set"""
+)
+# A spelled value: 4 or more single characters with one separator between.
+_SPELLED = re.compile(
+    r"(?<![\w・·.-])(?:[A-Za-z0-9ぁ-ゖァ-ヺ](?P<sep>[-・·. ]))"
+    r"(?:[A-Za-z0-9ぁ-ゖァ-ヺ](?P=sep)){2,30}[A-Za-z0-9ぁ-ゖァ-ヺ](?![\w・·-])"
+)
+_SPELL_CUE = re.compile(
+    r"(?i)password|passcode|\bpw\b|\bpin\b|\bcode\b|letter by letter|one by one|spell"
+    r"|パスワード|暗証|一文字ずつ|コード|mot de passe|contraseña|passwort|kennwort"
+)
+_SPELL_BACK = 80
+_HINTS = (
+    *("pass", "pw", "phrase", "pin", "code", "spell", "letter"),
+    *("パス", "暗証", "文字", "コード", *_WORLD),
+)  # fmt: skip
+
+
+def _plain(value: str, colon: bool, phrase: bool) -> bool:
+    """Whether the clause ``value`` after a password's verb or colon is a plain password."""
+    words = value.split()
+    first = re.split(r"[\s_-]", value, maxsplit=1)[0].lower()
+    if first in _PROSE or first in DESCRIPTOR_WORDS:
+        return False
+    if len(words) == 1:
+        if colon and value.isascii():
+            return False  # code's ``password: str``, ``pw: user_pw``
+        if _JOINED.fullmatch(value):
+            return True
+        return bool(_LETTERS.fullmatch(value)) and not known_word(value, LATIN + MORE)
+    if phrase:  # after its colon only: ``a passphrase of four words is preferred`` is prose
+        return colon and _LOWER_WORDS.fullmatch(value) is not None
+    return bool(_TITLE_WORDS.fullmatch(value)) and not colon
+
+
+def plain_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
+    """Plain-word and spelled-out passwords in prose (see the module)."""
+    lower = text.lower()
+    if not any(h in lower for h in _HINTS):
+        return text
+    spans: list[tuple[int, int]] = []
+    for cue in _CUE.finditer(text):
+        clause = _CLAUSE.match(text, cue.end())
+        if clause is None:
+            continue
+        value = clause.group(0).strip()
+        remarked = _REMARK.match(text, clause.end()) is not None
+        phrase = cue.group("word").lower() in _PHRASE_WORDS
+        plain = _plain(value, cue.group("colon") is not None, phrase) or (
+            remarked and _PHRASE.fullmatch(value) is not None
+        )
+        if plain and not says_placeholder(value) and take(value):
+            spans.append((clause.start(), clause.start() + len(value)))
+    for bare in _BARE.finditer(text):
+        value = bare.group("value")
+        remarked = _REMARK.match(text, bare.end()) is not None
+        if remarked and _plain(value, False, False) and not says_placeholder(value) and take(value):
+            spans.append(bare.span("value"))
+    for spelled in _SPELLED.finditer(text):
+        before = text[max(0, spelled.start() - _SPELL_BACK) : spelled.start()]
+        value = spelled.group(0)
+        if _SPELL_CUE.search(before) and take(value):
+            spans.append(spelled.span())
+    return replace_spans(text, spans, "password", counts)
+
+
+__all__ = ["plain_passwords"]
