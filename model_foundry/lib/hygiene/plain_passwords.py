@@ -79,15 +79,16 @@ _SPELLED = re.compile(
     r"(?<![\w・·.-])(?:[A-Za-z0-9ぁ-ゖァ-ヺ](?P<sep>[-・·. ]))"
     r"(?:[A-Za-z0-9ぁ-ゖァ-ヺ](?P=sep)){2,30}[A-Za-z0-9ぁ-ゖァ-ヺ](?![\w・·-])"
 )
-_SPELL_CUE = re.compile(
-    r"(?i)password|passcode|\bpw\b|\bpin\b|\bcode\b|letter by letter|one by one|spell"
-    r"|パスワード|暗証|一文字ずつ|コード|mot de passe|contraseña|passwort|kennwort"
-)
-_SPELL_BACK = 80
-_HINTS = (
-    *("pass", "pw", "phrase", "pin", "code", "spell", "letter"),
-    *("パス", "暗証", "文字", "コード", *_WORLD),
+# The words before a spelled value (``letter by letter: ...``, ``the PIN is 4-0-7-1``).
+_SPELL_WORDS = (
+    *("password", "passcode", "pw", "pin", "code", "letter by letter", "one by one", "spell"),
+    *("mot de passe", "contraseña", "passwort", "kennwort", "パスワード", "暗証", "一文字ずつ"),
+    "コード",
 )  # fmt: skip
+# A spelled value starts within this many characters after its cue.
+_SPELL_BACK = 80
+# The cues' words, lower-cased: where the cue patterns are tried.
+_CUE_WORDS = (*_WORLD, *_PHRASE_WORDS, *_ENGLISH)
 
 
 def _plain(value: str, colon: bool, phrase: bool) -> bool:
@@ -110,32 +111,65 @@ def _plain(value: str, colon: bool, phrase: bool) -> bool:
 def plain_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
     """Plain-word and spelled-out passwords in prose (see the module)."""
     lower = text.lower()
-    if not any(h in lower for h in _HINTS):
+    if len(lower) != len(text):  # a letter lowered to another length: positions move
+        lower = text
+    # Tried only where a cue's word starts, as ``word_passwords.mixed_passwords`` does: the
+    # patterns, tried from every position, cost more than all the rest of this pass.
+    starts = sorted({at for word in _CUE_WORDS for at in _find_all(lower, word)})
+    spells = sorted(
+        {
+            at + len(w)
+            for w in _SPELL_WORDS
+            for at in _find_all(lower, w)
+            if not (w.isascii() and at and lower[at - 1].isalpha())  # ``unicode``, ``spin``
+        }
+    )
+    if not starts and not spells:
         return text
     spans: list[tuple[int, int]] = []
-    for cue in _CUE.finditer(text):
-        clause = _CLAUSE.match(text, cue.end())
-        if clause is None:
-            continue
-        value = clause.group(0).strip()
-        remarked = _REMARK.match(text, clause.end()) is not None
-        phrase = cue.group("word").lower() in _PHRASE_WORDS
-        plain = _plain(value, cue.group("colon") is not None, phrase) or (
-            remarked and _PHRASE.fullmatch(value) is not None
-        )
-        if plain and not says_placeholder(value) and take(value):
-            spans.append((clause.start(), clause.start() + len(value)))
-    for bare in _BARE.finditer(text):
-        value = bare.group("value")
-        remarked = _REMARK.match(text, bare.end()) is not None
-        if remarked and _plain(value, False, False) and not says_placeholder(value) and take(value):
+    for at in starts:
+        if (cue := _CUE.match(text, at)) is not None:
+            spans += _clause_value(text, cue, take)
+        bare = _BARE.match(text, at)
+        if bare is not None and _bare_value(text, bare, take):
             spans.append(bare.span("value"))
-    for spelled in _SPELLED.finditer(text):
-        before = text[max(0, spelled.start() - _SPELL_BACK) : spelled.start()]
-        value = spelled.group(0)
-        if _SPELL_CUE.search(before) and take(value):
-            spans.append(spelled.span())
+    for end in spells:
+        for spelled in _SPELLED.finditer(text[end : end + _SPELL_BACK]):
+            if take(spelled.group(0)):
+                spans.append((end + spelled.start(), end + spelled.end()))
     return replace_spans(text, spans, "password", counts)
+
+
+def _clause_value(
+    text: str, cue: re.Match[str], take: Callable[[str], bool]
+) -> list[tuple[int, int]]:
+    clause = _CLAUSE.match(text, cue.end())
+    if clause is None:
+        return []
+    value = clause.group(0).strip()
+    remarked = _REMARK.match(text, clause.end()) is not None
+    phrase = cue.group("word").lower() in _PHRASE_WORDS
+    plain = _plain(value, cue.group("colon") is not None, phrase) or (
+        remarked and _PHRASE.fullmatch(value) is not None
+    )
+    if plain and not says_placeholder(value) and take(value):
+        return [(clause.start(), clause.start() + len(value))]
+    return []
+
+
+def _bare_value(text: str, bare: re.Match[str], take: Callable[[str], bool]) -> bool:
+    value = bare.group("value")
+    remarked = _REMARK.match(text, bare.end()) is not None
+    return remarked and _plain(value, False, False) and not says_placeholder(value) and take(value)
+
+
+def _find_all(text: str, word: str) -> list[int]:
+    found: list[int] = []
+    at = text.find(word)
+    while at >= 0:
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found
 
 
 __all__ = ["plain_passwords"]
