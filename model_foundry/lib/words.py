@@ -62,15 +62,15 @@ def _save(path: Path, write: Callable[[Path], None]) -> None:
 
 
 @functools.cache
-def _known(languages: tuple[str, ...]) -> np.ndarray:
+def _known(languages: tuple[str, ...], n: int = KNOWN_WORDS) -> np.ndarray:
     """The words of ``languages`` as sorted 64-bit hashes (8 bytes a word, not a string's
     60), built from wordfreq once and kept in ``$MODEL_FOUNDRY_CACHE/words/``."""
-    path = _cache_file("known", languages, ".npy")
+    path = _cache_file(f"known{n}", languages, ".npy")
     if path.exists():
         return np.load(path)
     known = np.unique(
         np.fromiter(
-            (_stable_hash(w) for lang in languages for w in _top(lang, KNOWN_WORDS)),
+            (_stable_hash(w) for lang in languages for w in _top(lang, n)),
             dtype=np.int64,
         )
     )
@@ -88,9 +88,10 @@ def _common(languages: tuple[str, ...]) -> list[str]:
     return words
 
 
-def known_word(run: str, languages: tuple[str, ...] = LATIN) -> bool:
-    """``run``, lower-cased, is a common word of one of ``languages``."""
-    known = _known(languages)
+def known_word(run: str, languages: tuple[str, ...] = LATIN, n: int = KNOWN_WORDS) -> bool:
+    """``run``, lower-cased, is among the ``n`` commonest words of one of ``languages``
+    (the first 200 or so are each language's function words)."""
+    known = _known(languages, n)
     key = _stable_hash(run.lower())
     at = int(np.searchsorted(known, key))
     return at < len(known) and int(known[at]) == key

@@ -376,6 +376,10 @@ def _replace_value(match: re.Match[str], kind: str, counts: Counter[str]) -> str
     return whole[: start - base] + marker(kind) + whole[end - base :]
 
 
+# psql's interpolation of a variable as a quoted literal: `` :'name'`` (or ``:"name"``).
+_PSQL_VARIABLE = re.compile(r"\s:['\"]")
+
+
 def _sub(
     pattern: re.Pattern[str],
     text: str,
@@ -399,6 +403,9 @@ def _sub(
             return whole[: start - base] + inner + whole[end - base :]
         if kind is None or not value_is_secret(kind, value, unquoted=unquoted):
             return match.group(0)
+        at = match.start("value")
+        if _PSQL_VARIABLE.fullmatch(text, max(0, at - 3), at) and value.isidentifier():
+            return match.group(0)  # ``PASSWORD :'ro_password'``: psql puts a variable there
         if random_only and not looks_random(value):
             return match.group(0)
         if (strict or kind in WEAK_KINDS) and not _strongly_random(value):

@@ -9,10 +9,11 @@ is one of these:
   a word no common list of :data:`words.LATIN` and :data:`words.MORE` holds (``çilekağacı``,
   ``pöllökuusi``): a made-up word, not ``incorrect`` or ``stored``;
 - two to five words said with a remark on how to type them (``gelato alla nocciola, tutto
-  minuscolo``; ``..., no spaces``), or each capitalised (``Sparrow Tuesday Pickle``);
+  minuscolo``; ``..., no spaces``), or each capitalised (``Sparrow Tuesday Pickle``), or two
+  to four in lowercase that end the line, none a function word (``girasole blu duemila``);
 - a run of single letters, digits or kana spelled out with one separator
-  (``M-A-R-Z-I-P-A-N-9-1``, ``ひ・ま・わ・り``, ``1-5-8-9-0-9``) after a password's or a
-  code's word in the sentence before.
+  (``M-A-R-Z-I-P-A-N-9-1``, ``ひ・ま・わ・り``, ``1-5-8-9-0-9``) within 80 characters after a
+  password's or a code's word.
 
 A colon after an English password word in code (``password: str``, ``password: user_pw``)
 is a type or a variable: there, only another script's letters make a value.
@@ -26,21 +27,25 @@ from collections.abc import Callable
 
 from model_foundry.lib.hygiene.names import DESCRIPTOR_WORDS, WORLD_CUES
 from model_foundry.lib.hygiene.placeholders import replace_spans, says_placeholder, word_set
+from model_foundry.lib.hygiene.word_passwords import find_all
 from model_foundry.lib.words import LATIN, MORE, known_word
 
 _WORLD = tuple(sorted({w.lower() for w, kind in WORLD_CUES if kind == "password"}, key=len))
-_ENGLISH = ("password", "passwd", "passphrase", "pw", "pwd", "pass")
+_ENGLISH = ("password", "passwd", "passphrase", "pw", "pwd", "pass", "code word", "codeword")
+# A bank's or a family's code word, in the languages that say it so.
+_CODE_WORDS = ("кодовое слово", "mot de code", "codewort", "kennwort", "palabra clave")
 # A phrase's words (a chat app's or a vault's recovery phrase): three to eleven in lowercase
 # after its colon; twelve and more are a wallet's (``secrets.seed_phrases``).
 _PHRASE_WORDS = ("security phrase", "recovery phrase", "secret phrase", "passphrase")
 _LOWER_WORDS = re.compile(r"[a-z]{3,12}(?:[ \t]+[a-z]{3,12}){2,10}")
-_ALTERNATIVES = "|".join(map(re.escape, (*_WORLD[::-1], *_PHRASE_WORDS, *_ENGLISH)))
+_ALTERNATIVES = "|".join(map(re.escape, (*_WORLD[::-1], *_CODE_WORDS, *_PHRASE_WORDS, *_ENGLISH)))
 _CUE = re.compile(
     rf"(?i)(?<![\w-])(?P<word>{_ALTERNATIVES})"
     # A short phrase saying whose (``della VPN``, ``du Wi-Fi invités,``), then the verb.
     r"(?:[ \t]+[^\s.:;!?=]{1,40}){0,6}?[ \t]*,?[ \t]*"
-    r"(?:(?P<verb>c'est|ist|is|was|est|es|è|é|är|er|on|je|jest|là|lautet|adalah)[ \t]+"
-    r"|(?P<colon>[:：])[ \t]*)"
+    # ``est :`` (French puts a blank before its colon); a dash (``кодовое слово — X``).
+    r"(?:(?P<verb>c'est|ist|is|was|est|es|è|é|är|er|on|je|jest|là|lautet|adalah)[ \t]*:?[ \t]+"
+    r"|(?P<colon>[:：—–])[ \t]*)"
 )
 # Languages that say it without a verb, the word inflected (``modemin şifresi X, büyük harf
 # yok``): one word, then a remark on how to type it (``şifre sormaz.`` is a verb).
@@ -57,6 +62,7 @@ _JOINED = re.compile(r"[^\W\d_]{2,}(?:[_-][^\W\d_]{2,}){1,4}")
 _LETTERS = re.compile(r"[^\W\d_]{6,40}")
 _TITLE_WORDS = re.compile(r"[A-Z][a-z]{2,15}(?:[ \t]+[A-Z][a-z]{2,15}){1,4}")
 _PHRASE = re.compile(r"[^\W\d_]{2,20}(?:[ \t]+[^\W\d_]{1,20}){1,4}")
+_LINE_END = re.compile(r"[ \t]*(?:\n|\.(?:\s|$)|!|$)")
 # A remark on how to type what came before: its case, its spaces, its accents.
 _REMARK = re.compile(
     r"(?i)[ \t]*[,(–-]?[ \t]*(?:all |tutto |tout |todo |alles |tudo )?"
@@ -88,15 +94,23 @@ _SPELL_WORDS = (
 # A spelled value starts within this many characters after its cue.
 _SPELL_BACK = 80
 # The cues' words, lower-cased: where the cue patterns are tried.
-_CUE_WORDS = (*_WORLD, *_PHRASE_WORDS, *_ENGLISH)
+_CUE_WORDS = (*_WORLD, *_CODE_WORDS, *_PHRASE_WORDS, *_ENGLISH)
+# Words of a phrase said plainly (``girasole blu duemila``): none among a language's
+# commonest, which prose about a password holds (``on the fridge``, ``not working``).
+_FUNCTION_WORDS = 300
+_PLAIN_WORDS = re.compile(r"[^\W\d_]{3,20}(?:[ \t]+[^\W\d_]{3,20}){1,3}")
 
 
-def _plain(value: str, colon: bool, phrase: bool) -> bool:
-    """Whether the clause ``value`` after a password's verb or colon is a plain password."""
+def _plain(value: str, colon: bool, phrase: bool, remarked: bool, ends_line: bool = False) -> bool:
+    """Whether the clause ``value`` after a password's verb or colon is a plain password
+    (``remarked``: a remark on how to type it follows; ``ends_line``: its line or sentence
+    ends after it)."""
     words = value.split()
     first = re.split(r"[\s_-]", value, maxsplit=1)[0].lower()
     if first in _PROSE or first in DESCRIPTOR_WORDS:
         return False
+    if remarked and _PHRASE.fullmatch(value):
+        return True
     if len(words) == 1:
         if colon and value.isascii():
             return False  # code's ``password: str``, ``pw: user_pw``
@@ -105,7 +119,16 @@ def _plain(value: str, colon: bool, phrase: bool) -> bool:
         return bool(_LETTERS.fullmatch(value)) and not known_word(value, LATIN + MORE)
     if phrase:  # after its colon only: ``a passphrase of four words is preferred`` is prose
         return colon and _LOWER_WORDS.fullmatch(value) is not None
-    return bool(_TITLE_WORDS.fullmatch(value)) and not colon
+    if colon:
+        return False
+    if _TITLE_WORDS.fullmatch(value):
+        return True
+    return (
+        ends_line
+        and value.islower()
+        and _PLAIN_WORDS.fullmatch(value) is not None
+        and not any(known_word(w, LATIN + MORE, _FUNCTION_WORDS) for w in words)
+    )
 
 
 def plain_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
@@ -115,12 +138,12 @@ def plain_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]
         lower = text
     # Tried only where a cue's word starts, as ``word_passwords.mixed_passwords`` does: the
     # patterns, tried from every position, cost more than all the rest of this pass.
-    starts = sorted({at for word in _CUE_WORDS for at in _find_all(lower, word)})
+    starts = sorted({at for word in _CUE_WORDS for at in find_all(lower, word)})
     spells = sorted(
         {
             at + len(w)
             for w in _SPELL_WORDS
-            for at in _find_all(lower, w)
+            for at in find_all(lower, w)
             if not (w.isascii() and at and lower[at - 1].isalpha())  # ``unicode``, ``spin``
         }
     )
@@ -149,9 +172,8 @@ def _clause_value(
     value = clause.group(0).strip()
     remarked = _REMARK.match(text, clause.end()) is not None
     phrase = cue.group("word").lower() in _PHRASE_WORDS
-    plain = _plain(value, cue.group("colon") is not None, phrase) or (
-        remarked and _PHRASE.fullmatch(value) is not None
-    )
+    ends_line = _LINE_END.match(text, clause.end()) is not None
+    plain = _plain(value, cue.group("colon") is not None, phrase, remarked, ends_line)
     if plain and not says_placeholder(value) and take(value):
         return [(clause.start(), clause.start() + len(value))]
     return []
@@ -160,16 +182,8 @@ def _clause_value(
 def _bare_value(text: str, bare: re.Match[str], take: Callable[[str], bool]) -> bool:
     value = bare.group("value")
     remarked = _REMARK.match(text, bare.end()) is not None
-    return remarked and _plain(value, False, False) and not says_placeholder(value) and take(value)
-
-
-def _find_all(text: str, word: str) -> list[int]:
-    found: list[int] = []
-    at = text.find(word)
-    while at >= 0:
-        found.append(at)
-        at = text.find(word, at + 1)
-    return found
+    plain = remarked and _plain(value, colon=False, phrase=False, remarked=False)
+    return plain and not says_placeholder(value) and take(value)
 
 
 __all__ = ["plain_passwords"]

@@ -337,9 +337,10 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             rf"(?:{'|'.join(_WORLD_PASSWORD)}"
             r"|WLAN-Schlüssel|Schlüssel)(?![_A-Za-z-])(?P<prose>)"
             r"(?:[ \t]+[\w.@-]{1,40}){0,6}?,?[ \t]+"
-            r"(?:c'est|é|è|est|es|ist|lautet|är|jest|là|is|je|on|er|adalah)[ \t]+"
+            r"(?:c'est|é|è|est|es|ist|lautet|är|jest|là|is|je|on|er|adalah)[ \t]*:?[ \t]+"
             r"(?P<q>[\"'«„“][ \t]*)?(?P<value>(?(q)[^\s\"'»“”][^\"'»“”\n]{4,62}[^\s\"'»“”]"
-            r"|(?=[^\s,;]*[0-9!#$%&*+?@^~])[A-Za-z][A-Za-z0-9!#%&*+\-?^_~]{5,63}))"
+            # Letters of any alphabet (``Crêpe-Soleil-42``).
+            r"|(?=[^\s,;]*[0-9!#$%&*+?@^~])[^\W\d_](?:[^\W_]|[!#%&*+\-?^_~]){5,63}))"
             rf"(?(q)[ \t]*[\"'»“”]|{_CLAUSE_END})",
         ),
         # Other languages' password words, then a short phrase saying whose and a colon:
@@ -462,7 +463,7 @@ def mixed_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]
         lower = text
     # Tried only where a password word starts (as ``secrets._prose`` does): the pattern,
     # tried from every position, cost a tenth of all scrubbing time on code.
-    starts = sorted({at for word in _PASSWORD_WORDS for at in _find_all(lower, word)})
+    starts = sorted({at for word in _PASSWORD_WORDS for at in find_all(lower, word)})
     out: list[str] = []
     last = 0
     for at in starts:
@@ -485,7 +486,7 @@ def mixed_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]
     return "".join(out) + text[last:] if out else text
 
 
-def _find_all(text: str, word: str) -> list[int]:
+def find_all(text: str, word: str) -> list[int]:
     found: list[int] = []
     at = text.find(word)
     while at >= 0:
@@ -494,4 +495,4 @@ def _find_all(text: str, word: str) -> list[int]:
     return found
 
 
-__all__ = ["mixed_passwords", "word_passwords"]
+__all__ = ["find_all", "mixed_passwords", "word_passwords"]

@@ -154,8 +154,8 @@ EXPECTED = {
     # (heldout5 17 -> 13, heldout7 84 -> 85 kept). A table that lost its shape and hashtags
     # alone (noise_layout): tuned noise held 14 -> 16. A vendor's token cut short (ghp_ and
     # 16 more): heldout5's tuned half 3 -> 2 leaked.
-    ("heldout10", "tuned"): Figures(20, 23, 23, 23, 1, 88, 86, 87),
-    ("heldout10", "blind"): Figures(12, 22, 22, 22, 21, 86, 78, 83),
+    ("heldout10", "tuned"): Figures(20, 23, 23, 23, 0, 88, 86, 87),
+    ("heldout10", "blind"): Figures(12, 22, 22, 22, 20, 86, 78, 83),
     # First look (2026-12-07, a helper that read only heldout10's README and its files' first
     # lines, Nosey Parker's rules and secrets-patterns-db; credentials files of a developer's
     # machine): 004bd87 (the last landed) and b54ec0d alike but for one blind noise row: tuned
@@ -190,7 +190,7 @@ EXPECTED = {
     # (前半「X」), an unlock code; kept: base64 of a JSON object of no credential's keys (a
     # cursor), an IDE's $MACRO$. Tuned 9 -> 3 leaked, 53 -> 55 kept; blind heldout11 15 -> 14
     # leaked, heldout5 87 -> 88 kept.
-    ("heldout12", "tuned"): Figures(15, 20, 20, 20, 2, 61, 55, 57),
+    ("heldout12", "tuned"): Figures(15, 20, 20, 20, 0, 61, 56, 57),
     ("heldout12", "blind"): Figures(10, 20, 20, 20, 19, 64, 52, 56),
     # First look (2026-12-07, a helper that read only heldout12's README and its files' first
     # lines, secretlint's rules, ripsecrets, git-secrets and GitHub's secret-scanning page;
@@ -209,6 +209,11 @@ EXPECTED = {
     # runs on, figures alone unasked (noise_count), a polite ending cut short
     # (noise_unfinished): tuned noise 9 -> 15 (heldout11 13 -> 14); blind 11 -> 13, heldout9
     # 19 -> 20.
+    # Then the tuned leaks left in every corpus: lowercase words ending their line, none
+    # among a language's 300 commonest (``la password del wifi è X Y Z``), a verb then a
+    # colon (``est : X``) with letters of any alphabet, a code word after a dash; kept: psql's
+    # ``PASSWORD :'var'``. Tuned heldout10 1 -> 0, heldout12 2 -> 0 and 55 -> 56 kept; blind
+    # heldout10 21 -> 20.
     ("heldout13", "tuned"): Figures(15, 20, 20, 20, 3, 71, 72, 72),
     ("heldout13", "blind"): Figures(13, 20, 19, 20, 23, 75, 71, 71),
 }

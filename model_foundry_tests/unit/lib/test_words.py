@@ -21,7 +21,7 @@ def test_known_words_made_up_ones_and_cut_ones(
     assert words.cut_word("anoth") and not words.cut_word("another")
     assert not words.cut_word("htop")  # no word, and the start of none
     cached = sorted(p.name for p in (tmp_path / "words").iterdir())
-    assert [n.split("-wordfreq-")[0] for n in cached] == ["common", "known", "known"]
+    assert [n.split("-wordfreq-")[0] for n in cached] == ["common", "known30000", "known30000"]
     # A later process reads the files: the same answers without wordfreq's lists.
     words._known.cache_clear()
     words._common.cache_clear()

@@ -37,6 +37,11 @@ from model_foundry.lib.hygiene.record import RecordScrubber
         ("net user svc_sync Otter.Harbor8 /add", "Otter.Harbor8"),
         ('"Security Q: first school = Hillcrest Primary",Home', "Hillcrest Primary"),
         ("秘密の質問の答え＝ぽんず", "ぽんず"),
+        # Lowercase words ending their line, none a function word; a verb then a colon.
+        ("utente: la password del router è tramonto verde ottanta\nok", "tramonto verde ottanta"),
+        ("« Votre mot de passe provisoire est : Brioche-Lune-17. Il expire demain. »", "Brioche"),
+        # A code word after a dash.
+        ("если позвонят из банка, кодовое слово — черника.", "черника"),
         ("共有フォルダのパスワードは電話で伝えたとおり「あおいとり」です", "あおいとり"),
     ],
 )
@@ -55,6 +60,10 @@ def test_a_plain_password_goes(text: str, value: str) -> None:
         ("def login(user: str, password: str) -> None:", "str"),
         ("    password: user_password,", "user_password"),
         ("the password is stored in the vault", "stored"),
+        ("the password is the same, all lowercase", "the same"),
+        ("the wifi password is on the fridge", "on the fridge"),
+        ("the password is not working today", "not working"),
+        ("CREATE USER ro WITH PASSWORD :'ro_password';", "ro_password"),
         ('    "h1:siovGvMeva3FryUgo0TrND+LSIehkCvCCjLeqgWHwTc=",', "siovGvMeva3Fry"),
         ("Pet: cat`` in a vet's form", "cat"),
         ("version 1.2.3.4 of the tool", "1.2.3.4"),
