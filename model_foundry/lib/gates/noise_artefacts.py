@@ -338,14 +338,30 @@ def hashtags(text: str) -> bool:
     return found >= HASHTAGS_MIN and found >= HASHTAGS_SHARE * len(text.split())
 
 
+# Markup a model garbled: a tag opened inside another's brackets (``<titl<title>>``,
+# ``<body<<p>>``), doubled brackets. Marked-up code in a fence is the code's own.
+_TAG = re.compile(r"</?[A-Za-z][\w-]*[^<>]*>")
+_BROKEN_TAG = re.compile(r"<\w*<|<<\w|\w>>|</\w*(?=<)|<\w+(?=<)")
+BROKEN_TAGS = 3
+
+
+def broken_markup(text: str) -> bool:
+    """Four tags or more outside a code fence, :data:`BROKEN_TAGS` of them garbled."""
+    return (
+        "```" not in text
+        and len(_TAG.findall(text)) >= 4
+        and len(_BROKEN_TAG.findall(text)) >= BROKEN_TAGS
+    )
+
+
 def layout(text: str) -> bool:
     """``noise_layout``: a run of blank lines (:data:`BLANK_RUN`), :data:`LAYOUT_MIN` links
     or paths and no other word, a program's output alone (:func:`machine_output`), a web
     page's frame (:func:`page_chrome`), a table that lost its shape (:func:`broken_table`),
-    or nothing but hashtags (:func:`hashtags`)."""
+    markup garbled (:func:`broken_markup`) or nothing but hashtags (:func:`hashtags`)."""
     if BLANK_RUN.search(text) or machine_output(text) or page_chrome(text):
         return True
-    if broken_table(text) or hashtags(text):
+    if broken_table(text) or broken_markup(text) or hashtags(text):
         return True
     found = URL.findall(text)
     rest = URL.sub(" ", text)

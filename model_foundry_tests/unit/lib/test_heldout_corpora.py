@@ -174,7 +174,7 @@ EXPECTED = {
     # blind unmoved here, heldout10's 22 -> 21 leaked and 77 -> 78 kept (tuned 2 -> 1).
     # An advert's calls and a licence's disclaimer, unasked for, are page chrome: tuned noise
     # held 10 -> 12, heldout10 blind 9 -> 10.
-    ("heldout11", "tuned"): Figures(14, 20, 20, 20, 0, 60, 72, 72),
+    ("heldout11", "tuned"): Figures(15, 20, 20, 20, 0, 60, 72, 72),
     ("heldout11", "blind"): Figures(8, 20, 20, 20, 14, 63, 70, 71),
     # First look (2026-12-07, a helper that read only heldout11's README and its files' first
     # lines, Trivy's and Kingfisher's rules, and Gemma 3 270M's answers for how a base model
@@ -213,7 +213,8 @@ EXPECTED = {
     # among a language's 300 commonest (``la password del wifi è X Y Z``), a verb then a
     # colon (``est : X``) with letters of any alphabet, a code word after a dash; kept: psql's
     # ``PASSWORD :'var'``. Tuned heldout10 1 -> 0, heldout12 2 -> 0 and 55 -> 56 kept; blind
-    # heldout10 21 -> 20.
+    # heldout10 21 -> 20. Garbled markup (``<titl<title>>``) is noise_layout: heldout11 tuned
+    # noise held 14 -> 15.
     ("heldout13", "tuned"): Figures(15, 20, 20, 20, 3, 71, 72, 72),
     ("heldout13", "blind"): Figures(13, 20, 19, 20, 23, 75, 71, 71),
 }

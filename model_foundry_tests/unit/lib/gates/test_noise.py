@@ -827,6 +827,13 @@ def test_a_quiz_continued_a_cut_word_and_forms_asked_for(
             "Tips for a beach trip?",
             "noise_unfinished",
         ),
+        # Markup garbled; a page in a code fence is code.
+        ("<html><head><titl<title>><body<<p>>hi</p></ti</body></html>", "A page?", "noise_layout"),
+        (
+            "```html\n<html><head><title>T</title></head><body>hi</body></html>\n```",
+            "A page?",
+            None,
+        ),
     ],
 )
 def test_another_language_a_count_the_wrong_way_and_cut_endings(
