@@ -1,4 +1,4 @@
-"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout13``, each
+"""The gates, the scrubber and decontamination on ``fixtures/heldout3`` to ``heldout14``, each
 written by a helper that read none of them. Every file is split by line:
 the even lines were tuned on, the odd lines never shown to whoever tuned (of heldout5's odd
 lines, only the causes and shape names of the good answers held back were seen). Run with
@@ -217,6 +217,15 @@ EXPECTED = {
     # noise held 14 -> 15.
     ("heldout13", "tuned"): Figures(15, 20, 20, 20, 3, 71, 72, 72),
     ("heldout13", "blind"): Figures(13, 20, 19, 20, 23, 75, 71, 71),
+    # First look (2026-12-08, a helper that read only heldout13's README and its files' first
+    # lines, semgrep's generic secrets rules, Skyscanner's whispers and GitGuardian's
+    # DigitalOcean pages; debugging output, cloud CLIs, IoT and VPN configs, dumps, plain-word
+    # passwords in 15 languages): on 53d7b02 (the last landed) tuned 9/20 noise held, 20/20
+    # good kept, 21/69 leaked, 59/65 kept; blind 10/20, 20/20, 23/66, 64/65. On f21a8ec (this
+    # session's work before reading it): tuned 8/20, 20/20, 20/69, 59/65; blind 12/20, 20/20,
+    # 22/66, 63/65 (a blind negative and a tuned noise row lost to this session's rules).
+    ("heldout14", "tuned"): Figures(8, 20, 20, 20, 20, 69, 59, 65),
+    ("heldout14", "blind"): Figures(12, 20, 20, 20, 22, 66, 63, 65),
 }
 
 
