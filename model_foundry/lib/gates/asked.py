@@ -161,6 +161,18 @@ def _laid_out(answer: str) -> bool:
     return not BLANK_RUN.search(answer)
 
 
+# A refrain comes back between lines said once: half of the lines (or of a line's sentences)
+# at least are different. A loop says the same few again and again.
+_SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+
+
+def _varied(answer: str) -> bool:
+    lines = [line.strip() for line in answer.splitlines() if line.strip()]
+    if len(lines) < _OUTPUT_LINES:
+        lines = [s.strip() for s in _SENTENCES.findall(answer) if s.strip()]
+    return 2 * len(set(lines)) >= len(lines)
+
+
 # A program's output line: a word or figure or two (``Fizz``, ``14``, ``x = 3``).
 _OUTPUT_WORDS = 3
 _OUTPUT_LINES = 3
@@ -276,7 +288,7 @@ FORMS = (
     Form(
         "refrain",
         _words("refrain|chorus|chants?|mantras?|cheers?|only (?:of )?the word"),
-        _any,
+        _varied,
         frozenset({"repetition"}),
         # A poem's stanzas, each with its refrain, run past the short forms.
         max_chars=2 * MAX_CHARS,

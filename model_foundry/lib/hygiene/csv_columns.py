@@ -26,15 +26,15 @@ from model_foundry.lib.hygiene.placeholders import is_placeholder, marker
 # A header's cell: a name (``temp_password``, ``API Key``), quoted or not.
 # A header cell: a name in letters, Latin or Japanese (``| トークン |``).
 _HEADER_CELL = re.compile(r"[\"']?[A-Za-z\u3040-\u30ff\u4e00-\u9fff][\w .-]{0,63}[\"']?")
-# A value no row holds a secret in: empty, a null, a mask.
-_NO_VALUE = re.compile(r"(?i)|null|none|n/?a|-+|\*+|x+")
+# A value no row holds a secret in: empty, a null, a mask, a note in brackets (``(in vault)``).
+_NO_VALUE = re.compile(r"(?i)|null|none|n/?a|-+|\*+|x+|\(.*\)|\[.*\]")
 # Kinds a column header may name; a header about a key's kind or a hash names none.
 _KINDS = frozenset({"password", "secret", "token", "api_key"})
 
 
-def _header(line: str) -> tuple[int, dict[int, str]] | None:
+def _header(line: str, sep: str) -> tuple[int, dict[int, str]] | None:
     """A CSV header's width and its credential columns (index -> kind), or None."""
-    cells = line.split(",")
+    cells = line.split(sep)
     if len(cells) < 2 or not all(_HEADER_CELL.fullmatch(c.strip()) for c in cells):
         return None
     kinds = {}
@@ -46,20 +46,28 @@ def _header(line: str) -> tuple[int, dict[int, str]] | None:
 
 
 def csv_columns(text: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
-    """``text`` with each value of a credential column of a CSV table replaced."""
-    if "," not in text or "\n" not in text:
+    """``text`` with each value of a credential column of a CSV table replaced; a table
+    pasted from a spreadsheet (tab-separated) is read the same way."""
+    if "\n" not in text:
         return text
+    for sep in (",", "\t"):
+        if sep in text:
+            text = _columns(text, sep, counts, take)
+    return text
+
+
+def _columns(text: str, sep: str, counts: Counter[str], take: Callable[[str], bool]) -> str:
     lines = text.split("\n")
     changed = False
     i = 0
     while i < len(lines):
-        found = _header(lines[i]) if lines[i].count(",") else None
+        found = _header(lines[i], sep) if lines[i].count(sep) else None
         i += 1
         if found is None:
             continue
         width, kinds = found
-        while i < len(lines) and lines[i].count(",") == width - 1:
-            fields = lines[i].split(",")
+        while i < len(lines) and lines[i].count(sep) == width - 1:
+            fields = lines[i].split(sep)
             for at, kind in kinds.items():
                 value = fields[at].strip().strip("\"'")
                 if _NO_VALUE.fullmatch(value) or is_placeholder(value) or not take(value):
@@ -67,7 +75,7 @@ def csv_columns(text: str, counts: Counter[str], take: Callable[[str], bool]) ->
                 fields[at] = fields[at].replace(value, marker(kind))
                 counts[kind] += 1
                 changed = True
-            lines[i] = ",".join(fields)
+            lines[i] = sep.join(fields)
             i += 1
     return "\n".join(lines) if changed else text
 

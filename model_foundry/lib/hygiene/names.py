@@ -131,7 +131,7 @@ def secret_name_kind(name: str) -> str | None:
             if word in name:
                 return kind
     words = _words(name)
-    if not words or name.lower() in _SHELL_NAMES:
+    if not words or name.lower() in _SHELL_NAMES or _PUBLIC_PREFIX.match(name):
         return None
     if words[-3:] in KEY_ID_NAMES:
         return "api_key"
@@ -172,6 +172,12 @@ _IDENTIFIER = re.compile(
 )
 
 
+_SCHEMES = frozenset({"bearer", "token", "basic", "apikey", "key"})
+# A framework's prefix for values it puts in the browser's code: public by its own rules
+# (``NEXT_PUBLIC_SUPABASE_ANON_KEY``); a provider's secret under one is still taken by its rule.
+_PUBLIC_PREFIX = re.compile(r"(?i)^(?:next|expo|nuxt|vite|gatsby)_public_|^public_")
+
+
 def value_is_secret(kind: str, value: str, *, unquoted: bool = False) -> bool:
     """Whether ``value`` under a secret name should go (see the module doc)."""
     # A trailing comma ends an argument in code (``authkey=None,``), not the value.
@@ -179,6 +185,10 @@ def value_is_secret(kind: str, value: str, *, unquoted: bool = False) -> bool:
     if len(text) < (3 if kind == "password" else 6):
         return False
     if is_placeholder(text) or text.lower() in PLAIN_VALUES or PUBLIC_TOKEN.fullmatch(text):
+        return False
+    # An auth scheme before a reference (``Bearer $env:API_TOKEN``, ``Token ${TOKEN}``).
+    scheme, _, rest = text.partition(" ")
+    if rest and scheme.lower() in _SCHEMES and is_placeholder(rest):
         return False
     # A number, but not a 256-bit key written in hex (``PRIVATE_KEY=0x<64 hex digits>``).
     if re.fullmatch(r"-?\d+(?:\.\d+)?|0x[0-9a-fA-F]{1,63}", text) and kind != "password":

@@ -103,8 +103,10 @@ _REFERENCE = re.compile(
 _PLACEHOLDER_WORDS = re.compile(
     r"(?i)(?:^|[^a-z])(?:your|example|sample|placeholder|dummy|changeme|change_?me|redacted"
     r"|insert|replace_?me|here|todo|fixme|xxx+|\*{3,}|\.{3}|…)(?:[^a-z]|$)"
+    # A mask's dots (``ghp_••••``).
+    r"|[•●·]{4,}"
     # Lower case and apart from letters and digits: base64 holds ``0fAKE9`` by chance.
-    r"|(?<![A-Za-z0-9])(?-i:fake|not[-_ ](?:a[-_ ])?real|notreal)(?![A-Za-z0-9])"
+    r"|(?<![A-Za-z0-9])(?-i:fake|not[-_ ](?:(?:a|the)[-_ ])?real|notreal)(?![A-Za-z0-9])"
 )
 
 # The same in Japanese (``あなたのAPIキー``: "your API key"), and AWS's documented example

@@ -32,6 +32,8 @@ from model_foundry.lib.words import LATIN, MORE, known_word
 
 _WORLD = tuple(sorted({w.lower() for w, kind in WORLD_CUES if kind == "password"}, key=len))
 _ENGLISH = ("password", "passwd", "passphrase", "pw", "pwd", "pass", "code word", "codeword")
+# Japanese password words: quoted or bracketed values only (the word passes take the rest).
+_JAPANESE = ("パスワード", "パスフレーズ", "暗証番号", "合言葉")
 # A bank's or a family's code word, in the languages that say it so.
 _CODE_WORDS = ("кодовое слово", "mot de code", "codewort", "kennwort", "palabra clave")
 # A phrase's words (a chat app's or a vault's recovery phrase): three to eleven in lowercase
@@ -44,7 +46,8 @@ _CUE = re.compile(
     # A short phrase saying whose (``della VPN``, ``du Wi-Fi invités,``), then the verb.
     r"(?:[ \t]+[^\s.:;!?=]{1,40}){0,6}?[ \t]*,?[ \t]*"
     # ``est :`` (French puts a blank before its colon); a dash (``кодовое слово — X``).
-    r"(?:(?P<verb>c'est|ist|is|was|est|es|è|é|är|er|on|je|jest|là|lautet|adalah)[ \t]*:?[ \t]+"
+    r"(?:(?P<verb>c'est|ist|is|was|est|es|è|é|är|er|on|je|jest|là|lautet|adalah|είναι)"
+    r"(?:[ \t]+(?:now|currently|temporarily))?[ \t]*:?[ \t]+"
     r"|(?P<colon>[:：—–])[ \t]*)"
 )
 # Languages that say it without a verb, the word inflected (``modemin şifresi X, büyük harf
@@ -56,20 +59,23 @@ _BARE = re.compile(
 # The rest of the clause: up to a comma, a sentence's end, a bracket or the line's end.
 _CLAUSE = re.compile(
     r"[^\s\"'«»„“”「」(),.;!?][^\n\"'«»„“”「」(),;!?]{2,60}?"
-    r"(?=[ \t]*(?:[,;!?(\n\"'»“”」]|\.(?:\s|$)|$))"
+    r"(?=[ \t]*(?:[,;!?(\n\"'»“”」—]|\.(?:\s|$)|$))"
 )
+# A word of any alphabet with two digits or more (``σύκο2029``).
+_WORD_DIGITS = re.compile(r"[^\W\d_]{3,30}[_.-]?\d{2,8}")
 _JOINED = re.compile(r"[^\W\d_]{2,}(?:[_-][^\W\d_]{2,}){1,4}")
 _LETTERS = re.compile(r"[^\W\d_]{6,40}")
 _TITLE_WORDS = re.compile(r"[A-Z][a-z]{2,15}(?:[ \t]+[A-Z][a-z]{2,15}){1,4}")
 _PHRASE = re.compile(r"[^\W\d_]{2,20}(?:[ \t]+[^\W\d_]{1,20}){1,4}")
-_LINE_END = re.compile(r"[ \t]*(?:\n|\.(?:\s|$)|!|$)")
+_LINE_END = re.compile(r"[ \t]*(?:\n|\.(?:\s|$)|!|—|$)")
 # A remark on how to type what came before: its case, its spaces, its accents.
 _REMARK = re.compile(
     r"(?i)[ \t]*[,(–-]?[ \t]*(?:all |tutto |tout |todo |alles |tudo )?"
     r"(?:lower[ -]?case|upper[ -]?case|capitals?|no spaces?|without spaces|with spaces|one word"
     r"|case[ -]sensitive|minuscol\w*|maiuscol\w*|minúscul\w*|mayúscul\w*|minuscules?"
     r"|majuscules?|klein\w*|groß\w*|küçük harf|büyük harf|małymi|wielkimi|accents?|akzente?"
-    r"|小文字|大文字|スペースなし|半角|全角)"
+    r"|có dấu cách|không dấu|viết thường|viết hoa|mit leerzeichen|con espacios|sin espacios"
+    r"|com espaços|sem espaços|小文字|大文字|スペースなし|半角|全角)"
 )
 # Prose after a password's verb: what a password is like, not what it is.
 _PROSE = word_set(
@@ -94,11 +100,46 @@ _SPELL_WORDS = (
 # A spelled value starts within this many characters after its cue.
 _SPELL_BACK = 80
 # The cues' words, lower-cased: where the cue patterns are tried.
-_CUE_WORDS = (*_WORLD, *_CODE_WORDS, *_PHRASE_WORDS, *_ENGLISH)
+_CUE_WORDS = (*_WORLD, *_CODE_WORDS, *_PHRASE_WORDS, *_ENGLISH, *_JAPANESE)
 # Words of a phrase said plainly (``girasole blu duemila``): none among a language's
 # commonest, which prose about a password holds (``on the fridge``, ``not working``).
 _FUNCTION_WORDS = 300
 _PLAIN_WORDS = re.compile(r"[^\W\d_]{3,20}(?:[ \t]+[^\W\d_]{3,20}){1,3}")
+
+
+# A value quoted or bracketed a short phrase after another language's password word, the word
+# inflected (English code quotes names: ``input('password')``, ``click 'Reset password'``)
+# (``Sunucu şifresi: 'X'``, ``비밀번호는 'X' 입니다``, ``パスワードを「X」に変更``); a bracket then
+# に, で, です or a sentence's end, not から (a button's name, ``「再設定」から``).
+_WORLD_ALTERNATIVES = "|".join(map(re.escape, (*_WORLD[::-1], *_CODE_WORDS, *_JAPANESE)))
+_QUOTED = re.compile(
+    # Not past a closing bracket: the word stood in another (``「パスワードを表示」「ログイン」``).
+    rf"(?i)(?<![\w-])(?:{_WORLD_ALTERNATIVES})[^\W\d_]{{0,3}}[^\n'\"「『«„“」』»”]{{0,24}}?"
+    r"(?:(?P<q>['\"«„“])(?P<value>[^\n'\"«»„“”]{3,64}?)['\"»“”]"
+    r"|[「『](?P<ja>[^\n「」『』]{2,40})[」』](?=[ \t]*(?:に|で|です|でした|だ|（|\(|、|。|$)))"
+)
+# ``reset the admin pw to X``, ``changed my password to X``.
+_SET_TO = re.compile(
+    r"(?i)\b(?:set|reset|changed?|updated?|rotated?)\b[^\n.]{0,30}?"
+    r"\b(?:password|passwd|pw|passcode|passphrase)[ \t]+to[ \t]+"
+    r"(?P<value>[^\s,;]{6,64}?)(?=[ \t]*(?:[,;!?\n]|\.(?:\s|$)|$|[ \t]+(?:for|and|until|so)\b))"
+)
+# Digits said as words (``the alarm code is eight three one six five``).
+_DIGIT_WORDS = re.compile(
+    r"(?i)\b(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
+    r"(?:[ \t,-]+(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)){3,11}\b"
+)
+
+
+def _quoted_or_set(text: str, at: int, take: Callable[[str], bool]) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    quoted = _QUOTED.match(text, at)
+    if quoted is not None:
+        group = "value" if quoted.group("value") else "ja"
+        value = quoted.group(group)
+        if not says_placeholder(value) and value.lower() not in _PROSE and take(value):
+            spans.append(quoted.span(group))
+    return spans
 
 
 def _plain(value: str, colon: bool, phrase: bool, remarked: bool, ends_line: bool = False) -> bool:
@@ -114,7 +155,7 @@ def _plain(value: str, colon: bool, phrase: bool, remarked: bool, ends_line: boo
     if len(words) == 1:
         if colon and value.isascii():
             return False  # code's ``password: str``, ``pw: user_pw``
-        if _JOINED.fullmatch(value):
+        if _JOINED.fullmatch(value) or _WORD_DIGITS.fullmatch(value):
             return True
         return bool(_LETTERS.fullmatch(value)) and not known_word(value, LATIN + MORE)
     if phrase:  # after its colon only: ``a passphrase of four words is preferred`` is prose
@@ -153,10 +194,19 @@ def plain_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]
     for at in starts:
         if (cue := _CUE.match(text, at)) is not None:
             spans += _clause_value(text, cue, take)
+        spans += _quoted_or_set(text, at, take)
         bare = _BARE.match(text, at)
         if bare is not None and _bare_value(text, bare, take):
             spans.append(bare.span("value"))
+    if "to" in lower:
+        for found in _SET_TO.finditer(text):
+            value = found.group("value")
+            if not says_placeholder(value) and value.lower() not in _PROSE and take(value):
+                spans.append(found.span("value"))
     for end in spells:
+        said = _DIGIT_WORDS.match(text, end + len(text[end:]) - len(text[end:].lstrip(" :is")))
+        if said is not None and take(said.group(0)):
+            spans.append(said.span())
         for spelled in _SPELLED.finditer(text[end : end + _SPELL_BACK]):
             if take(spelled.group(0)):
                 spans.append((end + spelled.start(), end + spelled.end()))

@@ -102,17 +102,22 @@ def _prefixed(
     )
 
 
+_ANON_ROLE = re.compile(rb'"role"\s*:\s*"anon"')
+
+
 def documentation_jwt(value: str) -> bool:
     """The example token of jwt.io's debugger and of most JWT tutorials (its payload's
-    subject ``1234567890`` and name ``John Doe``) or of RFC 7519 (issuer ``joe``):
-    published, so no secret."""
+    subject ``1234567890`` and name ``John Doe``) or of RFC 7519 (issuer ``joe``), or a
+    key for anyone (role ``anon``): published, so no secret."""
     payload = value.split(".")[1]
     try:
         decoded = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
     except (binascii.Error, ValueError):
         return False
     jwt_io = b'"sub":"1234567890"' in decoded and b'"name":"John Doe"' in decoded
-    return jwt_io or b'"iss":"joe"' in decoded  # RFC 7519's own example (section 3.1)
+    # Supabase's anon key, public by design (row-level security guards the data): its role.
+    anon = _ANON_ROLE.search(decoded) is not None
+    return jwt_io or anon or b'"iss":"joe"' in decoded  # RFC 7519's own example (3.1)
 
 
 def _decodes_to_user_and_password(value: str) -> bool:

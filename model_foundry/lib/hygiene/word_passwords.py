@@ -156,6 +156,20 @@ _WORD_CUES: tuple[tuple[tuple[str, ...] | re.Pattern[str], re.Pattern[str]], ...
             rf"[\"']?{_SAME_COMMAND}(?:-[pP]|--pass(?:word)?(?![\w-])|/p(?:ass(?:word)?)?:)"
             rf"(?:[ \t]+|=)?{_CUED_WORD}",
         ),
+        # The same with a quoted passphrase (``mosquitto_pub -u sensor -P 'two words'``).
+        (
+            ("-u", "--user", "/u:", "-l "),
+            r"(?:^|[ \t])(?:-[uUl]|--user(?:name)?|--login|/u(?:ser)?:)[ \t=]?[\"']?[\w.@\\-]{1,64}"
+            rf"[\"']?{_SAME_COMMAND}(?:-[pP]|--pass(?:word)?(?![\w-])|/p(?:ass(?:word)?)?:)"
+            rf"(?:[ \t]+|=)?(?P<q>[\"']){_PHRASE}(?P=q)",
+        ),
+        # A config line of a name and its quoted value, no ``=`` or ``:`` (a game server's
+        # ``rcon_password "X"``, Apache's and many daemons' directives).
+        (
+            ("pass", "pwd", "pswd", "pwrd"),
+            r"^[ \t]*(?P<key>[A-Za-z_][\w.-]{0,63})[ \t]+(?P<q>[\"'])"
+            r"(?P<value>[^\s\"'][^\"'\n]{2,62}[^\s\"'])(?P=q)[ \t;]*(?://[^\n]*|#[^\n]*)?$",
+        ),
         (("chpasswd",), rf"[\w.-]{{1,64}}:{_WORD}{_QUOTE}[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd\b"),
         # A password key whose value ends the statement: ``password: X``, ``"pwd": "X",``,
         # ``pass=X  # comment`` (a ``#`` right after it is the value's own).

@@ -155,7 +155,7 @@ EXPECTED = {
     # alone (noise_layout): tuned noise held 14 -> 16. A vendor's token cut short (ghp_ and
     # 16 more): heldout5's tuned half 3 -> 2 leaked.
     ("heldout10", "tuned"): Figures(20, 23, 23, 23, 0, 88, 86, 87),
-    ("heldout10", "blind"): Figures(12, 22, 22, 22, 20, 86, 78, 83),
+    ("heldout10", "blind"): Figures(12, 22, 22, 22, 19, 86, 78, 83),
     # First look (2026-12-07, a helper that read only heldout10's README and its files' first
     # lines, Nosey Parker's rules and secrets-patterns-db; credentials files of a developer's
     # machine): 004bd87 (the last landed) and b54ec0d alike but for one blind noise row: tuned
@@ -191,7 +191,7 @@ EXPECTED = {
     # cursor), an IDE's $MACRO$. Tuned 9 -> 3 leaked, 53 -> 55 kept; blind heldout11 15 -> 14
     # leaked, heldout5 87 -> 88 kept.
     ("heldout12", "tuned"): Figures(15, 20, 20, 20, 0, 61, 56, 57),
-    ("heldout12", "blind"): Figures(10, 20, 20, 20, 19, 64, 52, 56),
+    ("heldout12", "blind"): Figures(10, 20, 20, 20, 19, 64, 53, 56),
     # First look (2026-12-07, a helper that read only heldout12's README and its files' first
     # lines, secretlint's rules, ripsecrets, git-secrets and GitHub's secret-scanning page;
     # chats, mail threads, trackers, HTTP dumps, password-manager exports, plain-word
@@ -216,7 +216,7 @@ EXPECTED = {
     # heldout10 21 -> 20. Garbled markup (``<titl<title>>``) is noise_layout: heldout11 tuned
     # noise held 14 -> 15.
     ("heldout13", "tuned"): Figures(15, 20, 20, 20, 3, 71, 72, 72),
-    ("heldout13", "blind"): Figures(13, 20, 19, 20, 23, 75, 71, 71),
+    ("heldout13", "blind"): Figures(13, 20, 19, 20, 22, 75, 71, 71),
     # First look (2026-12-08, a helper that read only heldout13's README and its files' first
     # lines, semgrep's generic secrets rules, Skyscanner's whispers and GitGuardian's
     # DigitalOcean pages; debugging output, cloud CLIs, IoT and VPN configs, dumps, plain-word
@@ -224,8 +224,18 @@ EXPECTED = {
     # good kept, 21/69 leaked, 59/65 kept; blind 10/20, 20/20, 23/66, 64/65. On f21a8ec (this
     # session's work before reading it): tuned 8/20, 20/20, 20/69, 59/65; blind 12/20, 20/20,
     # 22/66, 63/65 (a blind negative and a tuned noise row lost to this session's rules).
-    ("heldout14", "tuned"): Figures(8, 20, 20, 20, 20, 69, 59, 65),
-    ("heldout14", "blind"): Figures(12, 20, 20, 20, 22, 66, 63, 65),
+    # Then tuned on the even half: a refrain asked for must vary (a loop of three sentences is
+    # no refrain; the tuned noise row back), a value quoted or bracketed after another
+    # language's password word (inflected: ``şifresi: 'X'``, ``비밀번호는 'X'``), ``set ... pw
+    # to X``, digits said as words, Greek's verb, a spreadsheet's password column, a config
+    # line's quoted value, a flag's quoted phrase; kept: Supabase's anon JWT, a framework's
+    # public variables (NEXT_PUBLIC_), a mask's dots, ``Bearer $env:X``, ``not-the-real-one``.
+    # Tuned 20 -> 8 leaked, 59 -> 63 kept; blind 22 -> 21 (heldout13 23 -> 22, heldout10
+    # 20 -> 19; heldout12 52 -> 53 kept). A bracket after a closing one and a note in
+    # brackets as a column's value (two negatives this first took, one of them blind, seen
+    # in a diff of all fixture texts) stay.
+    ("heldout14", "tuned"): Figures(9, 20, 20, 20, 8, 69, 63, 65),
+    ("heldout14", "blind"): Figures(12, 20, 20, 20, 21, 66, 63, 65),
 }
 
 

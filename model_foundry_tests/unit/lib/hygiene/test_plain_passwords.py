@@ -40,6 +40,19 @@ from model_foundry.lib.hygiene.record import RecordScrubber
         # Lowercase words ending their line, none a function word; a verb then a colon.
         ("utente: la password del router è tramonto verde ottanta\nok", "tramonto verde ottanta"),
         ("« Votre mot de passe provisoire est : Brioche-Lune-17. Il expire demain. »", "Brioche"),
+        # Quoted or bracketed after another language's password word, inflected.
+        ("Sunucu şifresi: 'fındık-lokum-58' (yarın değişecek)", "fındık-lokum-58"),
+        ("관리자 비밀번호는 '바다소리9' 입니다", "바다소리9"),
+        ("パスワードを「ゆきだるま_はる」に変更しました", "ゆきだるま_はる"),
+        ("ο κωδικός του router είναι σύκο2029, μην τον αλλάξεις", "σύκο2029"),
+        # Set to a value; now, then a dash; digits said as words.
+        ("chore: reset admin pw to Marble-Quokka for the demo", "Marble-Quokka"),
+        ("The admin password is now tidal kestrel — put it in the vault", "tidal kestrel"),
+        ("the alarm code is four nine two seven one, then press set", "four nine two seven one"),
+        # A spreadsheet's password column, a config line's quoted value, a flag's phrase.
+        ("app\tuser\tpassword\nJira\tops@ex.example\tmarigold canyon\n", "marigold canyon"),
+        ('hostname "Friday Scrims"\nrcon_password "catapult99"\nsv_lan 0', "catapult99"),
+        ("mosquitto_pub -h broker -u sensor -P 'damp attic 4' -t home/x -m 1", "damp attic 4"),
         # A code word after a dash.
         ("если позвонят из банка, кодовое слово — черника.", "черника"),
         ("共有フォルダのパスワードは電話で伝えたとおり「あおいとり」です", "あおいとり"),
@@ -64,6 +77,19 @@ def test_a_plain_password_goes(text: str, value: str) -> None:
         ("the wifi password is on the fridge", "on the fridge"),
         ("the password is not working today", "not working"),
         ("CREATE USER ro WITH PASSWORD :'ro_password';", "ro_password"),
+        ("$password = $request->input('password');", "input('password')"),
+        ("If you forgot your password, click 'Reset password' on the sign-in page.", "Reset"),
+        ("パスワードは「再設定」から変更できます", "再設定"),
+        ('Authorization = "Bearer $env:API_TOKEN"', "$env:API_TOKEN"),
+        ("Token: ghp_••••••••••••••••••••", "ghp_••••"),
+        ("メニュー: 「パスワードを変更」「設定」", "設定"),
+        ("service\tlogin\tpassword\nGitHub\t(SSO)\t(in vault)\n", "(in vault)"),
+        ('"password": "not-the-real-one"  # test fixture', "not-the-real-one"),
+        (
+            "NEXT_PUBLIC_SUPABASE_ANON_KEY=eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJyb2xlIjoiYW5vbi"
+            "IsImlzcyI6InN1cGFiYXNlIn0.c2lnbmF0dXJlX2hlcmVfeHl6",
+            "c2lnbmF0dXJlX2hlcmVfeHl6",
+        ),
         ('    "h1:siovGvMeva3FryUgo0TrND+LSIehkCvCCjLeqgWHwTc=",', "siovGvMeva3Fry"),
         ("Pet: cat`` in a vet's form", "cat"),
         ("version 1.2.3.4 of the tool", "1.2.3.4"),
