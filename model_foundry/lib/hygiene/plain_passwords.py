@@ -198,7 +198,7 @@ def plain_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]
         bare = _BARE.match(text, at)
         if bare is not None and _bare_value(text, bare, take):
             spans.append(bare.span("value"))
-    if "to" in lower:
+    if starts and " to " in lower:  # a password word stands in the text
         for found in _SET_TO.finditer(text):
             value = found.group("value")
             if not says_placeholder(value) and value.lower() not in _PROSE and take(value):
