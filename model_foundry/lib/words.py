@@ -61,6 +61,12 @@ def _save(path: Path, write: Callable[[Path], None]) -> None:
         pass
 
 
+def _write_array(path: Path, array: np.ndarray) -> None:
+    # An open file, not a name: ``np.save`` adds ``.npy`` to a name that lacks it.
+    with path.open("wb") as out:
+        np.save(out, array)
+
+
 @functools.cache
 def _known(languages: tuple[str, ...], n: int = KNOWN_WORDS) -> np.ndarray:
     """The words of ``languages`` as sorted 64-bit hashes (8 bytes a word, not a string's
@@ -74,7 +80,7 @@ def _known(languages: tuple[str, ...], n: int = KNOWN_WORDS) -> np.ndarray:
             dtype=np.int64,
         )
     )
-    _save(path, lambda part: np.save(part.open("wb"), known))
+    _save(path, lambda part: _write_array(part, known))
     return known
 
 
