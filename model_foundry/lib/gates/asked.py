@@ -163,13 +163,16 @@ def _laid_out(answer: str) -> bool:
 
 # A refrain comes back between lines said once: half of the lines (or of a line's sentences)
 # at least are different. A loop says the same few again and again.
-_SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]*")
+
+
+# A sentence and its end; a question ends in a question mark (full-width in Japanese).
+_SENTENCE = re.compile(r"[^.?!。？！\n]+[.?!。？！]+|[^.?!。？！\n]+$", re.M)
 
 
 def _varied(answer: str) -> bool:
     lines = [line.strip() for line in answer.splitlines() if line.strip()]
     if len(lines) < _OUTPUT_LINES:
-        lines = [s.strip() for s in _SENTENCES.findall(answer) if s.strip()]
+        lines = [s.strip() for s in _SENTENCE.findall(answer) if s.strip()]
     return 2 * len(set(lines)) >= len(lines)
 
 
@@ -439,8 +442,6 @@ def noise_count(answer: str, prompt: str) -> bool:
     )
 
 
-# A sentence and its end; a question ends in a question mark (full-width in Japanese).
-_SENTENCE = re.compile(r"[^.?!。？！\n]+[.?!。？！]+|[^.?!。？！\n]+$", re.M)
 _QUESTIONS = 3
 
 

@@ -59,7 +59,7 @@ from model_foundry.lib.hygiene.placeholders import (
     memo_short,
     word_set,
 )
-from model_foundry.lib.hygiene.rules import PGP_KEY_ID, PUBLIC_TOKEN, documentation_jwt
+from model_foundry.lib.hygiene.rules import PGP_KEY_ID, PUBLIC_TOKEN, published_jwt
 
 # A value: a run of the characters passwords and tokens are made of. ``:`` and ``@`` end it
 # (they split credential lines and ``user@host``), ``?``/``&`` end a query's pairs, and
@@ -752,7 +752,7 @@ def strong(value: str) -> bool:
     n = len(value)
     if n < _STRONG_LEN or n > _MAX_LEN:
         return False
-    if value.startswith("eyJ") and value.count(".") == 2 and documentation_jwt(value):
+    if value.startswith("eyJ") and value.count(".") == 2 and published_jwt(value):
         return False
     # The cheap tests first: most long runs (hex digests, ids) fail on their classes.
     lower, upper, digit, _ = _classes(value)

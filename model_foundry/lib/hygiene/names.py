@@ -122,6 +122,12 @@ _JA_NAME_CUES = (
 )
 
 
+_SCHEMES = frozenset({"bearer", "token", "basic", "apikey", "key"})
+# A framework's prefix for values it puts in the browser's code: public by its own rules
+# (``NEXT_PUBLIC_SUPABASE_ANON_KEY``); a provider's secret under one is still taken by its rule.
+_PUBLIC_PREFIX = re.compile(r"(?i)^(?:next|expo|nuxt|vite|gatsby)_public_|^public_")
+
+
 @functools.lru_cache(maxsize=8192)  # keys repeat (content, path, command): decide each once
 def secret_name_kind(name: str) -> str | None:
     """The marker kind for a value stored under ``name`` (``password``, ``token``,
@@ -170,12 +176,6 @@ _IDENTIFIER = re.compile(
     r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*(?:\(\))?|[A-Z][a-zA-Z]*"
     r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+"
 )
-
-
-_SCHEMES = frozenset({"bearer", "token", "basic", "apikey", "key"})
-# A framework's prefix for values it puts in the browser's code: public by its own rules
-# (``NEXT_PUBLIC_SUPABASE_ANON_KEY``); a provider's secret under one is still taken by its rule.
-_PUBLIC_PREFIX = re.compile(r"(?i)^(?:next|expo|nuxt|vite|gatsby)_public_|^public_")
 
 
 def value_is_secret(kind: str, value: str, *, unquoted: bool = False) -> bool:

@@ -131,15 +131,18 @@ _DIGIT_WORDS = re.compile(
 )
 
 
-def _quoted_or_set(text: str, at: int, take: Callable[[str], bool]) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
+def _taken(value: str, take: Callable[[str], bool]) -> bool:
+    """A value found is taken unless it says it is a placeholder or the scrubber allows it."""
+    return not says_placeholder(value) and take(value)
+
+
+def _quoted_value(text: str, at: int, take: Callable[[str], bool]) -> list[tuple[int, int]]:
     quoted = _QUOTED.match(text, at)
-    if quoted is not None:
-        group = "value" if quoted.group("value") else "ja"
-        value = quoted.group(group)
-        if not says_placeholder(value) and value.lower() not in _PROSE and take(value):
-            spans.append(quoted.span(group))
-    return spans
+    if quoted is None:
+        return []
+    group = "value" if quoted.group("value") else "ja"
+    value = quoted.group(group)
+    return [quoted.span(group)] if value.lower() not in _PROSE and _taken(value, take) else []
 
 
 def _plain(value: str, colon: bool, phrase: bool, remarked: bool, ends_line: bool = False) -> bool:
@@ -194,14 +197,14 @@ def plain_passwords(text: str, counts: Counter[str], take: Callable[[str], bool]
     for at in starts:
         if (cue := _CUE.match(text, at)) is not None:
             spans += _clause_value(text, cue, take)
-        spans += _quoted_or_set(text, at, take)
+        spans += _quoted_value(text, at, take)
         bare = _BARE.match(text, at)
         if bare is not None and _bare_value(text, bare, take):
             spans.append(bare.span("value"))
     if starts and " to " in lower:  # a password word stands in the text
         for found in _SET_TO.finditer(text):
             value = found.group("value")
-            if not says_placeholder(value) and value.lower() not in _PROSE and take(value):
+            if value.lower() not in _PROSE and _taken(value, take):
                 spans.append(found.span("value"))
     for end in spells:
         said = _DIGIT_WORDS.match(text, end + len(text[end:]) - len(text[end:].lstrip(" :is")))
@@ -224,7 +227,7 @@ def _clause_value(
     phrase = cue.group("word").lower() in _PHRASE_WORDS
     ends_line = _LINE_END.match(text, clause.end()) is not None
     plain = _plain(value, cue.group("colon") is not None, phrase, remarked, ends_line)
-    if plain and not says_placeholder(value) and take(value):
+    if plain and _taken(value, take):
         return [(clause.start(), clause.start() + len(value))]
     return []
 
@@ -233,7 +236,7 @@ def _bare_value(text: str, bare: re.Match[str], take: Callable[[str], bool]) -> 
     value = bare.group("value")
     remarked = _REMARK.match(text, bare.end()) is not None
     plain = remarked and _plain(value, colon=False, phrase=False, remarked=False)
-    return plain and not says_placeholder(value) and take(value)
+    return plain and _taken(value, take)
 
 
 __all__ = ["plain_passwords"]

@@ -105,7 +105,7 @@ def _prefixed(
 _ANON_ROLE = re.compile(rb'"role"\s*:\s*"anon"')
 
 
-def documentation_jwt(value: str) -> bool:
+def published_jwt(value: str) -> bool:
     """The example token of jwt.io's debugger and of most JWT tutorials (its payload's
     subject ``1234567890`` and name ``John Doe``) or of RFC 7519 (issuer ``joe``), or a
     key for anyone (role ``anon``): published, so no secret."""
@@ -349,7 +349,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         re.compile(
             rf"{_B}(?P<secret>eyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{8,}}){_E}"
         ),
-        lambda value: not is_placeholder(value) and not documentation_jwt(value),
+        lambda value: not is_placeholder(value) and not published_jwt(value),
         ("eyJ",),
     ),
 )
@@ -549,8 +549,8 @@ __all__ = [
     "URL_PASSWORD",
     "URL_USER_TOKEN",
     "Rule",
-    "documentation_jwt",
     "looks_random",
     "prefixed",
+    "published_jwt",
     "rule",
 ]
